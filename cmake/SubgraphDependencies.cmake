@@ -1,0 +1,34 @@
+# Finds the system dependencies. Every one of them is a Debian bookworm
+# package; the package names are listed once, in tools/debian-packages.txt,
+# which the setup script installs from.
+
+find_package(Boost 1.74 REQUIRED COMPONENTS graph filesystem)
+find_package(TBB REQUIRED)
+find_package(fmt REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(Protobuf REQUIRED)
+find_package(ONNX REQUIRED)
+find_package(dnnl QUIET)
+if(SUBGRAPH_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(SUBGRAPH_BUILD_BENCHMARKS)
+  find_package(benchmark REQUIRED)
+endif()
+
+# CUDA 13 and cuDNN 9 are optional: the cuDNN plugin is built only where
+# both are found, and the rest of subgraph never needs them.
+find_package(CUDAToolkit QUIET)
+if(CUDAToolkit_FOUND)
+  find_library(SUBGRAPH_CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR})
+  find_path(SUBGRAPH_CUDNN_INCLUDE_DIR cudnn.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+endif()
+if(CUDAToolkit_FOUND AND SUBGRAPH_CUDNN_LIBRARY AND SUBGRAPH_CUDNN_INCLUDE_DIR)
+  set(SUBGRAPH_HAVE_CUDNN ON)
+  message(STATUS "subgraph: CUDA ${CUDAToolkit_VERSION} and cuDNN found; the cuDNN plugin will be built")
+else()
+  set(SUBGRAPH_HAVE_CUDNN OFF)
+  message(STATUS "subgraph: CUDA toolkit or cuDNN not found; the cuDNN plugin is skipped")
+endif()

@@ -1,0 +1,343 @@
+//===- core/ir/graph.cpp - The graph: owner of nodes and values -----------===//
+//
+// All producer/use bookkeeping lives here. Use lists are vectors because the
+// common value has one or two uses; removal is a linear scan of that short
+// list, which beats a hash set in both memory and time.
+//
+//===----------------------------------------------------------------------===//
+#include "subgraph/ir/graph.h"
+
+#include <algorithm>
+#include <queue>
+
+namespace subgraph {
+namespace {
+
+// Splits "domain.Op" at the last dot; "Op" has the default domain.
+std::pair<std::string_view, std::string_view> splitQualifiedOp(std::string_view op) {
+  size_t dot = op.rfind('.');
+  if (dot == std::string_view::npos) return {std::string_view(), op};
+  return {op.substr(0, dot), op.substr(dot + 1)};
+}
+
+std::unique_ptr<Node> allocateNode(const OpKey* op) {
+  if (const OpSchema* schema = op->schema.load(std::memory_order_acquire))
+    if (schema->factory) return schema->factory();
+  struct PlainNode : Node {};
+  return std::make_unique<PlainNode>();
+}
+
+}  // namespace
+
+Graph::Graph(std::string name) : name_(std::move(name)) {}
+Graph::~Graph() = default;
+
+void Graph::setOpsetImport(std::string domain, int64_t version) {
+  opsets_[std::string(canonicalDomain(domain))] = version;
+}
+
+//===--- Values ---------------------------------------------------------===//
+
+Value* Graph::newValue(std::string name, TensorType type) {
+  if (name.empty()) name = uniqueValueName("v" + std::to_string(values_.size()));
+  if (valueByName_.count(name))
+    throw Error("graph '" + name_ + "': a value named '" + name + "' already exists");
+  auto value = std::unique_ptr<Value>(new Value());
+  value->graph_ = this;
+  value->id_ = static_cast<ValueId>(values_.size());
+  value->name_ = std::move(name);
+  value->type_ = std::move(type);
+  Value* raw = value.get();
+  valueByName_.emplace(raw->name_, raw);
+  values_.push_back(std::move(value));
+  ++liveValues_;
+  return raw;
+}
+
+Value* Graph::addInput(std::string name, TensorType type) {
+  Value* v = newValue(std::move(name), std::move(type));
+  appendInput(v);
+  return v;
+}
+
+Value* Graph::addInitializer(std::string name, Tensor data) {
+  TensorType type = data.type();
+  Value* v = newValue(std::move(name), std::move(type));
+  v->initializer_ = std::make_unique<Tensor>(std::move(data));
+  return v;
+}
+
+Value* Graph::createValue(std::string name, TensorType type) {
+  return newValue(std::move(name), std::move(type));
+}
+
+void Graph::appendInput(Value* value) {
+  if (value->isGraphInput_)
+    throw Error("graph '" + name_ + "': value '" + value->name_ + "' is already an input");
+  value->isGraphInput_ = true;
+  inputs_.push_back(value);
+}
+
+void Graph::setInitializer(Value* value, Tensor data) {
+  if (value->producer_)
+    throw Error("value '" + value->name_ + "' is computed by a node and cannot be a constant");
+  value->type_ = data.type();
+  value->initializer_ = std::make_unique<Tensor>(std::move(data));
+}
+
+void Graph::clearInitializer(Value* value) { value->initializer_.reset(); }
+
+void Graph::addOutput(Value* value) { outputs_.push_back(value); }
+
+void Graph::setOutput(size_t index, Value* value) {
+  if (index >= outputs_.size())
+    throw Error("graph '" + name_ + "' has no output #" + std::to_string(index));
+  outputs_[index] = value;
+}
+
+void Graph::removeInput(Value* value) {
+  auto it = std::find(inputs_.begin(), inputs_.end(), value);
+  if (it == inputs_.end()) return;
+  inputs_.erase(it);
+  value->isGraphInput_ = false;
+}
+
+void Graph::removeValue(Value* value) {
+  if (value->producer_ || !value->uses_.empty() || value->isGraphInput_ || value->isGraphOutput())
+    throw Error("value '" + value->name_ +
+                "' cannot be removed: it still has a producer, uses or is a graph input/output");
+  valueByName_.erase(value->name_);
+  --liveValues_;
+  values_[value->id_].reset();
+}
+
+std::vector<Value*> Graph::initializers() const {
+  std::vector<Value*> out;
+  for (Value* v : values())
+    if (v->isInitializer()) out.push_back(v);
+  return out;
+}
+
+Value* Graph::findValue(std::string_view name) const {
+  auto it = valueByName_.find(std::string(name));
+  return it == valueByName_.end() ? nullptr : it->second;
+}
+
+void Graph::renameValue(Value* value, std::string name) {
+  if (name == value->name_) return;
+  if (name.empty() || valueByName_.count(name))
+    throw Error("graph '" + name_ + "': cannot rename '" + value->name_ + "' to '" + name +
+                "': name is empty or taken");
+  valueByName_.erase(value->name_);
+  value->name_ = std::move(name);
+  valueByName_.emplace(value->name_, value);
+}
+
+std::string Graph::uniqueValueName(std::string_view hint) const {
+  std::string base(hint.empty() ? "v" : hint);
+  if (!valueByName_.count(base)) return base;
+  for (size_t n = 1;; ++n) {
+    std::string candidate = base + "_" + std::to_string(n);
+    if (!valueByName_.count(candidate)) return candidate;
+  }
+}
+
+//===--- Uses -----------------------------------------------------------===//
+
+void Graph::addUse(Value* value, Node* user, uint32_t index) {
+  if (value) value->uses_.push_back(Use{user, index});
+}
+
+void Graph::dropUse(Value* value, Node* user, uint32_t index) {
+  if (!value) return;
+  auto& uses = value->uses_;
+  auto it = std::find(uses.begin(), uses.end(), Use{user, index});
+  if (it != uses.end()) uses.erase(it);
+}
+
+//===--- Nodes ----------------------------------------------------------===//
+
+Node* Graph::addNode(std::string_view op, std::vector<Value*> inputs, size_t numOutputs,
+                     std::vector<Attribute> attrs, std::string name) {
+  auto [domain, opName] = splitQualifiedOp(op);
+  const OpKey* key = OpRegistry::global().intern(domain, opName);
+  std::vector<Value*> outputs;
+  outputs.reserve(numOutputs);
+  std::string hint = name.empty() ? std::string(opName) : name;
+  for (size_t i = 0; i < numOutputs; ++i)
+    outputs.push_back(newValue(uniqueValueName(numOutputs == 1 ? hint : hint + "_out" + std::to_string(i)), {}));
+  return addNode(key, std::move(inputs), std::move(outputs), std::move(attrs), std::move(name));
+}
+
+Node* Graph::addNode(const OpKey* op, std::vector<Value*> inputs, std::vector<Value*> outputs,
+                     std::vector<Attribute> attrs, std::string name) {
+  std::unique_ptr<Node> node = allocateNode(op);
+  node->graph_ = this;
+  node->id_ = static_cast<NodeId>(nodes_.size());
+  node->op_ = op;
+  node->name_ = std::move(name);
+  node->attrs_ = std::move(attrs);
+  node->inputs_ = std::move(inputs);
+  node->outputs_ = std::move(outputs);
+  Node* raw = node.get();
+  for (size_t i = 0; i < raw->inputs_.size(); ++i)
+    addUse(raw->inputs_[i], raw, static_cast<uint32_t>(i));
+  for (size_t i = 0; i < raw->outputs_.size(); ++i) {
+    Value* out = raw->outputs_[i];
+    out->producer_ = raw;
+    out->producerIndex_ = static_cast<uint32_t>(i);
+  }
+  nodes_.push_back(std::move(node));
+  ++liveNodes_;
+  return raw;
+}
+
+void Graph::removeNode(Node* node, bool keepOutputs) {
+  if (!keepOutputs) {
+    for (Value* out : node->outputs_)
+      if (out->producer_ == node && (!out->uses_.empty() || out->isGraphOutput()))
+        throw Error(node->qualifiedOpType() + " node '" + node->displayName() +
+                    "' cannot be removed: its output '" + out->name_ +
+                    "' is still used or is a graph output");
+  }
+  for (size_t i = 0; i < node->inputs_.size(); ++i)
+    dropUse(node->inputs_[i], node, static_cast<uint32_t>(i));
+  for (Value* out : node->outputs_) {
+    if (out->producer_ != node) continue;  // a second (invalid) producer
+    out->producer_ = nullptr;
+    out->producerIndex_ = 0;
+    if (!keepOutputs) removeValue(out);
+  }
+  --liveNodes_;
+  nodes_[node->id_].reset();
+}
+
+void Graph::setNodeInput(Node* node, size_t index, Value* value) {
+  if (index >= node->inputs_.size()) node->inputs_.resize(index + 1, nullptr);
+  auto idx = static_cast<uint32_t>(index);
+  dropUse(node->inputs_[index], node, idx);
+  node->inputs_[index] = value;
+  addUse(value, node, idx);
+}
+
+void Graph::appendNodeInput(Node* node, Value* value) {
+  node->inputs_.push_back(value);
+  addUse(value, node, static_cast<uint32_t>(node->inputs_.size() - 1));
+}
+
+void Graph::replaceAllUsesWith(Value* from, Value* to) {
+  if (from == to) return;
+  std::vector<Use> uses = std::move(from->uses_);
+  from->uses_.clear();
+  for (const Use& use : uses) {
+    use.user->inputs_[use.inputIndex] = to;
+    addUse(to, use.user, use.inputIndex);
+  }
+  for (Value*& out : outputs_)
+    if (out == from) out = to;
+}
+
+Node* Graph::insertBetween(Value* value, Node* consumer, std::string_view op,
+                           std::vector<Attribute> attrs, std::string name) {
+  std::vector<Use> moved;
+  for (const Use& use : value->uses_)
+    if (!consumer || use.user == consumer) moved.push_back(use);
+  if (consumer && moved.empty())
+    throw Error("insertBetween: node '" + consumer->displayName() + "' does not use value '" +
+                value->name_ + "'");
+  Node* inserted = addNode(op, {value}, 1, std::move(attrs), std::move(name));
+  Value* out = inserted->outputs_[0];
+  out->type_ = value->type_;
+  for (const Use& use : moved) setNodeInput(use.user, use.inputIndex, out);
+  if (!consumer)
+    for (Value*& o : outputs_)
+      if (o == value) o = out;
+  return inserted;
+}
+
+Node* Graph::findNode(std::string_view name) const {
+  for (Node* n : nodes())
+    if (n->name_ == name) return n;
+  return nullptr;
+}
+
+StatusOr<std::vector<Node*>> Graph::topologicalOrder() const {
+  // Kahn's algorithm with a min-heap on node id so the order is
+  // deterministic and stays close to creation order.
+  std::vector<uint32_t> pending(nodes_.size(), 0);
+  for (Node* n : nodes())
+    for (Value* in : n->inputs_)
+      if (in && in->producer_ && in->producer_->graph_ == this) ++pending[n->id_];
+  std::priority_queue<NodeId, std::vector<NodeId>, std::greater<>> ready;
+  for (Node* n : nodes())
+    if (pending[n->id_] == 0) ready.push(n->id_);
+  std::vector<Node*> order;
+  order.reserve(liveNodes_);
+  while (!ready.empty()) {
+    Node* n = nodes_[ready.top()].get();
+    ready.pop();
+    order.push_back(n);
+    for (Value* out : n->outputs_) {
+      if (out->producer_ != n) continue;
+      for (const Use& use : out->uses_)
+        if (--pending[use.user->id_] == 0) ready.push(use.user->id_);
+    }
+  }
+  if (order.size() != liveNodes_) {
+    for (Node* n : nodes())
+      if (pending[n->id_] != 0)
+        return Status::invalid("graph '" + name_ + "' has a cycle through " +
+                               n->qualifiedOpType() + " node '" + n->displayName() + "'");
+  }
+  return order;
+}
+
+std::unique_ptr<Graph> Graph::clone() const {
+  auto copy = std::make_unique<Graph>(name_);
+  copy->opsets_ = opsets_;
+  copy->values_.resize(values_.size());
+  copy->nodes_.resize(nodes_.size());
+  for (const auto& v : values_) {
+    if (!v) continue;
+    auto nv = std::unique_ptr<Value>(new Value());
+    nv->graph_ = copy.get();
+    nv->id_ = v->id_;
+    nv->name_ = v->name_;
+    nv->type_ = v->type_;
+    nv->isGraphInput_ = v->isGraphInput_;
+    if (v->initializer_) nv->initializer_ = std::make_unique<Tensor>(*v->initializer_);
+    copy->valueByName_.emplace(nv->name_, nv.get());
+    copy->values_[v->id_] = std::move(nv);
+  }
+  copy->liveValues_ = liveValues_;
+  auto map = [&](Value* v) { return v ? copy->values_[v->id_].get() : nullptr; };
+  for (const auto& n : nodes_) {
+    if (!n) continue;
+    std::unique_ptr<Node> nn = allocateNode(n->op_);
+    nn->graph_ = copy.get();
+    nn->id_ = n->id_;
+    nn->op_ = n->op_;
+    nn->name_ = n->name_;
+    nn->attrs_ = n->attrs_;
+    for (Value* in : n->inputs_) nn->inputs_.push_back(map(in));
+    for (Value* out : n->outputs_) nn->outputs_.push_back(map(out));
+    copy->nodes_[n->id_] = std::move(nn);
+  }
+  copy->liveNodes_ = liveNodes_;
+  // Rebuild links in id order so use lists match the original's order.
+  for (const auto& v : values_) {
+    if (!v) continue;
+    Value* nv = copy->values_[v->id_].get();
+    if (v->producer_) {
+      nv->producer_ = copy->nodes_[v->producer_->id_].get();
+      nv->producerIndex_ = v->producerIndex_;
+    }
+    for (const Use& use : v->uses_)
+      nv->uses_.push_back(Use{copy->nodes_[use.user->id_].get(), use.inputIndex});
+  }
+  for (Value* in : inputs_) copy->inputs_.push_back(map(in));
+  for (Value* out : outputs_) copy->outputs_.push_back(map(out));
+  return copy;
+}
+
+}  // namespace subgraph

@@ -1,0 +1,226 @@
+//===- subgraph/ir/graph.h - The graph: owner of nodes and values -*- C++ -*-===//
+//
+// A Graph owns its Nodes and Values and is the only place that links them, so
+// producer and use lists are consistent after every public call. Node and
+// value ids are indices into append-only tables: they are stable for the life
+// of the graph and never reused, and a removed node leaves a null slot.
+//
+// Invariants kept by every mutation (the verifier checks them too):
+//  * each use (n, i) of value v appears in v.uses() iff n.input(i) == v;
+//  * each output v of node n has v.producer() == n and
+//    n.output(v.producerIndex()) == v;
+//  * value names are unique within the graph.
+// The one deliberate escape hatch is addNode() with pre-made outputs, which
+// importers use and which can produce a value with two producers; verify()
+// reports that.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <iterator>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "subgraph/ir/attribute.h"
+#include "subgraph/ir/node.h"
+#include "subgraph/ir/tensor.h"
+#include "subgraph/ir/types.h"
+#include "subgraph/ir/value.h"
+#include "subgraph/support/status.h"
+
+namespace subgraph {
+
+/// A forward range over the non-null entries of a table of unique_ptrs.
+template <typename T>
+class LiveRange {
+ public:
+  using Table = std::vector<std::unique_ptr<T>>;
+  class iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = T*;
+    using difference_type = std::ptrdiff_t;
+    using pointer = T**;
+    using reference = T*;
+
+    iterator() = default;
+    iterator(typename Table::const_iterator it, typename Table::const_iterator end)
+        : it_(it), end_(end) {
+      skip();
+    }
+    T* operator*() const { return it_->get(); }
+    iterator& operator++() {
+      ++it_;
+      skip();
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator old = *this;
+      ++*this;
+      return old;
+    }
+    friend bool operator==(const iterator& a, const iterator& b) { return a.it_ == b.it_; }
+    friend bool operator!=(const iterator& a, const iterator& b) { return a.it_ != b.it_; }
+
+   private:
+    void skip() {
+      while (it_ != end_ && !*it_) ++it_;
+    }
+    typename Table::const_iterator it_{};
+    typename Table::const_iterator end_{};
+  };
+
+  explicit LiveRange(const Table& table) : table_(&table) {}
+  iterator begin() const { return iterator(table_->begin(), table_->end()); }
+  iterator end() const { return iterator(table_->end(), table_->end()); }
+
+ private:
+  const Table* table_;
+};
+
+/// A computation graph: nodes, values, ordered inputs and outputs, and
+/// opset imports. Not copyable or movable (nodes point back at it); use
+/// clone().
+class Graph {
+ public:
+  explicit Graph(std::string name = "main");
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  const std::string& name() const { return name_; }
+  void setName(std::string name) { name_ = std::move(name); }
+
+  /// Opset version per domain ("" is ai.onnx), as in an ONNX model.
+  const std::map<std::string, int64_t>& opsetImports() const { return opsets_; }
+  void setOpsetImport(std::string domain, int64_t version);
+
+  //===--- Values -------------------------------------------------------===//
+
+  /// Appends a new graph input. Throws `Error` if the name is taken.
+  Value* addInput(std::string name, TensorType type);
+  /// Adds a constant (initializer) value; its type is the tensor's type.
+  /// Throws `Error` if the name is taken.
+  Value* addInitializer(std::string name, Tensor data);
+  /// Creates a value with no producer, for importers that meet a name
+  /// before its definition. An empty name gets a fresh unique one.
+  Value* createValue(std::string name = {}, TensorType type = {});
+  /// Marks an existing value as the next graph input.
+  void appendInput(Value* value);
+  /// Attaches (or replaces) constant data on a value without a producer.
+  void setInitializer(Value* value, Tensor data);
+  /// Drops a value's constant data, turning it back into a plain value.
+  void clearInitializer(Value* value);
+  /// Appends `value` to the graph outputs (a value may appear twice).
+  void addOutput(Value* value);
+  /// Replaces graph output number `index`.
+  void setOutput(size_t index, Value* value);
+  /// Removes `value` from the graph inputs (it stays in the graph).
+  void removeInput(Value* value);
+  /// Deletes a value that has no producer, no uses and is not a graph
+  /// input or output. Throws `Error` otherwise.
+  void removeValue(Value* value);
+
+  /// Graph inputs, in order (initializers are not listed unless they were
+  /// explicitly made inputs, as old ONNX exporters did).
+  std::span<Value* const> inputs() const { return inputs_; }
+  /// Graph outputs, in order.
+  std::span<Value* const> outputs() const { return outputs_; }
+  /// Values with constant data, in id order.
+  std::vector<Value*> initializers() const;
+  /// All live values in id order.
+  LiveRange<Value> values() const { return LiveRange<Value>(values_); }
+
+  /// The value named `name`, or null.
+  Value* findValue(std::string_view name) const;
+  /// The value with id `id`, or null if out of range or removed.
+  Value* value(ValueId id) const {
+    return id < values_.size() ? values_[id].get() : nullptr;
+  }
+  /// Renames a value. Throws `Error` if the new name is taken.
+  void renameValue(Value* value, std::string name);
+  /// `hint` if no value has that name, else `hint_<n>` for the smallest
+  /// free n.
+  std::string uniqueValueName(std::string_view hint) const;
+  /// Number of live values.
+  size_t numValues() const { return liveValues_; }
+  /// One past the largest value id ever handed out.
+  ValueId valueIdBound() const { return static_cast<ValueId>(values_.size()); }
+
+  //===--- Nodes --------------------------------------------------------===//
+
+  /// Adds a node of `op` ("Relu", or "domain.Op" for other domains) reading
+  /// `inputs` (null entries are omitted optional inputs) and defining
+  /// `numOutputs` fresh values named after the node or op.
+  Node* addNode(std::string_view op, std::vector<Value*> inputs,
+                size_t numOutputs = 1, std::vector<Attribute> attrs = {},
+                std::string name = {});
+  /// Adds a node whose outputs are existing values. Each output should have
+  /// no producer (importers create them with createValue, and partitioners
+  /// reuse the outputs of removed nodes so that names survive); an output
+  /// that already has a producer is re-pointed at the new node, which the
+  /// verifier then reports as a value with two producers.
+  Node* addNode(const OpKey* op, std::vector<Value*> inputs,
+                std::vector<Value*> outputs, std::vector<Attribute> attrs = {},
+                std::string name = {});
+
+  /// Removes a node. Its outputs must be unused and not graph outputs
+  /// (throws `Error` naming them otherwise) and are deleted with it. With
+  /// `keepOutputs`, outputs stay in the graph, uses intact, as values without
+  /// a producer, ready to be re-attached by addNode(op, inputs, outputs).
+  void removeNode(Node* node, bool keepOutputs = false);
+  /// Sets input `index` of `node` (null omits an optional input); grows the
+  /// input list with nulls if needed.
+  void setNodeInput(Node* node, size_t index, Value* value);
+  /// Appends an input to `node`.
+  void appendNodeInput(Node* node, Value* value);
+  /// Redirects every use of `from`, and every graph-output slot holding it,
+  /// to `to`.
+  void replaceAllUsesWith(Value* from, Value* to);
+  /// Inserts a one-input node of `op` on `value`: the new node reads `value`
+  /// and the chosen uses (those of `consumer`, or all uses if null) read its
+  /// output instead. Returns the new node.
+  Node* insertBetween(Value* value, Node* consumer, std::string_view op,
+                      std::vector<Attribute> attrs = {}, std::string name = {});
+
+  /// The node with id `id`, or null if out of range or removed.
+  Node* node(NodeId id) const { return id < nodes_.size() ? nodes_[id].get() : nullptr; }
+  /// Live nodes in id (creation) order.
+  LiveRange<Node> nodes() const { return LiveRange<Node>(nodes_); }
+  /// Number of live nodes.
+  size_t numNodes() const { return liveNodes_; }
+  /// One past the largest node id ever handed out; size id-indexed tables
+  /// with it.
+  NodeId nodeIdBound() const { return static_cast<NodeId>(nodes_.size()); }
+  /// The first node with this name, or null. Linear time.
+  Node* findNode(std::string_view name) const;
+
+  /// Nodes in a topological order (ties broken by id, so the order is
+  /// deterministic), or an error naming a node on a cycle.
+  StatusOr<std::vector<Node*>> topologicalOrder() const;
+
+  /// A deep copy with the same node and value ids, names and attributes.
+  std::unique_ptr<Graph> clone() const;
+
+ private:
+  Value* newValue(std::string name, TensorType type);
+  void addUse(Value* value, Node* user, uint32_t index);
+  void dropUse(Value* value, Node* user, uint32_t index);
+
+  std::string name_;
+  std::map<std::string, int64_t> opsets_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<std::unique_ptr<Value>> values_;
+  size_t liveNodes_ = 0;
+  size_t liveValues_ = 0;
+  std::vector<Value*> inputs_;
+  std::vector<Value*> outputs_;
+  std::unordered_map<std::string, Value*> valueByName_;
+};
+
+}  // namespace subgraph

@@ -1,0 +1,120 @@
+//===- subgraph/ir/types.h - Element types, dims and tensor types -*- C++ -*-===//
+//
+// The type of an IR value: an element type plus an optional shape whose dims
+// are static, symbolic (a name such as "N") or unknown. Element type numbers
+// match ONNX's TensorProto.DataType so import and export are a cast.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace subgraph {
+
+/// Element type of a tensor. Values equal ONNX TensorProto.DataType.
+enum class DataType : uint8_t {
+  kUndefined = 0,
+  kFloat32 = 1,
+  kUInt8 = 2,
+  kInt8 = 3,
+  kUInt16 = 4,
+  kInt16 = 5,
+  kInt32 = 6,
+  kInt64 = 7,
+  kString = 8,
+  kBool = 9,
+  kFloat16 = 10,
+  kFloat64 = 11,
+  kUInt32 = 12,
+  kUInt64 = 13,
+  kBFloat16 = 16,
+};
+
+/// Size of one element in bytes; 0 for kUndefined and kString.
+size_t dataTypeSize(DataType type);
+/// Short text name used by the text format, e.g. "f32", "i64", "bool".
+std::string_view dataTypeName(DataType type);
+/// Parses a short text name; returns nullopt for an unknown name.
+std::optional<DataType> parseDataType(std::string_view name);
+/// True for f16, bf16, f32 and f64.
+bool isFloatingPoint(DataType type);
+/// True for the signed and unsigned integer types (not bool).
+bool isInteger(DataType type);
+
+/// One dimension of a shape: a static size, a named symbol, or unknown.
+class Dim {
+ public:
+  /// An unknown dimension.
+  Dim() = default;
+  /// A static dimension; `size` must be >= 0.
+  Dim(int64_t size) : size_(size) {}  // NOLINT: implicit from an integer
+  /// A symbolic dimension such as "N" or "seq_len".
+  static Dim symbol(std::string name) {
+    Dim d;
+    d.symbol_ = std::move(name);
+    return d;
+  }
+  static Dim unknown() { return Dim(); }
+
+  bool isStatic() const { return size_ >= 0; }
+  bool isSymbolic() const { return size_ < 0 && !symbol_.empty(); }
+  bool isUnknown() const { return size_ < 0 && symbol_.empty(); }
+  /// The static size; only meaningful when isStatic().
+  int64_t size() const { return size_; }
+  /// The symbol name; empty unless isSymbolic().
+  const std::string& symbolName() const { return symbol_; }
+
+  /// "3", "N" or "?".
+  std::string toString() const;
+
+  friend bool operator==(const Dim& a, const Dim& b) {
+    return a.size_ == b.size_ && a.symbol_ == b.symbol_;
+  }
+  friend bool operator!=(const Dim& a, const Dim& b) { return !(a == b); }
+
+ private:
+  int64_t size_ = -1;
+  std::string symbol_;
+};
+
+/// A shape: a list of dims. A TensorType with no shape has unknown rank.
+using Shape = std::vector<Dim>;
+
+/// Number of elements of a fully static shape, or nullopt if any dim is not
+/// static or the product overflows int64.
+std::optional<int64_t> staticElementCount(const Shape& shape);
+/// True if every dim is static.
+bool isStaticShape(const Shape& shape);
+/// "[1, 3, N, ?]".
+std::string shapeToString(const Shape& shape);
+
+/// The type of a value: element type and an optional (ranked) shape.
+struct TensorType {
+  DataType dtype = DataType::kUndefined;
+  std::optional<Shape> shape;  ///< nullopt: rank unknown.
+
+  TensorType() = default;
+  TensorType(DataType t) : dtype(t) {}  // NOLINT: implicit from a dtype
+  TensorType(DataType t, Shape s) : dtype(t), shape(std::move(s)) {}
+
+  bool hasRank() const { return shape.has_value(); }
+  size_t rank() const { return shape ? shape->size() : 0; }
+  /// True when neither dtype nor shape is known.
+  bool isUnknown() const { return dtype == DataType::kUndefined && !shape; }
+
+  /// "f32[1, 3, N, ?]", "f32" (unknown rank) or "?" (nothing known).
+  std::string toString() const;
+
+  friend bool operator==(const TensorType& a, const TensorType& b) {
+    return a.dtype == b.dtype && a.shape == b.shape;
+  }
+  friend bool operator!=(const TensorType& a, const TensorType& b) {
+    return !(a == b);
+  }
+};
+
+}  // namespace subgraph

@@ -1,0 +1,86 @@
+//===- subgraph/ir/value.h - SSA values (the edges of the graph) -*- C++ -*-===//
+//
+// A Value is a tensor flowing between nodes: it has a name, a TensorType, at
+// most one producer and a list of uses. Graph inputs and initializers
+// (constants) are Values without a producer. Only Graph mutates the
+// producer/use links, which keeps them consistent after every call.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "subgraph/ir/tensor.h"
+#include "subgraph/ir/types.h"
+
+namespace subgraph {
+
+class Graph;
+class Node;
+
+/// Stable identifier of a value within its graph.
+using ValueId = uint32_t;
+
+/// One use of a value: `user`'s input number `inputIndex`.
+struct Use {
+  Node* user = nullptr;
+  uint32_t inputIndex = 0;
+
+  friend bool operator==(const Use& a, const Use& b) {
+    return a.user == b.user && a.inputIndex == b.inputIndex;
+  }
+};
+
+/// A tensor-valued edge of the graph.
+class Value {
+ public:
+  Value(const Value&) = delete;
+  Value& operator=(const Value&) = delete;
+
+  ValueId id() const { return id_; }
+  /// Unique within the graph; used by the text format and ONNX.
+  const std::string& name() const { return name_; }
+  Graph* graph() const { return graph_; }
+
+  const TensorType& type() const { return type_; }
+  void setType(TensorType type) { type_ = std::move(type); }
+
+  /// The node that computes this value; null for graph inputs, initializers
+  /// and dangling values.
+  Node* producer() const { return producer_; }
+  /// Which output of the producer this is.
+  uint32_t producerIndex() const { return producerIndex_; }
+
+  /// Every (node, input index) that reads this value, in insertion order.
+  std::span<const Use> uses() const { return uses_; }
+  bool hasUses() const { return !uses_.empty(); }
+
+  /// True if this value is in the graph's input list.
+  bool isGraphInput() const { return isGraphInput_; }
+  /// True if this value carries constant data (an ONNX initializer).
+  bool isInitializer() const { return initializer_ != nullptr; }
+  /// The constant data, or null.
+  const Tensor* initializer() const { return initializer_.get(); }
+  /// True if this value is in the graph's output list.
+  bool isGraphOutput() const;
+
+ private:
+  friend class Graph;
+  Value() = default;
+
+  Graph* graph_ = nullptr;
+  ValueId id_ = 0;
+  uint32_t producerIndex_ = 0;
+  bool isGraphInput_ = false;
+  std::string name_;
+  TensorType type_;
+  Node* producer_ = nullptr;
+  std::vector<Use> uses_;
+  std::unique_ptr<Tensor> initializer_;
+};
+
+}  // namespace subgraph
