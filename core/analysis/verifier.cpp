@@ -1,0 +1,507 @@
+//===- core/analysis/verifier.cpp - Structural and schema checks ----------===//
+//
+// One Verifier object walks a graph and its attribute bodies, collecting
+// problems (or stopping at the first one for verify()). The four steps of the
+// header run per graph; each is a separate method so that the order in which
+// problems are reported is easy to see.
+//
+// Safety: a broken graph may hold pointers to freed nodes or values (e.g. a
+// node output re-pointed by the two-producer escape hatch and then removed).
+// Step 1 therefore tests every pointer for membership in the graph's live
+// tables before dereferencing it, and later steps run only when step 1 found
+// nothing.
+//
+//===----------------------------------------------------------------------===//
+#include "subgraph/ir/verifier.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_set>
+#include <utility>
+
+#include "subgraph/analysis/algorithms.h"
+
+namespace subgraph {
+namespace {
+
+std::string describeNode(const Node& node) {
+  return node.qualifiedOpType() + " node '" + node.displayName() + "'";
+}
+
+// "1 input", "3 inputs".
+std::string countText(size_t count, const std::string& noun) {
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
+}
+
+// "exactly 2", "at least 1", "1 to 3".
+std::string rangeText(size_t lo, size_t hi) {
+  if (lo == hi) return "exactly " + std::to_string(lo);
+  if (hi == SIZE_MAX) return "at least " + std::to_string(lo);
+  return std::to_string(lo) + " to " + std::to_string(hi);
+}
+
+bool isDefinedLocally(const Value& value) {
+  return value.producer() != nullptr || value.isGraphInput() || value.isInitializer();
+}
+
+// The operand spec that covers position `index` of a node's operands, or
+// null past the last one. Positions map one-to-one onto single and optional
+// operands; a trailing variadic operand takes every remaining position.
+const OperandSpec* operandAt(const std::vector<OperandSpec>& specs, size_t index) {
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (specs[i].arity == Arity::kVariadic) return &specs[i];
+    if (i == index) return &specs[i];
+  }
+  return nullptr;
+}
+
+// "input 1 ('W', value 'w')".
+std::string operandText(const char* kind, size_t index, const OperandSpec* spec,
+                        const Value* value) {
+  std::string text = std::string(kind) + " " + std::to_string(index);
+  if (spec || value) {
+    text += " (";
+    if (spec) text += "'" + spec->name + "'";
+    if (spec && value) text += ", ";
+    if (value) text += "value '" + value->name() + "'";
+    text += ")";
+  }
+  return text;
+}
+
+std::string allowedTypesText(const TypeConstraint& constraint) {
+  std::string text;
+  for (DataType t : constraint.allowed) {
+    if (!text.empty()) text += ", ";
+    text += dataTypeName(t);
+  }
+  return text;
+}
+
+// The live objects of one graph, for pointer-membership tests, and its link
+// to the enclosing graph for outer-scope name lookup.
+struct Scope {
+  const Graph* graph = nullptr;
+  const Scope* parent = nullptr;
+  std::unordered_set<const Node*> nodes;
+  std::unordered_set<const Value*> values;
+
+  Scope(const Graph& g, const Scope* enclosing) : graph(&g), parent(enclosing) {
+    for (Node* n : g.nodes()) nodes.insert(n);
+    for (Value* v : g.values()) values.insert(v);
+  }
+  // True if an enclosing graph defines a value named `name`.
+  bool capturesFromOuter(const std::string& name) const {
+    for (const Scope* s = parent; s; s = s->parent)
+      if (const Value* v = s->graph->findValue(name); v && isDefinedLocally(*v)) return true;
+    return false;
+  }
+  // The enclosing graph that owns `value`, or null.
+  const Graph* outerOwner(const Value* value) const {
+    for (const Scope* s = parent; s; s = s->parent)
+      if (s->values.count(value)) return s->graph;
+    return nullptr;
+  }
+};
+
+class Verifier {
+ public:
+  Verifier(const VerifyOptions& options, bool stopAtFirst)
+      : options_(options), stopAtFirst_(stopAtFirst) {}
+
+  // Verifies `graph`, whose problems are prefixed with `prefix`.
+  void verifyGraph(const Graph& graph, const Scope* enclosing, const std::string& prefix) {
+    if (done()) return;
+    Scope scope(graph, enclosing);
+    std::string saved = std::exchange(prefix_, prefix);
+    size_t before = problems_.size();
+    checkLinks(scope);
+    bool linksOk = problems_.size() == before;
+    if (linksOk) checkDefinitions(scope);
+    if (linksOk && !done()) checkAcyclic(graph);
+    if (linksOk && options_.checkSchemas)
+      for (Node* n : graph.nodes()) checkSchema(*n);
+    if (options_.recurseIntoSubgraphs) verifyBodies(graph, scope, prefix);
+    prefix_ = std::move(saved);
+  }
+
+  std::vector<Status> takeProblems() { return std::move(problems_); }
+
+ private:
+  bool done() const { return stopAtFirst_ && !problems_.empty(); }
+
+  void report(StatusCode code, const std::string& message) {
+    if (done()) return;
+    problems_.emplace_back(code, prefix_ + message);
+  }
+  void reportUnprefixed(StatusCode code, const std::string& message) {
+    if (done()) return;
+    problems_.emplace_back(code, message);
+  }
+
+  //===--- Step 1: links ------------------------------------------------===//
+
+  void checkLinks(const Scope& scope) {
+    const Graph& g = *scope.graph;
+    for (Node* n : g.nodes()) {
+      if (n->graph() != &g)
+        report(StatusCode::kInternal, describeNode(*n) + " is stored in graph '" + g.name() +
+                                          "' but believes it belongs to another graph");
+      checkNodeInputLinks(scope, *n);
+      checkNodeOutputLinks(scope, *n);
+    }
+    for (Value* v : g.values()) checkValueLinks(scope, *v);
+    checkGraphInputLinks(scope);
+    checkGraphOutputLinks(scope);
+  }
+
+  // Reports a pointer to a value that is not live in this graph; returns
+  // whether the pointer may be dereferenced.
+  bool checkValuePointer(const Scope& scope, const Value* v, const std::string& where) {
+    if (scope.values.count(v)) return true;
+    if (const Graph* owner = scope.outerOwner(v))
+      report(StatusCode::kInvalidArgument,
+             where + " reads value '" + v->name() + "' of enclosing graph '" + owner->name() +
+                 "' directly; a body graph must capture outer values by name");
+    else
+      report(StatusCode::kInternal, where + " points at a value that is not in graph '" +
+                                        scope.graph->name() + "' (removed, or from another graph)");
+    return false;
+  }
+
+  void checkNodeInputLinks(const Scope& scope, const Node& n) {
+    for (size_t i = 0; i < n.numInputs(); ++i) {
+      Value* v = n.input(i);
+      if (!v) continue;
+      if (!checkValuePointer(scope, v, describeNode(n) + " input " + std::to_string(i))) continue;
+      size_t recorded =
+          static_cast<size_t>(std::count(v->uses().begin(), v->uses().end(),
+                                         Use{const_cast<Node*>(&n), static_cast<uint32_t>(i)}));
+      if (recorded != 1)
+        report(StatusCode::kInternal, "value '" + v->name() + "' is input " + std::to_string(i) +
+                                          " of " + describeNode(n) + " but its use list records " +
+                                          "that use " + std::to_string(recorded) + " times");
+    }
+  }
+
+  void checkNodeOutputLinks(const Scope& scope, const Node& n) {
+    for (size_t j = 0; j < n.numOutputs(); ++j) {
+      Value* v = n.output(j);
+      if (!v)
+        report(StatusCode::kInternal,
+               describeNode(n) + " output " + std::to_string(j) + " is null");
+      else
+        checkValuePointer(scope, v, describeNode(n) + " output " + std::to_string(j));
+    }
+  }
+
+  void checkValueLinks(const Scope& scope, const Value& v) {
+    const Graph& g = *scope.graph;
+    if (v.graph() != &g)
+      report(StatusCode::kInternal, "value '" + v.name() + "' is stored in graph '" + g.name() +
+                                        "' but believes it belongs to another graph");
+    if (g.findValue(v.name()) != &v)
+      report(StatusCode::kInternal, "value '" + v.name() + "' is not the value the graph finds " +
+                                        "under that name (duplicate or stale name)");
+    for (const Use& use : v.uses()) {
+      if (!scope.nodes.count(use.user)) {
+        report(StatusCode::kInternal, "value '" + v.name() +
+                                          "' lists a use by a node that is not in graph '" +
+                                          g.name() + "' (removed?)");
+        continue;
+      }
+      if (use.user->input(use.inputIndex) != &v)
+        report(StatusCode::kInternal, "value '" + v.name() + "' lists a use as input " +
+                                          std::to_string(use.inputIndex) + " of " +
+                                          describeNode(*use.user) + ", which reads another value");
+    }
+    if (Node* p = v.producer()) {
+      if (!scope.nodes.count(p))
+        report(StatusCode::kInternal, "value '" + v.name() + "' names a producer that is not in " +
+                                          "graph '" + g.name() + "' (removed?)");
+      else if (p->output(v.producerIndex()) != &v)
+        report(StatusCode::kInternal, "value '" + v.name() + "' claims to be output " +
+                                          std::to_string(v.producerIndex()) + " of " +
+                                          describeNode(*p) + ", which does not list it there");
+    }
+    if (v.isGraphInput()) {
+      auto ins = g.inputs();
+      if (std::find(ins.begin(), ins.end(), &v) == ins.end())
+        report(StatusCode::kInternal, "value '" + v.name() +
+                                          "' is flagged as a graph input but is not in the " +
+                                          "input list of graph '" + g.name() + "'");
+    }
+  }
+
+  void checkGraphInputLinks(const Scope& scope) {
+    const Graph& g = *scope.graph;
+    std::unordered_set<const Value*> seen;
+    for (size_t k = 0; k < g.inputs().size(); ++k) {
+      Value* v = g.inputs()[k];
+      std::string where = "graph input " + std::to_string(k);
+      if (!v) {
+        report(StatusCode::kInternal, where + " is null");
+        continue;
+      }
+      if (!scope.values.count(v)) {
+        report(StatusCode::kInternal, where + " is not a value of graph '" + g.name() + "'");
+        continue;
+      }
+      if (!seen.insert(v).second)
+        report(StatusCode::kInvalidArgument,
+               "value '" + v->name() + "' is listed twice as a " + "graph input");
+      if (!v->isGraphInput())
+        report(StatusCode::kInternal, where + " ('" + v->name() + "') is not flagged as an input");
+    }
+  }
+
+  void checkGraphOutputLinks(const Scope& scope) {
+    const Graph& g = *scope.graph;
+    for (size_t k = 0; k < g.outputs().size(); ++k) {
+      Value* v = g.outputs()[k];
+      if (!v)
+        report(StatusCode::kInvalidArgument, "graph output " + std::to_string(k) + " is null");
+      else
+        checkValuePointer(scope, v, "graph output " + std::to_string(k));
+    }
+  }
+
+  //===--- Step 2: definitions ------------------------------------------===//
+
+  void checkDefinitions(const Scope& scope) {
+    const Graph& g = *scope.graph;
+    std::unordered_set<const Value*> reported;
+    for (Node* n : g.nodes()) {
+      for (size_t i = 0; i < n->numInputs(); ++i) {
+        Value* v = n->input(i);
+        if (!v || isDefinedLocally(*v) || scope.capturesFromOuter(v->name())) continue;
+        if (reported.insert(v).second)
+          report(StatusCode::kInvalidArgument,
+                 describeNode(*n) + " reads value '" + v->name() + "' (input " + std::to_string(i) +
+                     "), which has no producer and is neither a graph input nor a constant");
+      }
+      for (size_t j = 0; j < n->numOutputs(); ++j) checkProducedValue(*n, j);
+    }
+    for (size_t k = 0; k < g.outputs().size(); ++k) {
+      Value* v = g.outputs()[k];
+      if (isDefinedLocally(*v) || scope.capturesFromOuter(v->name())) continue;
+      report(StatusCode::kInvalidArgument,
+             "graph output " + std::to_string(k) + " ('" + v->name() +
+                 "') has no producer and is neither a graph input nor a constant");
+    }
+  }
+
+  void checkProducedValue(const Node& n, size_t j) {
+    Value* v = n.output(j);
+    std::string slot = "output " + std::to_string(j);
+    if (v->producer() != &n) {
+      if (v->producer())
+        report(StatusCode::kInvalidArgument,
+               "value '" + v->name() + "' has two producers: " + describeNode(*v->producer()) +
+                   " and " + describeNode(n) + " (its " + slot + ")");
+      else
+        report(StatusCode::kInvalidArgument, describeNode(n) + " lists value '" + v->name() +
+                                                 "' as its " + slot +
+                                                 ", but the value records no producer");
+      return;
+    }
+    if (v->isGraphInput())
+      report(StatusCode::kInvalidArgument, "graph input '" + v->name() + "' is also computed by " +
+                                               describeNode(n) + " (" + slot + ")");
+    if (v->isInitializer())
+      report(StatusCode::kInvalidArgument, "constant '" + v->name() + "' is also computed by " +
+                                               describeNode(n) + " (" + slot + ")");
+  }
+
+  //===--- Step 3: cycles -----------------------------------------------===//
+
+  void checkAcyclic(const Graph& g) {
+    std::vector<Node*> cycle = findCycle(g);
+    if (!cycle.empty())
+      report(StatusCode::kInvalidArgument,
+             "graph '" + g.name() + "' has a cycle: " + describeCycle(cycle));
+  }
+
+  //===--- Step 4: schemas ----------------------------------------------===//
+
+  void checkSchema(const Node& n) {
+    if (done()) return;
+    const OpSchema* schema = n.schema();
+    if (!schema) {
+      if (!options_.allowUnknownOps)
+        report(StatusCode::kNotFound,
+               describeNode(n) + " uses unknown op '" + n.qualifiedOpType() +
+                   "' (no schema is registered for it; is a plugin not loaded?)");
+      return;
+    }
+    size_t before = problems_.size();
+    checkOperandCounts(n, *schema);
+    checkRequiredInputs(n, *schema);
+    checkAttributes(n, *schema);
+    checkTypeConstraints(n, *schema);
+    if (problems_.size() == before && schema->verify) runOpVerifier(n, *schema);
+  }
+
+  void checkOperandCounts(const Node& n, const OpSchema& schema) {
+    if (n.numInputs() < schema.minInputs() || n.numInputs() > schema.maxInputs())
+      report(StatusCode::kInvalidArgument, describeNode(n) + " has " +
+                                               countText(n.numInputs(), "input") + ", but " +
+                                               schema.qualifiedName() + " takes " +
+                                               rangeText(schema.minInputs(), schema.maxInputs()));
+    if (n.numOutputs() < schema.minOutputs() || n.numOutputs() > schema.maxOutputs())
+      report(StatusCode::kInvalidArgument, describeNode(n) + " has " +
+                                               countText(n.numOutputs(), "output") + ", but " +
+                                               schema.qualifiedName() + " produces " +
+                                               rangeText(schema.minOutputs(), schema.maxOutputs()));
+  }
+
+  void checkRequiredInputs(const Node& n, const OpSchema& schema) {
+    for (size_t i = 0; i < n.numInputs(); ++i) {
+      if (n.input(i)) continue;
+      const OperandSpec* spec = operandAt(schema.inputs, i);
+      if (!spec || spec->arity == Arity::kOptional) continue;
+      report(StatusCode::kInvalidArgument, describeNode(n) + ": required input " +
+                                               std::to_string(i) + " ('" + spec->name +
+                                               "') is missing");
+    }
+  }
+
+  void checkAttributes(const Node& n, const OpSchema& schema) {
+    for (const AttrSpec& spec : schema.attributes)
+      if (spec.required && !n.hasAttr(spec.name))
+        report(StatusCode::kInvalidArgument, describeNode(n) + " is missing required attribute '" +
+                                                 spec.name + "' (" +
+                                                 std::string(attrKindName(spec.kind)) + ")");
+    std::unordered_set<std::string> seen;
+    for (const Attribute& attr : n.attributes()) {
+      if (!seen.insert(attr.name()).second)
+        report(StatusCode::kInvalidArgument,
+               describeNode(n) + " has attribute '" + attr.name() + "' twice");
+      const AttrSpec* spec = schema.findAttr(attr.name());
+      if (!spec) {
+        if (!options_.allowUnknownAttributes)
+          report(StatusCode::kInvalidArgument, describeNode(n) + " has attribute '" + attr.name() +
+                                                   "', which " + schema.qualifiedName() +
+                                                   " does not define");
+        continue;
+      }
+      if (attr.kind() != spec->kind)
+        report(StatusCode::kInvalidArgument,
+               describeNode(n) + ": attribute '" + attr.name() + "' is " +
+                   std::string(attrKindName(attr.kind())) + ", but " + schema.qualifiedName() +
+                   " defines it as " + std::string(attrKindName(spec->kind)));
+    }
+  }
+
+  // Element types seen so far per type constraint, with the operand that set
+  // each, so that a clash can name both operands.
+  using Bindings = std::map<std::string, std::pair<DataType, std::string>>;
+
+  void checkTypeConstraints(const Node& n, const OpSchema& schema) {
+    Bindings bound;
+    for (size_t i = 0; i < n.numInputs(); ++i)
+      checkOperandType(n, schema, operandAt(schema.inputs, i), "input", i, n.input(i), bound);
+    for (size_t j = 0; j < n.numOutputs(); ++j)
+      checkOperandType(n, schema, operandAt(schema.outputs, j), "output", j, n.output(j), bound);
+  }
+
+  void checkOperandType(const Node& n, const OpSchema& schema, const OperandSpec* spec,
+                        const char* kind, size_t index, const Value* v, Bindings& bound) {
+    if (!spec || !v || spec->typeConstraint.empty()) return;
+    DataType dtype = v->type().dtype;
+    if (dtype == DataType::kUndefined) return;
+    const TypeConstraint* constraint = schema.findTypeConstraint(spec->typeConstraint);
+    if (!constraint) return;  // registerSchema rejects this; nothing to check against
+    std::string operand = operandText(kind, index, spec, v);
+    if (!constraint->allowed.empty() &&
+        std::find(constraint->allowed.begin(), constraint->allowed.end(), dtype) ==
+            constraint->allowed.end()) {
+      report(StatusCode::kInvalidArgument, describeNode(n) + ": " + operand + " has element type " +
+                                               std::string(dataTypeName(dtype)) +
+                                               ", but type constraint " + constraint->name +
+                                               " allows only " + allowedTypesText(*constraint));
+      return;
+    }
+    auto [it, inserted] = bound.try_emplace(constraint->name, dtype, operand);
+    if (!inserted && it->second.first != dtype)
+      report(StatusCode::kInvalidArgument,
+             describeNode(n) + ": " + operand + " has element type " +
+                 std::string(dataTypeName(dtype)) + ", but " + it->second.second +
+                 " already bound type constraint " + constraint->name + " to " +
+                 std::string(dataTypeName(it->second.first)));
+  }
+
+  void runOpVerifier(const Node& n, const OpSchema& schema) {
+    Status status;
+    try {
+      status = schema.verify(n);
+    } catch (const std::exception& e) {
+      status = Status::invalid(describeNode(n) + ": the " + schema.qualifiedName() +
+                               " verifier failed: " + e.what());
+    }
+    if (status.isOk()) return;
+    // Op verifiers are asked to name the node; make sure the message does.
+    std::string message = status.message();
+    if (message.find("'" + n.displayName() + "'") == std::string::npos)
+      message = describeNode(n) + ": " + message;
+    report(status.code(), message);
+  }
+
+  //===--- Attribute bodies ---------------------------------------------===//
+
+  void verifyBodies(const Graph& g, const Scope& scope, const std::string& prefix) {
+    for (Node* n : g.nodes()) {
+      for (const Attribute& attr : n->attributes()) {
+        std::string where = prefix + "in " + describeNode(*n) + " attribute '" + attr.name() + "'";
+        if (attr.kind() == AttrKind::kGraph) {
+          verifyBody(attr.asGraph().get(), scope, where);
+        } else if (attr.kind() == AttrKind::kGraphs) {
+          const auto& bodies = attr.asGraphs();
+          for (size_t k = 0; k < bodies.size(); ++k)
+            verifyBody(bodies[k].get(), scope, where + "[" + std::to_string(k) + "]");
+        }
+        if (done()) return;
+      }
+    }
+  }
+
+  // `where` already carries the enclosing prefix.
+  void verifyBody(const Graph* body, const Scope& scope, const std::string& where) {
+    if (!body) {
+      reportUnprefixed(StatusCode::kInvalidArgument, where + " holds no graph");
+      return;
+    }
+    // A body that contains one of its enclosing graphs would recurse forever.
+    for (const Scope* s = &scope; s; s = s->parent)
+      if (s->graph == body) {
+        reportUnprefixed(StatusCode::kInvalidArgument, where + " holds graph '" + body->name() +
+                                                           "', which encloses that attribute");
+        return;
+      }
+    verifyGraph(*body, &scope, where + ": ");
+  }
+
+  const VerifyOptions& options_;
+  bool stopAtFirst_;
+  std::string prefix_;
+  std::vector<Status> problems_;
+};
+
+}  // namespace
+
+Status verify(const Graph& graph, const VerifyOptions& options) {
+  Verifier verifier(options, /*stopAtFirst=*/true);
+  verifier.verifyGraph(graph, nullptr, "");
+  std::vector<Status> problems = verifier.takeProblems();
+  return problems.empty() ? Status::ok() : problems.front();
+}
+
+std::vector<Status> verifyAll(const Graph& graph, const VerifyOptions& options) {
+  Verifier verifier(options, /*stopAtFirst=*/false);
+  verifier.verifyGraph(graph, nullptr, "");
+  return verifier.takeProblems();
+}
+
+}  // namespace subgraph
