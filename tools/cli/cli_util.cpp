@@ -1,0 +1,318 @@
+//===- tools/cli/cli_util.cpp - Helpers shared by `subgraph` commands -----===//
+//
+// Model loading, `--shape` parsing, output files and message cleanup for the
+// CLI. Loading checks the file (exists, regular, non-empty, under the size
+// limit, text where text is expected) before any parser sees it, so a wrong
+// path or a binary file produces one clear line instead of a parse error
+// deep inside the file or an attempt to read gigabytes.
+//
+//===----------------------------------------------------------------------===//
+#include "cli_util.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <system_error>
+
+#include "subgraph/ir/text_format.h"
+#include "subgraph/ir/types.h"
+#include "subgraph/ir/value.h"
+
+#ifdef SUBGRAPH_CLI_HAVE_ONNX
+#include "subgraph/onnx/onnx_import.h"
+#endif
+
+namespace subgraph::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// The name used for `path` in messages; stdin has no path of its own.
+std::string displayPath(const std::string& path) { return path == "-" ? "<stdin>" : path; }
+
+std::string lowerExtension(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext;
+}
+
+/// Checks that `path` names an existing regular file and returns its size.
+/// Run before anything else looks at the path, so that a typo or a
+/// directory is reported as such rather than as an unknown format, and so
+/// that a device such as /dev/zero is never read.
+uint64_t statRegularFile(const std::string& path) {
+  std::error_code ec;
+  fs::file_status status = fs::status(path, ec);
+  if (status.type() == fs::file_type::not_found)
+    throw Error(StatusCode::kNotFound, fmt::format("{}: no such file", path));
+  if (ec)
+    throw Error(StatusCode::kNotFound, fmt::format("{}: cannot access: {}", path, ec.message()));
+  if (fs::is_directory(status))
+    throw Error(fmt::format("{}: is a directory, not a model file", path));
+  if (!fs::is_regular_file(status))
+    throw Error(fmt::format("{}: not a regular file (a device, pipe or socket)", path));
+  uint64_t size = fs::file_size(path, ec);
+  if (ec) throw Error(fmt::format("{}: cannot read its size: {}", path, ec.message()));
+  return size;
+}
+
+/// Fails when a `size`-byte file is over `maxBytes`; `what` ("text graph",
+/// "ONNX model") says which limit applies.
+void checkSizeLimit(const std::string& path, uint64_t size, uint64_t maxBytes,
+                    std::string_view what) {
+  if (size > maxBytes)
+    throw Error(StatusCode::kLimitExceeded,
+                fmt::format("{}: file is {}, over the {} limit for a {}", path, formatBytes(size),
+                            formatBytes(maxBytes), what));
+}
+
+/// Reads at most `maxBytes` bytes from `in`, failing if there is more. The
+/// size reported by stat is not trusted (files in /proc report 0, and a
+/// file may grow while we read), so the cap is enforced on what is read.
+std::string readStreamCapped(std::istream& in, const std::string& name, uint64_t maxBytes) {
+  std::string data;
+  constexpr size_t kChunk = size_t{1} << 20;
+  std::vector<char> buffer(kChunk);
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    size_t got = static_cast<size_t>(in.gcount());
+    if (data.size() + got > maxBytes)
+      throw Error(
+          StatusCode::kLimitExceeded,
+          fmt::format("{}: more than {}, the limit for a text graph", name, formatBytes(maxBytes)));
+    data.append(buffer.data(), got);
+  }
+  if (in.bad()) throw Error(fmt::format("{}: read error: {}", name, std::strerror(errno)));
+  return data;
+}
+
+std::unique_ptr<Graph> loadTextGraph(const std::string& path, const LoadOptions& options) {
+  std::string name = displayPath(path);
+  std::string text = readFileCapped(path, options.maxTextBytes);
+  if (text.empty()) throw Error(fmt::format("{}: file is empty; expected a text graph", name));
+  // The text format never contains NUL, while every binary format (ONNX
+  // included) does within its first bytes; naming that is clearer than
+  // whatever token the parser would trip over.
+  if (size_t nul = text.find('\0'); nul != std::string::npos)
+    throw Error(fmt::format("{}: binary data at byte {}; not a text graph (.sg)", name, nul));
+  auto parsed = parseGraph(text, ParseOptions{.sourceName = name});
+  if (!parsed.isOk()) throw Error(parsed.status());
+  std::unique_ptr<Graph> graph = std::move(parsed).value();
+  applyInputShapes(*graph, options.inputShapes);
+  return graph;
+}
+
+#ifdef SUBGRAPH_CLI_HAVE_ONNX
+std::unique_ptr<Graph> loadOnnxModel(const std::string& path, const LoadOptions& options) {
+  uint64_t size = statRegularFile(path);
+  checkSizeLimit(path, size, options.maxOnnxBytes, "ONNX model");
+  if (size == 0) throw Error(fmt::format("{}: file is empty; expected an ONNX model", path));
+  ImportOptions importOptions;
+  importOptions.maxModelBytes = options.maxOnnxBytes;
+  importOptions.allowUnknownOps = options.allowUnknownOps;
+  importOptions.inputShapes = options.inputShapes;
+  importOptions.sourceName = path;
+  auto imported = importOnnxFile(path, importOptions);
+  if (!imported.isOk()) throw Error(imported.status());
+  return std::move(imported).value();
+}
+#endif
+
+/// Parses one non-negative dim of a `--shape` value.
+int64_t parseDim(std::string_view token, std::string_view spec) {
+  while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
+  while (!token.empty() && token.back() == ' ') token.remove_suffix(1);
+  int64_t dim = 0;
+  auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), dim);
+  if (token.empty() || ec != std::errc() || end != token.data() + token.size() || dim < 0)
+    throw UsageError(
+        fmt::format("invalid --shape '{}': '{}' is not a non-negative integer (expected NAME=DIMS, "
+                    "e.g. input=1,3,224,224)",
+                    spec, token));
+  return dim;
+}
+
+}  // namespace
+
+ModelFormat modelFormatForPath(const std::string& path) {
+  if (path == "-") return ModelFormat::kText;
+  std::string ext = lowerExtension(path);
+  if (ext == ".sg") return ModelFormat::kText;
+  if (ext == ".onnx") return ModelFormat::kOnnx;
+  throw Error(StatusCode::kUnsupported,
+              fmt::format("{}: unknown model format '{}'; expected a .sg text graph or an "
+                          ".onnx model",
+                          path, ext.empty() ? "(no extension)" : ext));
+}
+
+bool onnxImportAvailable() {
+#ifdef SUBGRAPH_CLI_HAVE_ONNX
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::unique_ptr<Graph> loadModel(const std::string& path, const LoadOptions& options) {
+  if (path != "-") statRegularFile(path);
+  switch (modelFormatForPath(path)) {
+    case ModelFormat::kText: return loadTextGraph(path, options);
+    case ModelFormat::kOnnx:
+#ifdef SUBGRAPH_CLI_HAVE_ONNX
+      return loadOnnxModel(path, options);
+#else
+      throw Error(StatusCode::kUnsupported,
+                  fmt::format("{}: this subgraph was built without the ONNX importer; "
+                              "convert the model to a .sg text graph",
+                              path));
+#endif
+  }
+  throw Error(StatusCode::kInternal, fmt::format("{}: unhandled model format", path));
+}
+
+void applyInputShapes(Graph& graph, const InputShapes& shapes) {
+  for (const auto& [name, dims] : shapes) {
+    Value* input = graph.findValue(name);
+    if (input == nullptr || !input->isGraphInput()) {
+      std::string inputs;
+      for (const Value* v : graph.inputs()) inputs += (inputs.empty() ? "" : ", ") + v->name();
+      throw Error(StatusCode::kNotFound,
+                  fmt::format("--shape {}: graph '{}' has no input named '{}' (inputs: {})", name,
+                              graph.name(), name, inputs.empty() ? "none" : inputs));
+    }
+    const TensorType& type = input->type();
+    if (type.hasRank() && type.rank() != dims.size())
+      throw Error(fmt::format("--shape {}: input '{}' has rank {}, but {} dims were given", name,
+                              name, type.rank(), dims.size()));
+    Shape shape(dims.begin(), dims.end());
+    if (type.hasRank()) {
+      for (size_t i = 0; i < dims.size(); ++i) {
+        const Dim& old = (*type.shape)[i];
+        if (old.isStatic() && old.size() != dims[i])
+          throw Error(fmt::format("--shape {}: dim {} of input '{}' is {}, not {}", name, i, name,
+                                  old.size(), dims[i]));
+      }
+    }
+    input->setType(TensorType(type.dtype, std::move(shape)));
+  }
+}
+
+std::string readFileCapped(const std::string& path, uint64_t maxBytes) {
+  if (path == "-") return readStreamCapped(std::cin, displayPath(path), maxBytes);
+  checkSizeLimit(path, statRegularFile(path), maxBytes, "text graph");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  return readStreamCapped(in, path, maxBytes);
+}
+
+std::pair<std::string, std::vector<int64_t>> parseShapeSpec(std::string_view spec) {
+  size_t eq = spec.rfind('=');
+  if (eq == std::string_view::npos || eq == 0)
+    throw UsageError(
+        fmt::format("invalid --shape '{}': expected NAME=DIMS, e.g. input=1,3,224,224", spec));
+  std::string name(spec.substr(0, eq));
+  std::string_view rest = spec.substr(eq + 1);
+  std::vector<int64_t> dims;
+  if (rest.empty()) return {name, dims};  // A scalar input.
+  // Both "1,3,224,224" and "1x3x224x224" are common spellings; accept
+  // either, but one per value so that "1x3,224" is not silently read.
+  char separator = rest.find(',') != std::string_view::npos ? ',' : 'x';
+  while (true) {
+    size_t next = rest.find(separator);
+    dims.push_back(parseDim(rest.substr(0, next), spec));
+    if (next == std::string_view::npos) break;
+    rest.remove_prefix(next + 1);
+  }
+  return {name, dims};
+}
+
+InputShapes parseShapeSpecs(const std::vector<std::string>& specs) {
+  InputShapes shapes;
+  for (const std::string& spec : specs) {
+    auto [name, dims] = parseShapeSpec(spec);
+    if (!shapes.emplace(name, std::move(dims)).second)
+      throw UsageError(fmt::format("--shape gives input '{}' twice", name));
+  }
+  return shapes;
+}
+
+CLI::Option* addShapeOption(CLI::App& command, std::vector<std::string>& specs) {
+  return command
+      .add_option("--shape", specs,
+                  "Fix the shape of a graph input, e.g. --shape input=1,3,224,224 "
+                  "(repeatable; replaces symbolic dims)")
+      ->type_name("NAME=DIMS")
+      ->take_all();
+}
+
+void writeOutput(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  if (path == "-") {
+    write(std::cout);
+    std::cout.flush();
+    if (!std::cout) throw Error(fmt::format("<stdout>: write failed: {}", std::strerror(errno)));
+    return;
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw Error(fmt::format("{}: cannot open for writing: {}", path, std::strerror(errno)));
+  // A half-written regular file looks valid to the next tool in a pipeline;
+  // remove it on failure. Devices such as /dev/null are left alone.
+  auto removePartial = [&] {
+    std::error_code ec;
+    if (fs::is_regular_file(path, ec)) fs::remove(path, ec);
+  };
+  try {
+    write(out);
+  } catch (...) {
+    out.close();
+    removePartial();
+    throw;
+  }
+  out.close();
+  if (out.fail()) {
+    int savedErrno = errno;
+    removePartial();
+    throw Error(fmt::format("{}: write failed: {}", path, std::strerror(savedErrno)));
+  }
+}
+
+std::string oneLine(std::string_view message) {
+  std::string line;
+  line.reserve(message.size());
+  for (size_t i = 0; i < message.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(message[i]);
+    if (c == '\r' && i + 1 < message.size() && message[i + 1] == '\n') continue;
+    if (c == '\n' || c == '\r') {
+      if (i + 1 < message.size()) line += "; ";
+    } else if (c == '\t') {
+      line += ' ';
+    } else if (c < 0x20 || c == 0x7f) {
+      line += '?';
+    } else {
+      line += static_cast<char>(c);
+    }
+  }
+  while (!line.empty() && (line.back() == ' ' || line.back() == ';')) line.pop_back();
+  return line;
+}
+
+std::string formatBytes(uint64_t bytes) {
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+  double value = static_cast<double>(bytes) / 1024.0;
+  size_t unit = 0;
+  while (value >= 1024.0 && unit + 1 < std::size(kUnits)) {
+    value /= 1024.0;
+    ++unit;
+  }
+  return fmt::format("{:.1f} {}", value, kUnits[unit]);
+}
+
+}  // namespace subgraph::cli

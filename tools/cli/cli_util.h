@@ -1,0 +1,121 @@
+//===- tools/cli/cli_util.h - Helpers shared by `subgraph` commands -------===//
+//
+// Everything a command needs between its options and the library: loading a
+// model file by extension with size and sanity limits, the `--shape
+// NAME=DIMS` option, writing an output file or stdout, and turning any
+// message into the single error line main() prints. Commands throw
+// subgraph::Error (exit 1) or UsageError (exit 2); they never print errors
+// themselves, so every failure looks the same to a user and to scripts.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "subgraph/ir/graph.h"
+#include "subgraph/support/status.h"
+
+namespace subgraph::cli {
+
+/// A mistake in how the command was invoked (a malformed option value),
+/// as opposed to a failure while doing the work. main() exits 2 for it.
+class UsageError : public Error {
+ public:
+  explicit UsageError(const std::string& message) : Error(StatusCode::kInvalidArgument, message) {}
+};
+
+/// The model file formats the CLI reads, chosen by file extension.
+enum class ModelFormat {
+  kText,  ///< ".sg": the subgraph text format (subgraph/ir/text_format.h).
+  kOnnx,  ///< ".onnx": an ONNX ModelProto, read by the subgraph::onnx importer.
+};
+
+/// Returns the format for `path` from its extension (case-insensitive);
+/// "-" means a text graph on stdin. Throws `Error` naming the file and the
+/// supported extensions otherwise.
+ModelFormat modelFormatForPath(const std::string& path);
+
+/// True when this build links the ONNX importer, i.e. `.onnx` files load.
+bool onnxImportAvailable();
+
+/// Static sizes for graph inputs, by input name, from `--shape` options.
+/// They replace symbolic or unknown dims when an importer supports it.
+using InputShapes = std::map<std::string, std::vector<int64_t>>;
+
+/// Largest text graph loadModel() reads. Text graphs with every constant
+/// spelled out reach a few hundred MiB for the biggest zoo models; anything
+/// beyond this is a mistake and would only exhaust memory while parsing.
+inline constexpr uint64_t kMaxTextModelBytes = uint64_t{1} << 30;
+/// Largest ONNX file loadModel() accepts: protobuf cannot parse a single
+/// message over 2 GiB, so a larger file fails anyway, only later and less
+/// clearly.
+inline constexpr uint64_t kMaxOnnxModelBytes = (uint64_t{2} << 30) - 1;
+
+/// How loadModel() reads a file.
+struct LoadOptions {
+  /// Fixed input shapes (`--shape`). ONNX files hand them to the importer;
+  /// text graphs get them through applyInputShapes().
+  InputShapes inputShapes;
+  /// Keep nodes whose op has no schema instead of failing the ONNX import
+  /// (text graphs always keep them; the verifier decides).
+  bool allowUnknownOps = false;
+  /// Size limit for text graphs, in bytes.
+  uint64_t maxTextBytes = kMaxTextModelBytes;
+  /// Size limit for ONNX files, in bytes.
+  uint64_t maxOnnxBytes = kMaxOnnxModelBytes;
+};
+
+/// Loads a model from `path`, dispatching on its extension (see
+/// modelFormatForPath). Throws `Error` with one line naming the file when it
+/// is missing, not a regular file, empty, binary where text is expected,
+/// over the size limit, or malformed.
+std::unique_ptr<Graph> loadModel(const std::string& path, const LoadOptions& options = {});
+
+/// Gives the named graph inputs the static shapes in `shapes`. Each name
+/// must be a graph input, the rank must match, and a dim that is already
+/// static must agree; symbolic and unknown dims are replaced. Throws `Error`
+/// naming the input otherwise.
+void applyInputShapes(Graph& graph, const InputShapes& shapes);
+
+/// Reads a whole regular file (or stdin for "-") into memory. Throws `Error`
+/// naming the file for a missing path, a directory or other non-regular
+/// file, a read error, or more than `maxBytes` bytes.
+std::string readFileCapped(const std::string& path, uint64_t maxBytes);
+
+/// Parses one `--shape` value, "NAME=DIMS", where DIMS is a comma- or
+/// 'x'-separated list of non-negative integers ("input=1,3,224,224" or
+/// "input=1x3x224x224"; "scalar=" is rank 0). The last '=' splits, so
+/// names may contain '='. Throws UsageError quoting the value.
+std::pair<std::string, std::vector<int64_t>> parseShapeSpec(std::string_view spec);
+
+/// Parses every `--shape` value; a name given twice is a UsageError.
+InputShapes parseShapeSpecs(const std::vector<std::string>& specs);
+
+/// Adds the repeatable `--shape NAME=DIMS` option to `command`, storing
+/// the raw values in `specs` for parseShapeSpecs().
+CLI::Option* addShapeOption(CLI::App& command, std::vector<std::string>& specs);
+
+/// Calls `write` with a stream for `path` ("-" is stdout) and checks that
+/// everything reached the file. Throws `Error` naming the file if it cannot
+/// be opened or written; a partially written regular file is removed.
+void writeOutput(const std::string& path, const std::function<void(std::ostream&)>& write);
+
+/// `message` made safe for a one-line report: line breaks become "; ",
+/// other control characters (e.g. from a binary file name) become '?',
+/// and trailing whitespace is dropped.
+std::string oneLine(std::string_view message);
+
+/// A byte count for people: "812 B", "3.4 KiB", "97.5 MiB".
+std::string formatBytes(uint64_t bytes);
+
+}  // namespace subgraph::cli
