@@ -1,0 +1,227 @@
+//===- core/text/syntax.cpp - Lexical rules shared by printer and parser --===//
+//
+// Character classes, quoting and number spelling for the text format. Float
+// spelling is the delicate part: every element must parse back to the very
+// same bits (NaN payloads and -0.0 included), and f16/bf16 values should
+// still read like the numbers a person wrote (`0.1`, not `0.099975586`).
+//
+//===----------------------------------------------------------------------===//
+#include "syntax.h"
+
+#include <array>
+#include <bit>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+namespace subgraph::text {
+namespace {
+
+constexpr std::array<std::string_view, 12> kReservedWords = {"graph",  "const", "return", "splat",
+                                                             "opset",  "ints",  "floats", "strings",
+                                                             "graphs", "nan",   "inf",    "_"};
+
+// Makes a to_chars result lex as a float: "1" -> "1.0", "-0" -> "-0.0".
+std::string ensureFloatSpelling(std::string s) {
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string hexBits(uint64_t bits, int width) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "nan(0x%0*llx)", width, static_cast<unsigned long long>(bits));
+  return buf;
+}
+
+// Spelling of a NaN: `nan`/`-nan` for the canonical bit patterns, otherwise
+// the exact bits, since payloads must survive the round trip.
+std::string formatNan(DataType dtype, uint64_t bits, bool negative, int hexWidth) {
+  if (bits == canonicalNanBits(dtype, negative)) return negative ? "-nan" : "nan";
+  return hexBits(bits, hexWidth);
+}
+
+// Fewest significant digits of `value` (a float holding a 16-bit float
+// exactly) that parse back as a float which rounds to the same 16 bits.
+template <typename RoundFn>
+std::string shortestNarrow(float value, uint16_t bits, RoundFn round) {
+  char buf[64];
+  for (int precision = 1; precision <= 9; ++precision) {
+    auto res = std::to_chars(buf, buf + sizeof buf, value, std::chars_format::general, precision);
+    float back = 0;
+    auto parsed = std::from_chars(buf, res.ptr, back);
+    if (parsed.ec == std::errc() && round(back) == bits)
+      return ensureFloatSpelling(std::string(buf, res.ptr));
+  }
+  // Nine significant digits always identify a float exactly, and `value`
+  // is exact, so the loop above returns; this keeps the compiler content.
+  auto res = std::to_chars(buf, buf + sizeof buf, value);
+  return ensureFloatSpelling(std::string(buf, res.ptr));
+}
+
+}  // namespace
+
+bool isSigilNameChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.';
+}
+bool isIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool isIdentChar(char c) { return isIdentStart(c) || (c >= '0' && c <= '9'); }
+
+bool isBareSigilName(std::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name)
+    if (!isSigilNameChar(c)) return false;
+  return true;
+}
+
+bool isReservedWord(std::string_view word) {
+  for (std::string_view w : kReservedWords)
+    if (w == word) return true;
+  return false;
+}
+
+bool isBareIdentifier(std::string_view name) {
+  if (name.empty() || !isIdentStart(name[0]) || isReservedWord(name)) return false;
+  for (char c : name)
+    if (!isIdentChar(c)) return false;
+  return true;
+}
+
+bool isBareDottedIdentifier(std::string_view name) {
+  if (name.empty() || isReservedWord(name)) return false;
+  bool atSegmentStart = true;
+  for (char c : name) {
+    if (atSegmentStart) {
+      if (!isIdentStart(c)) return false;
+      atSegmentStart = false;
+    } else if (c == '.') {
+      atSegmentStart = true;
+    } else if (!isIdentChar(c)) {
+      return false;
+    }
+  }
+  return !atSegmentStart;
+}
+
+std::string quoteString(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out += '"';
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default: {
+        auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f) {
+          char buf[5];
+          std::snprintf(buf, sizeof buf, "\\x%02x", u);
+          out += buf;
+        } else {
+          out += c;
+        }
+      }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+std::string sigilName(char sigil, std::string_view name) {
+  std::string out(1, sigil);
+  out += isBareSigilName(name) ? std::string(name) : quoteString(name);
+  return out;
+}
+
+uint64_t canonicalNanBits(DataType dtype, bool negative) {
+  switch (dtype) {
+    case DataType::kFloat64: return negative ? 0xfff8000000000000ULL : 0x7ff8000000000000ULL;
+    case DataType::kFloat16: return negative ? 0xfe00 : 0x7e00;
+    case DataType::kBFloat16: return negative ? 0xffc0 : 0x7fc0;
+    default: return negative ? 0xffc00000U : 0x7fc00000U;
+  }
+}
+
+std::string formatF32(float value) {
+  if (std::isnan(value))
+    return formatNan(DataType::kFloat32, std::bit_cast<uint32_t>(value), std::signbit(value), 8);
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, value);
+  return ensureFloatSpelling(std::string(buf, res.ptr));
+}
+
+std::string formatF64(double value) {
+  if (std::isnan(value))
+    return formatNan(DataType::kFloat64, std::bit_cast<uint64_t>(value), std::signbit(value), 16);
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, value);
+  return ensureFloatSpelling(std::string(buf, res.ptr));
+}
+
+std::string formatF16(uint16_t bits) {
+  if ((bits & 0x7c00) == 0x7c00 && (bits & 0x3ff) != 0)
+    return formatNan(DataType::kFloat16, bits, (bits & 0x8000) != 0, 4);
+  return shortestNarrow(halfBitsToFloat(bits), bits, floatToHalfBits);
+}
+
+std::string formatBF16(uint16_t bits) {
+  if ((bits & 0x7f80) == 0x7f80 && (bits & 0x7f) != 0)
+    return formatNan(DataType::kBFloat16, bits, (bits & 0x8000) != 0, 4);
+  return shortestNarrow(bfloat16BitsToFloat(bits), bits, floatToBFloat16Bits);
+}
+
+float halfBitsToFloat(uint16_t bits) {
+  uint32_t sign = static_cast<uint32_t>(bits & 0x8000) << 16;
+  uint32_t exp = (bits >> 10) & 0x1f;
+  uint32_t mant = bits & 0x3ff;
+  if (exp == 0x1f) return std::bit_cast<float>(sign | 0x7f800000U | (mant << 13));
+  if (exp != 0) return std::bit_cast<float>(sign | ((exp + 112) << 23) | (mant << 13));
+  // Subnormal half: mant * 2^-24, exact in float.
+  float magnitude = std::ldexp(static_cast<float>(mant), -24);
+  return sign ? -magnitude : magnitude;
+}
+
+uint16_t floatToHalfBits(float value) {
+  uint32_t x = std::bit_cast<uint32_t>(value);
+  auto sign = static_cast<uint16_t>((x >> 16) & 0x8000);
+  uint32_t absx = x & 0x7fffffffU;
+  if (absx >= 0x7f800000U) {  // inf or NaN; a NaN keeps its top payload bits and is made quiet
+    if (absx == 0x7f800000U) return sign | 0x7c00;
+    return static_cast<uint16_t>(sign | 0x7e00 | ((absx >> 13) & 0x3ff));
+  }
+  if (absx >= 0x477ff000U) return sign | 0x7c00;  // >= 65520 rounds to inf
+  if (absx <= 0x33000000U) return sign;           // <= 2^-25 rounds (to even) to zero
+  uint32_t exp = absx >> 23;
+  uint32_t mant = absx & 0x7fffffU;
+  uint32_t result, remainder, halfway;
+  if (exp < 113) {  // the result is a half subnormal, in units of 2^-24
+    uint32_t full = mant | 0x800000U;
+    uint32_t shift = 126 - exp;
+    result = full >> shift;
+    remainder = full & ((1U << shift) - 1);
+    halfway = 1U << (shift - 1);
+  } else {
+    result = ((exp - 112) << 10) | (mant >> 13);
+    remainder = mant & 0x1fffU;
+    halfway = 0x1000U;
+  }
+  if (remainder > halfway || (remainder == halfway && (result & 1)))
+    ++result;  // may carry into exp
+  return static_cast<uint16_t>(sign | result);
+}
+
+float bfloat16BitsToFloat(uint16_t bits) {
+  return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+}
+
+uint16_t floatToBFloat16Bits(float value) {
+  uint32_t x = std::bit_cast<uint32_t>(value);
+  if ((x & 0x7fffffffU) > 0x7f800000U) return static_cast<uint16_t>((x >> 16) | 0x40);
+  uint32_t bias = 0x7fffU + ((x >> 16) & 1);
+  return static_cast<uint16_t>((x + bias) >> 16);
+}
+
+}  // namespace subgraph::text

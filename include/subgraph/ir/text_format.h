@@ -1,0 +1,69 @@
+//===- subgraph/ir/text_format.h - Readable text form of graphs -*- C++ -*-===//
+//
+// A compact, line-oriented text form of a Graph, used by tests, the CLI and
+// bug reports. Printing then parsing gives back the same graph (same names,
+// types, attributes, constants, node names and order); parse errors carry a
+// line and column. The grammar is documented in docs/text-format.md.
+//
+//   graph @block(%x: f32[1, 64, 56, 56]) {
+//     %w = const f32[64, 64, 3, 3] splat(0.5)
+//     %y = Conv(%x, %w) {pads = [1, 1, 1, 1], strides = [1, 1]} @conv1
+//     %z = Relu(%y)
+//     return %z
+//   }
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include "subgraph/ir/graph.h"
+#include "subgraph/support/status.h"
+
+namespace subgraph {
+
+/// Options for parseGraph().
+struct ParseOptions {
+  /// Name used in error messages ("<input>:3:14: ...").
+  std::string sourceName = "<input>";
+  /// Deepest nesting of graphs (the top level is 1, an If branch inside it
+  /// 2); deeper input is an error rather than a stack overflow.
+  int maxGraphDepth = 64;
+  /// Largest constant (initializer or tensor attribute) the parser will
+  /// materialize, in bytes; guards `splat` of absurd shapes.
+  uint64_t maxConstantBytes = uint64_t{1} << 30;
+};
+
+/// Parses one graph. On error the Status message reads
+/// "<source>:<line>:<col>: <what is wrong>".
+StatusOr<std::unique_ptr<Graph>> parseGraph(std::string_view text,
+                                            const ParseOptions& options = {});
+/// Like parseGraph but throws `Error`; convenient in tests.
+std::unique_ptr<Graph> parseGraphOrThrow(std::string_view text, const ParseOptions& options = {});
+/// Reads and parses a `.sg` file; errors name the file as their source
+/// (options.sourceName is replaced by `path`).
+StatusOr<std::unique_ptr<Graph>> parseGraphFile(const std::string& path, ParseOptions options = {});
+
+/// Options for printGraph().
+struct PrintOptions {
+  /// Print value types on node results when known.
+  bool printTypes = true;
+  /// 0 (the default) prints every element so the output parses back
+  /// exactly. Otherwise a constant with more elements than this (and not a
+  /// splat) shows only its first few, then `...`; such output is for people
+  /// and the parser rejects it with a message saying so.
+  size_t elideConstantsOver = 0;
+};
+
+/// Prints a graph in the text format; parseGraph(printGraph(g)) equals g.
+std::string printGraph(const Graph& graph, const PrintOptions& options = {});
+/// Prints a graph in the text format to `os`.
+void printGraph(const Graph& graph, std::ostream& os, const PrintOptions& options = {});
+/// Prints one node as its text-format line (without indentation).
+std::string printNode(const Node& node, const PrintOptions& options = {});
+
+}  // namespace subgraph
