@@ -335,20 +335,23 @@ inline size_t get(boost::vertex_index_t, const Graph& graph, Node* node) {
 
 namespace boost {
 
+// Names are spelled ::subgraph:: because boost::subgraph (Boost.Graph's
+// subgraph adaptor) would otherwise shadow our namespace here.
+
 /// Boost.Graph traits of the IR; see the file comment for the model.
 template <>
-struct graph_traits<subgraph::Graph> {
-  using vertex_descriptor = subgraph::Node*;
-  using edge_descriptor = subgraph::IrEdge;
-  using vertex_iterator = subgraph::LiveRange<subgraph::Node>::iterator;
-  using edge_iterator = subgraph::IrEdgeIterator;
-  using out_edge_iterator = subgraph::IrOutEdgeIterator;
-  using in_edge_iterator = subgraph::IrInEdgeIterator;
-  using adjacency_iterator = subgraph::IrAdjacencyIterator;
+struct graph_traits<::subgraph::Graph> {
+  using vertex_descriptor = ::subgraph::Node*;
+  using edge_descriptor = ::subgraph::IrEdge;
+  using vertex_iterator = ::subgraph::LiveRange<::subgraph::Node>::iterator;
+  using edge_iterator = ::subgraph::IrEdgeIterator;
+  using out_edge_iterator = ::subgraph::IrOutEdgeIterator;
+  using in_edge_iterator = ::subgraph::IrInEdgeIterator;
+  using adjacency_iterator = ::subgraph::IrAdjacencyIterator;
 
   using directed_category = bidirectional_tag;
   using edge_parallel_category = allow_parallel_edge_tag;
-  using traversal_category = subgraph::IrTraversalCategory;
+  using traversal_category = ::subgraph::IrTraversalCategory;
 
   using vertices_size_type = size_t;
   using edges_size_type = size_t;
@@ -360,17 +363,17 @@ struct graph_traits<subgraph::Graph> {
 
 /// Algorithms sometimes name the traits of the const graph.
 template <>
-struct graph_traits<const subgraph::Graph> : graph_traits<subgraph::Graph> {};
+struct graph_traits<const ::subgraph::Graph> : graph_traits<::subgraph::Graph> {};
 
 /// The IR's `vertex_index` map type.
 template <>
-struct property_map<subgraph::Graph, vertex_index_t> {
-  using type = subgraph::NodeIndexMap;
-  using const_type = subgraph::NodeIndexMap;
+struct property_map<::subgraph::Graph, vertex_index_t> {
+  using type = ::subgraph::NodeIndexMap;
+  using const_type = ::subgraph::NodeIndexMap;
 };
 /// Same for the const graph.
 template <>
-struct property_map<const subgraph::Graph, vertex_index_t>
-    : property_map<subgraph::Graph, vertex_index_t> {};
+struct property_map<const ::subgraph::Graph, vertex_index_t>
+    : property_map<::subgraph::Graph, vertex_index_t> {};
 
 }  // namespace boost
