@@ -20,14 +20,12 @@ using ::testing::ContainerEq;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-//        x   w (const 4x4 f32, 64 bytes)
-//         \ /
-//        MatMul -> a
-//                  |\
-//            Relu -> b
-//            Relu -> c
-//                  |/
-//           Add(c, a) -> d
+//   x    w (const 4x4 f32, 64 bytes)
+//    \  /
+//   MatMul -> a ----------.
+//             Relu -> b   |
+//             Relu -> c   |
+//             Add(c, a) <-'  -> d
 constexpr const char* kTinyGraph = R"(graph @tiny(%x: f32[1, 4]) opset(ai.onnx = 17) {
   %w = const f32[4, 4] splat(0.5)
   %a: f32[1, 4] = MatMul(%x, %w) @mm

@@ -98,8 +98,9 @@ TEST(CliLoadErrors, RandomPrintableTextFailsCleanly) {
     CliResult r = runCli({"inspect", path});
     // The text is almost surely malformed; if a draw happens to parse, the
     // verifier may accept it, and exit 0 is then right.
-    if (r.exitCode != 0)
+    if (r.exitCode != 0) {
       EXPECT_TRUE(failsWithOneLine(r, 1, path)) << "seed=" << seed << " text:\n" << text;
+    }
   }
 }
 

@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# tools/setup.sh - one command from a fresh Debian bookworm to a working
+# subgraph: installs the missing Debian packages (tools/debian-packages.txt),
+# builds with the CMake presets, then
+#   demo  builds the release preset and runs the demo (inspect and draw a
+#         ResNet block; generate, partition and run ResNet-50 once the zoo,
+#         partition and run commands exist);
+#   test  builds the `ci` and `asan` presets and runs every test in both,
+#         ending with a summary.
+# Safe to rerun: installed packages are skipped and builds are incremental.
+# SUBGRAPH_JOBS overrides the build parallelism (default: nproc).
+set -euo pipefail
+
+usage() {
+  cat <<'USAGE'
+Usage: tools/setup.sh demo|test
+
+  demo   install dependencies, build (release preset) and run the demo
+  test   install dependencies, build and run all tests (ci and asan presets)
+USAGE
+}
+
+if [[ $# -ne 1 || ( $1 != demo && $1 != test ) ]]; then
+  usage >&2
+  exit 2
+fi
+mode=$1
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+jobs=${SUBGRAPH_JOBS:-$(nproc)}
+start_time=$(date +%s)
+current_step="starting"
+
+step() {
+  current_step=$1
+  printf '\n==> [%s] %s\n' "$(date +%H:%M:%S)" "$1"
+}
+die() {
+  printf 'setup.sh: error: %s\n' "$1" >&2
+  exit 1
+}
+elapsed() {
+  local s=$(($(date +%s) - $1))
+  printf '%dm%02ds' $((s / 60)) $((s % 60))
+}
+trap 'rc=$?; if [[ $rc -ne 0 ]]; then printf "\nsetup.sh: FAILED during: %s (exit %d)\n" "$current_step" "$rc" >&2; fi' EXIT
+
+#--- 1. Debian packages --------------------------------------------------------
+
+install_packages() {
+  step "Checking Debian packages (tools/debian-packages.txt)"
+  command -v dpkg-query >/dev/null || die "dpkg-query not found; this script needs Debian bookworm"
+  local packages=() missing=() pkg
+  mapfile -t packages < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' tools/debian-packages.txt | grep -v '^$')
+  for pkg in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+      missing+=("$pkg")
+    fi
+  done
+  if [[ ${#missing[@]} -eq 0 ]]; then
+    echo "All ${#packages[@]} packages are installed."
+    return
+  fi
+  echo "Missing ${#missing[@]} of ${#packages[@]} packages: ${missing[*]}"
+
+  local sudo=()
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null ||
+      die "installing packages needs root: run this script as root, or install sudo"
+    sudo=(sudo)
+  fi
+  step "Installing ${#missing[@]} Debian packages (apt-get)"
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+    apt-get install -y --no-install-recommends "${missing[@]}"
+}
+
+#--- 2. Build ------------------------------------------------------------------
+
+# build PRESET [extra cmake -D options...]: configure and build one preset.
+build() {
+  local preset=$1
+  shift
+  step "Configuring the '$preset' preset (build/$preset)"
+  cmake --preset "$preset" "$@"
+  step "Building the '$preset' preset with $jobs jobs"
+  local t0
+  t0=$(date +%s)
+  cmake --build --preset "$preset" -j "$jobs"
+  echo "Built '$preset' in $(elapsed "$t0")."
+}
+
+#--- 3a. Demo ------------------------------------------------------------------
+
+# True when the built program has COMMAND (later milestones add commands).
+have_command() { "$bin" "$1" --help >/dev/null 2>&1; }
+
+# demo_run DESCRIPTION COMMAND...: prints what is about to run, then runs it.
+demo_run() {
+  step "$1"
+  shift
+  printf '$ %s\n' "$*"
+  "$@"
+}
+
+run_demo() {
+  bin=build/release/bin/subgraph
+  local out=build/demo block=tests/data/graphs/resnet_block.sg
+  [[ -x $bin ]] || die "$bin was not built"
+  [[ -f $block ]] || die "$block is missing from the checkout"
+  mkdir -p "$out"
+
+  demo_run "Demo: summarize a ResNet basic block (ops, inputs, outputs, verifier)" \
+    "$bin" inspect "$block"
+  demo_run "Demo: draw it as a Graphviz graph" \
+    "$bin" dot "$block" -o "$out/resnet_block.dot"
+  if command -v dot >/dev/null; then
+    demo_run "Demo: render the drawing with Graphviz" \
+      dot -Tsvg "$out/resnet_block.dot" -o "$out/resnet_block.svg"
+  fi
+
+  if have_command zoo; then
+    local model=$out/resnet50.onnx
+    demo_run "Demo: generate ResNet-50" "$bin" zoo resnet50 -o "$model"
+    demo_run "Demo: summarize ResNet-50" "$bin" inspect "$model"
+    if have_command partition; then
+      demo_run "Demo: partition ResNet-50 across the available backends" \
+        "$bin" partition "$model" -o "$out/resnet50.partitioned.sg"
+      if have_command run; then
+        demo_run "Demo: run the partitioned ResNet-50" \
+          "$bin" run "$out/resnet50.partitioned.sg"
+      fi
+    fi
+  else
+    echo
+    echo "(The ResNet-50 steps - zoo, partition, run - start once those commands exist.)"
+  fi
+
+  step "Demo finished in $(elapsed "$start_time")"
+  echo "Program: $repo/$bin   (try: $bin --help)"
+  echo "Outputs: $repo/$out/"
+}
+
+#--- 3b. Tests -----------------------------------------------------------------
+
+# run_tests PRESET: runs ctest for PRESET; records pass/fail and the count.
+declare -A test_status test_line test_time
+run_tests() {
+  local preset=$1
+  local log="build/$preset/ctest-output.log" t0 rc=0
+  step "Running the '$preset' tests (ctest --preset $preset)"
+  t0=$(date +%s)
+  ctest --preset "$preset" --parallel "$jobs" 2>&1 | tee "$log" || rc=$?
+  test_time[$preset]=$(elapsed "$t0")
+  test_line[$preset]=$(grep -E 'tests passed|No tests were found' "$log" | tail -1 || true)
+  if [[ $rc -eq 0 ]]; then test_status[$preset]=PASSED; else test_status[$preset]=FAILED; fi
+}
+
+run_test_mode() {
+  build ci
+  build asan
+  run_tests ci
+  run_tests asan
+
+  step "Summary"
+  local preset failed=0
+  for preset in ci asan; do
+    printf '  %-5s %-7s %s (%s)\n' "$preset" "${test_status[$preset]}" \
+      "${test_line[$preset]:-no ctest summary line}" "${test_time[$preset]}"
+    [[ ${test_status[$preset]} == PASSED ]] || failed=1
+  done
+  printf '  total time %s\n' "$(elapsed "$start_time")"
+  if [[ $failed -ne 0 ]]; then
+    current_step="tests (see the failures above; logs in build/<preset>/ctest-output.log)"
+    exit 1
+  fi
+  echo "All tests passed."
+}
+
+#--- Main ----------------------------------------------------------------------
+
+install_packages
+case $mode in
+  demo)
+    # The demo needs the program, not the test suites; building them too
+    # would double the time a newcomer waits.
+    build release -DSUBGRAPH_BUILD_TESTS=OFF
+    run_demo
+    ;;
+  test)
+    run_test_mode
+    ;;
+esac
