@@ -51,12 +51,21 @@ trap 'rc=$?; if [[ $rc -ne 0 ]]; then printf "\nsetup.sh: FAILED during: %s (exi
 install_packages() {
   step "Checking Debian packages (tools/debian-packages.txt)"
   command -v dpkg-query >/dev/null || die "dpkg-query not found; this script needs Debian bookworm"
-  local packages=() missing=() pkg
+  local packages=() missing=() provided pkg
   mapfile -t packages < <(sed -e 's/#.*//' -e 's/[[:space:]]//g' tools/debian-packages.txt | grep -v '^$')
+  # Names that installed packages provide count as installed: NodeSource's
+  # nodejs provides (and conflicts with) npm, and asking apt for npm there
+  # would fail.
+  provided=$(dpkg-query -W -f='${db:Status-Abbrev}|${Provides}\n' 2>/dev/null |
+    awk -F'|' '$1 ~ /^ii/ && $2 != "" {
+      n = split($2, names, /, */)
+      for (i = 1; i <= n; i++) { sub(/[ :].*/, "", names[i]); print names[i] }
+    }')
   for pkg in "${packages[@]}"; do
-    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
-      missing+=("$pkg")
+    if dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+      continue
     fi
+    grep -qxF "$pkg" <<<"$provided" || missing+=("$pkg")
   done
   if [[ ${#missing[@]} -eq 0 ]]; then
     echo "All ${#packages[@]} packages are installed."
