@@ -34,8 +34,9 @@ struct ConstantFoldingOptions {
 /// Folds constant subexpressions into initializers.
 ///
 /// What it folds: default-domain nodes with an evaluator (see
-/// constant_evaluators.h) whose inputs are all initializers or Constant
-/// nodes, plus Shape and Size on statically shaped values. Each folded
+/// constant_evaluators.h) whose inputs are all initializers, including
+/// Constant nodes themselves (so a Constant feeding a fold is folded first),
+/// plus Shape and Size on statically shaped values. Each folded
 /// output keeps its value name, so graph outputs and uses are untouched.
 ///
 /// What it leaves alone: nodes with any non-constant input, results larger
