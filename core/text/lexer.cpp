@@ -199,7 +199,7 @@ Token Lexer::lexSigilName(SourceLoc loc, TokenKind kind, char sigil) {
   t.loc = loc;
   if (peekChar() == '"') {
     t.quoted = true;
-    std::string error = lexQuoted(t.text, loc);
+    std::string error = lexQuoted(t.text, loc_);
     if (!error.empty()) return makeError(quotedErrorLoc_, error);
     return t;
   }

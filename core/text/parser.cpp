@@ -18,6 +18,7 @@
 #include <bit>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -731,8 +732,11 @@ uint64_t Parser::toFloatBits(const NumberLit& lit, DataType dtype) const {
         break;
       default: isNan = bits <= 0xffff && (bits & 0x7f80) == 0x7f80 && (bits & 0x7f); break;
     }
-    if (!isNan)
-      fail(t.loc, "nan(" + std::to_string(bits) + ") is not a NaN bit pattern of " + typeName);
+    if (!isNan) {
+      char hex[24];
+      std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(bits));
+      fail(t.loc, "nan(" + std::string(hex) + ") is not a NaN bit pattern of " + typeName);
+    }
     return bits;
   }
   if (t.text == "nan" || t.text == "-nan") return text::canonicalNanBits(dtype, t.text[0] == '-');
