@@ -116,9 +116,9 @@ class Verifier {
     if (done()) return;
     Scope scope(graph, enclosing);
     std::string saved = std::exchange(prefix_, prefix);
-    size_t before = problems_.size();
+    linksBroken_ = false;
     checkLinks(scope);
-    bool linksOk = problems_.size() == before;
+    bool linksOk = !linksBroken_;
     if (linksOk) checkDefinitions(scope);
     if (linksOk && !done()) checkAcyclic(graph);
     if (linksOk && options_.checkSchemas)
@@ -132,7 +132,10 @@ class Verifier {
  private:
   bool done() const { return stopAtFirst_ && !problems_.empty(); }
 
+  // Internal-invariant problems mean links may dangle, which stops the later
+  // steps for the current graph.
   void report(StatusCode code, const std::string& message) {
+    if (code == StatusCode::kInternal) linksBroken_ = true;
     if (done()) return;
     problems_.emplace_back(code, prefix_ + message);
   }
@@ -161,6 +164,7 @@ class Verifier {
   // whether the pointer may be dereferenced.
   bool checkValuePointer(const Scope& scope, const Value* v, const std::string& where) {
     if (scope.values.count(v)) return true;
+    linksBroken_ = true;
     if (const Graph* owner = scope.outerOwner(v))
       report(StatusCode::kInvalidArgument,
              where + " reads value '" + v->name() + "' of enclosing graph '" + owner->name() +
@@ -286,7 +290,7 @@ class Verifier {
     }
     for (size_t k = 0; k < g.outputs().size(); ++k) {
       Value* v = g.outputs()[k];
-      if (isDefinedLocally(*v) || scope.capturesFromOuter(v->name())) continue;
+      if (!v || isDefinedLocally(*v) || scope.capturesFromOuter(v->name())) continue;
       report(StatusCode::kInvalidArgument,
              "graph output " + std::to_string(k) + " ('" + v->name() +
                  "') has no producer and is neither a graph input nor a constant");
@@ -486,6 +490,7 @@ class Verifier {
   const VerifyOptions& options_;
   bool stopAtFirst_;
   std::string prefix_;
+  bool linksBroken_ = false;
   std::vector<Status> problems_;
 };
 
