@@ -49,6 +49,7 @@ class DotWriter {
   void write() {
     os_ << "digraph " << quoted(graph_.name()) << " {\n";
     os_ << "  rankdir=" << quoted(options_.rankdir) << ";\n";
+    os_ << "  graph [fontname=\"Helvetica\", fontsize=11];\n";
     os_ << "  node [fontname=\"Helvetica\", fontsize=10, shape=box, style=\"rounded,filled\", "
            "fillcolor=\"white\"];\n";
     os_ << "  edge [fontname=\"Helvetica\", fontsize=9];\n";
