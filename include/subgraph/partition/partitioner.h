@@ -1,0 +1,57 @@
+//===- subgraph/partition/partitioner.h - The partition pass -*- C++ -*-===//
+//
+// Carves fused regions out of a graph for a list of backends and replaces
+// each region with one fused node. Backends propose regions through their
+// properties' selectors; only this pass decides, and it guarantees:
+//  * the partitioned graph is acyclic, including across regions;
+//  * every region is connected and convex (no path leaves it and returns);
+//  * each node is in at most one region;
+//  * graph inputs and outputs, their order and their names are unchanged,
+//    and every value keeps its name;
+//  * a fused node reads each outer value once and defines each escaping
+//    value once (duplicates are merged);
+//  * the same graph and backends give the same regions;
+//  * the cost is near-linear in nodes plus edges (docs/partitioning.md).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "subgraph/ir/graph.h"
+#include "subgraph/partition/backend_registry.h"
+#include "subgraph/partition/partition_report.h"
+#include "subgraph/support/status.h"
+
+namespace subgraph::partition {
+
+/// Options of one partitioning run.
+struct PartitionOptions {
+  /// The graph is partitioned for training: properties with
+  /// PropertyOptions::inferenceOnly are skipped.
+  bool forTraining = false;
+  /// Before partitioning, ask every lower-priority backend which nodes it
+  /// would seed, to report nodes a higher-priority backend claimed from it
+  /// (PartitionReport::contested). Costs one Select call per node and
+  /// property of those backends.
+  bool reportContested = true;
+};
+
+/// Partitions `graph` in place for `backends`, highest priority first: each
+/// property of each backend runs as one full pass over the graph as the
+/// previous passes left it; fused nodes are never offered to selectors, so
+/// a node is claimed by at most one region. On error (a cycle in the input,
+/// a selector or hook breaking its contract) the graph may be partly
+/// partitioned but stays valid and acyclic, and the message names the
+/// property and node involved.
+StatusOr<PartitionReport> partitionGraph(Graph& graph, std::span<SubgraphBackend> backends,
+                                         const PartitionOptions& options = {});
+
+/// Like above, with backends instantiated by name from the global registry
+/// (see instantiateBackends).
+StatusOr<PartitionReport> partitionGraph(Graph& graph, const std::vector<std::string>& backendNames,
+                                         const PartitionOptions& options = {});
+
+}  // namespace subgraph::partition

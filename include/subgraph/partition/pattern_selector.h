@@ -1,0 +1,201 @@
+//===- subgraph/partition/pattern_selector.h - Declarative fusion patterns -*- C++ -*-===//
+//
+// Most backends fuse small, fixed shapes of ops (Conv -> BatchNormalization
+// -> optional Relu; Conv -> Add(residual) -> Relu). A Pattern states such a
+// shape declaratively, as a small DAG of op matchers with predicates on
+// attributes and shapes; PatternSelector and PatternProperty turn it into a
+// selector and a property, so a backend needs no hand-written state machine.
+//
+// Matching semantics:
+//  * Pattern node 0 is the anchor: only nodes matching it seed a region.
+//  * Every other pattern node is connected by a pattern edge to an earlier
+//    one, so nodes are matched in declaration order, each found among the
+//    consumers or producers of an already matched node.
+//  * The search backtracks, so the first complete match in use order is
+//    found even when a greedy choice would fail; optional nodes are matched
+//    when possible (the match is maximal) and skipped otherwise.
+//  * Only nodes the partitioner reports available take part, so a retry
+//    after a cycle-forming node was excluded matches around it.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "subgraph/ir/node.h"
+#include "subgraph/partition/decision.h"
+#include "subgraph/partition/subgraph_property.h"
+#include "subgraph/partition/subgraph_selector.h"
+#include "subgraph/support/status.h"
+
+namespace subgraph::partition {
+
+/// A condition on a candidate node; a "no" explains which condition failed.
+using NodePredicate = std::function<Decision(const Node&)>;
+
+/// Matches one node: an op type (or a set of them, or any) plus predicates.
+class OpMatcher {
+ public:
+  /// Matches op `opType`, written "Conv" or "domain.Op".
+  OpMatcher(std::string opType);  // NOLINT: implicit so chains read naturally
+  /// Matches op `opType`, written "Conv" or "domain.Op".
+  OpMatcher(const char* opType) : OpMatcher(std::string(opType)) {}  // NOLINT
+  /// Matches any of `opTypes`.
+  static OpMatcher anyOf(std::vector<std::string> opTypes);
+  /// Matches every op.
+  static OpMatcher anyOp();
+
+  /// Adds a predicate the node must also satisfy.
+  OpMatcher& where(NodePredicate predicate);
+  /// Marks this node optional: matched when present, skipped otherwise.
+  OpMatcher& optional(bool isOptional = true);
+
+  /// True if this node may be skipped.
+  bool isOptional() const { return optional_; }
+  /// True if `node`'s op type is one this matcher accepts.
+  bool matchesOpType(const Node& node) const;
+  /// Op type and predicates, with the first failure's reason.
+  Decision matches(const Node& node) const;
+  /// "Conv", "Relu|Clip|HardSwish" or "*".
+  std::string describe() const;
+
+ private:
+  OpMatcher() = default;
+  std::vector<std::string> opTypes_;  // empty: any op
+  std::vector<NodePredicate> predicates_;
+  bool optional_ = false;
+};
+
+/// Common predicates for OpMatcher::where.
+namespace predicates {
+/// Integer attribute `name` (or its schema default) equals `value`.
+NodePredicate attrEquals(std::string name, int64_t value);
+/// String attribute `name` (or its schema default) equals `value`.
+NodePredicate attrEquals(std::string name, std::string value);
+/// Integer-list attribute `name` (or its schema default) equals `value`.
+NodePredicate attrEquals(std::string name, std::vector<int64_t> value);
+/// Input `index` is present and is a constant (initializer, not a graph input).
+NodePredicate inputIsConstant(size_t index);
+/// Every output is read by exactly one node and is not a graph output.
+NodePredicate hasOneUse();
+/// Every present input and every output has a fully static shape.
+NodePredicate staticShapes();
+/// No input or output has a static dimension of size 0.
+NodePredicate noZeroSizeDims();
+/// Output 0 has a known rank equal to `rank`.
+NodePredicate outputRank(size_t rank);
+}  // namespace predicates
+
+/// A small DAG of op matchers; build one with PatternBuilder or chain().
+class Pattern {
+ public:
+  /// Any input position of the consumer, for PatternBuilder::connect.
+  static constexpr int kAnyInput = -1;
+
+  /// One pattern edge: output `output` of node `producer` is input `input`
+  /// (or any input) of node `consumer`.
+  struct Edge {
+    size_t producer = 0;
+    size_t consumer = 0;
+    int input = kAnyInput;
+    size_t output = 0;
+  };
+
+  /// A chain: each op reads output 0 of the previous one as its input 0,
+  /// e.g. chain("conv_bn", {"Conv", "BatchNormalization"}).
+  static Pattern chain(std::string name, std::vector<OpMatcher> ops);
+
+  /// The pattern's name, used in reasons.
+  const std::string& name() const { return name_; }
+  /// Pattern nodes in matching order; node 0 is the anchor.
+  const std::vector<OpMatcher>& nodes() const { return nodes_; }
+  /// Pattern edges.
+  const std::vector<Edge>& edges() const { return edges_; }
+
+ private:
+  friend class PatternBuilder;
+  std::string name_;
+  std::vector<OpMatcher> nodes_;
+  std::vector<Edge> edges_;
+};
+
+/// Builds a Pattern that is a DAG rather than a chain.
+class PatternBuilder {
+ public:
+  /// Starts a pattern called `name`.
+  explicit PatternBuilder(std::string name);
+  /// Adds a pattern node and returns its index; the first one is the anchor.
+  size_t add(OpMatcher matcher);
+  /// Requires output `output` of `producer` to be input `input` (or any
+  /// input) of `consumer`.
+  PatternBuilder& connect(size_t producer, size_t consumer, int input = Pattern::kAnyInput,
+                          size_t output = 0);
+  /// The pattern, or an error naming the problem: no nodes, an optional
+  /// anchor, an edge to a missing node, a node not connected to an earlier
+  /// one, or a required node reachable only through optional ones.
+  StatusOr<Pattern> build() const;
+
+ private:
+  Pattern pattern_;
+};
+
+/// The result of matching a pattern from one anchor.
+struct PatternMatch {
+  /// Matched graph node per pattern node; null for a skipped optional node.
+  std::vector<const Node*> nodes;
+  /// Why matching failed; empty on success.
+  std::string failure;
+  /// True if every required pattern node is matched.
+  bool ok() const { return failure.empty() && !nodes.empty(); }
+};
+
+/// Matches `pattern` with its anchor at `anchor`, using only nodes for which
+/// `available` holds (all nodes if it is empty).
+PatternMatch matchPattern(const Pattern& pattern, const Node& anchor,
+                          const std::function<bool(const Node&)>& available = {});
+
+/// A selector for one pattern: Select matches the whole pattern from the
+/// anchor, and the region grows exactly over the match.
+class PatternSelector : public SubgraphSelectorV2 {
+ public:
+  /// A selector for `pattern`.
+  explicit PatternSelector(std::shared_ptr<const Pattern> pattern);
+
+  Decision Select(const NodeView& node) override;
+  Decision SelectInput(const NodeView& node, const NodeView& producer) override;
+  Decision SelectOutput(const NodeView& node, const NodeView& consumer) override;
+  std::vector<const Node*> Filter(std::span<const Node* const> candidates) override;
+  std::string FilterReason(const Node& node) const override;
+  void Reset() override;
+
+ private:
+  bool inMatch(const Node& node) const;
+
+  std::shared_ptr<const Pattern> pattern_;
+  PatternMatch match_;
+  std::string filterReason_;
+};
+
+/// A property whose selector is a PatternSelector; the fused node is the
+/// default one (op `<name>` in domain `subgraph.<backend>`).
+class PatternProperty : public SubgraphProperty {
+ public:
+  /// A property named `name` fusing `pattern`.
+  PatternProperty(std::string name, Pattern pattern, PropertyOptions options = {});
+
+  std::string name() const override { return name_; }
+  std::unique_ptr<SubgraphSelectorV2> CreateSubgraphSelectorV2() const override;
+
+  /// The pattern.
+  const Pattern& pattern() const { return *pattern_; }
+
+ private:
+  std::string name_;
+  std::shared_ptr<const Pattern> pattern_;
+};
+
+}  // namespace subgraph::partition

@@ -1,0 +1,671 @@
+//===- subgraph/partitioner.cpp - The partition pass ----------------------===//
+//
+// Runs every property of every active backend as one pass over the graph,
+// carving convex regions with the property's selector and replacing each
+// with one fused node. The cycle safety and the near-linear cost come from
+// the ranked quotient DAG (quotient_dag.h); this file is the policy around
+// it: seeds, growth, retries, Filter, rejection, reasons and graph surgery.
+//
+//===----------------------------------------------------------------------===//
+#include "subgraph/partition/partitioner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+
+#include "subgraph/quotient_dag.h"
+#include "subgraph/region_body.h"
+
+namespace subgraph::partition {
+namespace {
+
+using detail::QuotientDag;
+using detail::Reentry;
+using detail::RegionBody;
+using detail::RegionBodyBuilder;
+
+// Why a node of the input graph is in no region, weakest first: a later
+// pass may replace a reason by a stronger one, never by a weaker one.
+enum class ReasonKind : uint8_t {
+  kNone,
+  kNoSelector,
+  kAlreadyFused,
+  kCycle,
+  kFilter,
+  kMinSize,
+  kRejected,
+};
+
+const char* reasonKindName(ReasonKind kind) {
+  switch (kind) {
+    case ReasonKind::kNone:
+    case ReasonKind::kNoSelector: return "no-selector";
+    case ReasonKind::kAlreadyFused: return "already-fused";
+    case ReasonKind::kCycle: return "cycle";
+    case ReasonKind::kFilter: return "filter";
+    case ReasonKind::kMinSize: return "min-size";
+    case ReasonKind::kRejected: return "rejected";
+  }
+  return "no-selector";
+}
+
+struct NodeReason {
+  ReasonKind kind = ReasonKind::kNone;
+  std::string text;
+};
+
+bool isFusedOp(const Node& node) { return node.domain().starts_with("subgraph."); }
+
+// State shared by all passes of one partitionGraph() call. Tables indexed by
+// input-graph node id cover the nodes that can end up in regions; fused
+// nodes made by a pass get ids past inputBound.
+struct RunState {
+  explicit RunState(Graph& g) : graph(g), inputBound(g.nodeIdBound()) {
+    reasons.resize(inputBound);
+    regionOf.assign(inputBound, -1);
+    fused.assign(inputBound, 0);
+    for (Node* n : g.nodes())
+      if (isFusedOp(*n)) {
+        fused[n->id()] = 1;
+        note(*n, ReasonKind::kAlreadyFused,
+             "already a fused node (" + n->qualifiedOpType() + "); fused nodes are final");
+      }
+  }
+
+  void note(const Node& node, ReasonKind kind, std::string text) {
+    if (node.id() >= inputBound) return;
+    NodeReason& r = reasons[node.id()];
+    if (kind == ReasonKind::kNoSelector) {
+      if (r.kind > ReasonKind::kNoSelector) return;
+      if (text.empty() && !r.text.empty()) return;
+    }
+    r.kind = kind;
+    r.text = std::move(text);
+  }
+
+  bool isFused(const Node& node) const { return node.id() < fused.size() && fused[node.id()]; }
+  void markFused(const Node& node, int region) {
+    if (fused.size() <= node.id()) {
+      fused.resize(node.id() + 1, 0);
+      fusedRegion.resize(node.id() + 1, -1);
+    }
+    fused[node.id()] = 1;
+    fusedRegion[node.id()] = region;
+  }
+  // Region id of a fused node made in this run, or -1.
+  int regionOfFused(const Node& node) const {
+    return node.id() < fusedRegion.size() ? fusedRegion[node.id()] : -1;
+  }
+
+  Graph& graph;
+  NodeId inputBound;
+  std::vector<NodeReason> reasons;
+  std::vector<int> regionOf;
+  std::vector<uint8_t> fused;
+  std::vector<int> fusedRegion;
+  std::vector<size_t> regionBackend;  // by region id: index of its backend
+  PartitionReport report;
+  int nextRegionId = 0;
+};
+
+/// One property's pass over the graph.
+///
+/// Methodology:
+///  1. Rank the nodes by a deterministic, locality-preserving topological
+///     order and make each node its own group of the quotient DAG
+///     (QuotientDag::init). O(V + E).
+///  2. Offer every available node, in rank order, to Select as a seed;
+///     nodes already in a region, fused nodes and nodes of other graphs
+///     are never offered. One Select per node: O(V).
+///  3. Grow the region breadth-first from the seed through SelectInput and
+///     SelectOutput over available neighbours. Each member's edges are
+///     scanned once per attempt: O(region + its edges).
+///  4. Check the region for cycles against the quotient DAG, i.e. against
+///     the graph and every region committed so far: a path that leaves
+///     the region and re-enters it only visits groups ranked inside the
+///     region's rank window, so the search from its escaping edges is
+///     bounded by that window, and a region whose escaping edges all leave
+///     the window (such as a single-consumer chain) needs no search.
+///  5. If members are re-entered, exclude them (the re-entered side, or
+///     the re-entering side when the seed itself is re-entered), Reset the
+///     selector and retry from step 3. Each retry excludes at least one
+///     node, and what remains after removing the re-entered members is
+///     convex, so one retry almost always suffices.
+///  6. Pass the convex region to Filter. If Filter keeps everything the
+///     region stands; otherwise the kept set is split into connected
+///     components and each component, while not convex, into its convex
+///     parts by the same re-entry search (or rejected, per FilterSplit).
+///  7. For each part of at least minRegionSize nodes, extract its body and
+///     ask CreateSubgraphNode. On acceptance contract the part into one
+///     group, restoring the rank order with a Pearce-Kelly reorder
+///     confined to the window (QuotientDag::contract).
+///  8. After all seeds, run the connection hooks, then replace each region
+///     by its fused node, reusing the escaping values so that names, graph
+///     inputs and graph outputs are unchanged. Contracting only convex
+///     sets keeps the quotient DAG acyclic, so the fused graph is too.
+///
+/// Cost: O((V + E) + sum over regions of (edges of the region + groups and
+/// edges visited in its rank window) x retries). Neural-network graphs have
+/// bounded width, the depth-first ranks keep producer-consumer chains
+/// adjacent, and retries are rare, so windows and retries are O(1) and the
+/// pass is linear in practice; see docs/partitioning.md for the argument
+/// and the measured scaling.
+class PropertyPass final : private PartitionState {
+ public:
+  PropertyPass(RunState& run, const std::string& backend, size_t backendIndex,
+               SubgraphProperty& property)
+      : run_(run),
+        graph_(run.graph),
+        backend_(backend),
+        backendIndex_(backendIndex),
+        property_(property),
+        options_(property.options()),
+        label_(backend + "/" + property.name()) {}
+
+  Status run();
+
+ private:
+  // A region accepted by its property and awaiting graph surgery.
+  struct PendingRegion {
+    RegionInfo info;
+    std::vector<Node*> members;
+    RegionBody body;
+    FusedNode fused;
+  };
+
+  bool available(const Node& node) const override {
+    return node.graph() == &graph_ && !run_.isFused(node) && taken_[node.id()] < 0 &&
+           excluded_[node.id()] != seedMark_;
+  }
+  Status fail(const std::string& message) const {
+    return Status::invalid("subgraph property " + label_ + ": " + message);
+  }
+
+  Status formRegionFrom(Node* seed);
+  void grow(Node* seed);
+  void excludeForCycle(Node* seed, std::vector<Reentry> reentered);
+  std::string cycleReason(const Reentry& r) const;
+  Status filterAndCommit();
+  std::vector<std::vector<Node*>> splitIntoConvexParts(std::vector<Node*> kept);
+  std::vector<std::vector<Node*>> connectedComponents(const std::vector<Node*>& nodes);
+  void commit(std::vector<Node*> part);
+  Status connectAll();
+  Node* materialize(PendingRegion& region);
+
+  RunState& run_;
+  Graph& graph_;
+  const std::string& backend_;
+  size_t backendIndex_;
+  SubgraphProperty& property_;
+  const PropertyOptions options_;
+  const std::string label_;
+
+  std::unique_ptr<SubgraphSelectorV2> selector_;
+  QuotientDag dag_;
+  RegionBodyBuilder bodies_;
+  std::vector<int> taken_;           // pending region index by node id, or -1
+  std::vector<uint32_t> excluded_;   // == seedMark_: excluded for this seed
+  std::vector<uint32_t> candidate_;  // == candidateMark_: in the grown region
+  std::vector<uint32_t> scratch_;    // == scratchMark_: Filter result, components
+  uint32_t seedMark_ = 0;
+  uint32_t candidateMark_ = 0;
+  uint32_t scratchMark_ = 0;
+  std::vector<Node*> region_;
+  std::vector<PendingRegion> pending_;
+};
+
+Status PropertyPass::run() {
+  Status pre = property_.PrePartition(graph_);
+  if (!pre) return fail("PrePartition failed: " + pre.message());
+  selector_ = property_.CreateSubgraphSelectorV2();
+  if (!selector_)
+    return fail(
+        "creates no selector (override CreateSubgraphSelector or CreateSubgraphSelectorV2)");
+  Status init = dag_.init(graph_);
+  if (!init) return fail(init.message());
+
+  const NodeId bound = graph_.nodeIdBound();
+  taken_.assign(bound, -1);
+  excluded_.assign(bound, 0);
+  candidate_.assign(bound, 0);
+  scratch_.assign(bound, 0);
+  bodies_.reset(graph_);
+  // Copy the order: contraction never changes it, but a seed loop over a
+  // member of dag_ reads more clearly as a loop over a fixed list.
+  const std::vector<Node*> order = dag_.order();
+  for (Node* seed : order) {
+    if (!available(*seed)) continue;
+    SUBGRAPH_RETURN_IF_ERROR(formRegionFrom(seed));
+  }
+
+  SUBGRAPH_RETURN_IF_ERROR(connectAll());
+  std::vector<FusedRegion> fused;
+  fused.reserve(pending_.size());
+  for (PendingRegion& region : pending_) {
+    fused.push_back(FusedRegion{region.info.id, materialize(region)});
+  }
+  Status post = property_.PostPartition(graph_, fused);
+  if (!post) return fail("PostPartition failed: " + post.message());
+  return Status::ok();
+}
+
+Status PropertyPass::formRegionFrom(Node* seed) {
+  ++seedMark_;
+  for (bool retry = false;; retry = true) {
+    selector_->Reset();
+    Decision select = selector_->Select(NodeView(*seed, *this));
+    if (!select) {
+      if (!retry) {
+        run_.note(*seed, ReasonKind::kNoSelector,
+                  select.reason().empty() ? std::string()
+                                          : "not selected by " + label_ + ": " + select.reason());
+      } else {
+        run_.note(*seed, ReasonKind::kCycle,
+                  "its region was cut to avoid a cycle, after which " + label_ +
+                      " no longer selected it" +
+                      (select.reason().empty() ? "" : ": " + select.reason()));
+      }
+      return Status::ok();
+    }
+    grow(seed);
+    std::sort(region_.begin(), region_.end(),
+              [&](const Node* a, const Node* b) { return dag_.rank(*a) < dag_.rank(*b); });
+    std::vector<Reentry> reentered = dag_.findReentries(region_, QuotientDag::Direction::kForward);
+    if (reentered.empty()) return filterAndCommit();
+    excludeForCycle(seed, std::move(reentered));
+  }
+}
+
+void PropertyPass::grow(Node* seed) {
+  ++candidateMark_;
+  region_.clear();
+  region_.push_back(seed);
+  candidate_[seed->id()] = candidateMark_;
+  auto offer = [&](Node* n, Node* other, bool isProducer) {
+    if (candidate_[other->id()] == candidateMark_ || !available(*other)) return;
+    NodeView nodeView(*n, *this), otherView(*other, *this);
+    Decision d = isProducer ? selector_->SelectInput(nodeView, otherView)
+                            : selector_->SelectOutput(nodeView, otherView);
+    if (!d) return;
+    candidate_[other->id()] = candidateMark_;
+    region_.push_back(other);
+  };
+  for (size_t i = 0; i < region_.size(); ++i) {
+    Node* n = region_[i];
+    for (Value* in : n->inputs())
+      if (in && in->producer()) offer(n, in->producer(), true);
+    for (Value* out : n->outputs()) {
+      if (out->producer() != n) continue;
+      for (const Use& use : out->uses()) offer(n, use.user, false);
+    }
+  }
+}
+
+std::string PropertyPass::cycleReason(const Reentry& r) const {
+  const Node& via = *r.via;
+  int region = run_.regionOfFused(via);
+  if (region < 0 && via.id() < taken_.size() && taken_[via.id()] >= 0)
+    region = pending_[static_cast<size_t>(taken_[via.id()])].info.id;
+  std::string where = via.qualifiedOpType() + " '" + via.displayName() + "'";
+  if (region >= 0)
+    return "would form a cycle with region " + std::to_string(region) + " through node " + where +
+           " (" + label_ + ")";
+  return "would form a cycle through node " + where + " outside the region (" + label_ + ")";
+}
+
+void PropertyPass::excludeForCycle(Node* seed, std::vector<Reentry> reentered) {
+  auto contains = [](const std::vector<Reentry>& list, const Node* n) {
+    return std::any_of(list.begin(), list.end(), [n](const Reentry& r) { return r.member == n; });
+  };
+  // Dropping every re-entered member leaves a convex set. Keep the seed:
+  // when it is itself re-entered, drop the members that re-enter instead,
+  // and when it is both, drop both sides but the seed.
+  std::vector<Reentry> drop;
+  if (!contains(reentered, seed)) {
+    drop = std::move(reentered);
+  } else {
+    std::vector<Reentry> reentering =
+        dag_.findReentries(region_, QuotientDag::Direction::kBackward);
+    if (!contains(reentering, seed)) {
+      drop = std::move(reentering);
+    } else {
+      for (auto* list : {&reentered, &reentering})
+        for (const Reentry& r : *list)
+          if (r.member != seed && !contains(drop, r.member)) drop.push_back(r);
+    }
+  }
+  for (const Reentry& r : drop) {
+    excluded_[r.member->id()] = seedMark_;
+    run_.note(*r.member, ReasonKind::kCycle, cycleReason(r));
+  }
+}
+
+Status PropertyPass::filterAndCommit() {
+  std::vector<const Node*> candidates(region_.begin(), region_.end());
+  std::vector<const Node*> kept = selector_->Filter(candidates);
+  ++scratchMark_;
+  for (const Node* k : kept) {
+    if (!k || k->graph() != &graph_ || candidate_[k->id()] != candidateMark_)
+      return fail("Filter returned " +
+                  (k ? k->qualifiedOpType() + " node '" + k->displayName() + "'"
+                     : std::string("a null node")) +
+                  ", which is not one of its candidates");
+    if (scratch_[k->id()] == scratchMark_)
+      return fail("Filter returned node '" + k->displayName() + "' twice");
+    scratch_[k->id()] = scratchMark_;
+  }
+  if (kept.size() == region_.size()) {
+    // The grown region is connected by construction and was just found
+    // convex, so it stands as it is.
+    commit(region_);
+    return Status::ok();
+  }
+  std::vector<Node*> keptNodes;
+  for (Node* n : region_) {
+    if (scratch_[n->id()] == scratchMark_) {
+      keptNodes.push_back(n);
+      continue;
+    }
+    std::string why = selector_->FilterReason(*n);
+    run_.note(*n, ReasonKind::kFilter,
+              "dropped by Filter of " + label_ + (why.empty() ? "" : ": " + why));
+  }
+  if (keptNodes.empty()) return Status::ok();
+  std::vector<std::vector<Node*>> parts = splitIntoConvexParts(keptNodes);
+  if (parts.size() > 1 && options_.filterSplit == FilterSplit::kReject) {
+    for (Node* n : keptNodes)
+      run_.note(*n, ReasonKind::kFilter,
+                "Filter of " + label_ + " kept a set that is not one connected, convex region (" +
+                    std::to_string(parts.size()) + " parts), and the property rejects splits");
+    return Status::ok();
+  }
+  for (std::vector<Node*>& part : parts) commit(std::move(part));
+  return Status::ok();
+}
+
+std::vector<std::vector<Node*>> PropertyPass::connectedComponents(const std::vector<Node*>& nodes) {
+  ++scratchMark_;
+  const uint32_t inSet = scratchMark_;
+  for (Node* n : nodes) scratch_[n->id()] = inSet;
+  ++scratchMark_;
+  const uint32_t seen = scratchMark_;
+  std::vector<std::vector<Node*>> components;
+  for (Node* start : nodes) {
+    if (scratch_[start->id()] == seen) continue;
+    std::vector<Node*> component{start};
+    scratch_[start->id()] = seen;
+    auto reach = [&](Node* other) {
+      if (scratch_[other->id()] != inSet) return;
+      scratch_[other->id()] = seen;
+      component.push_back(other);
+    };
+    for (size_t i = 0; i < component.size(); ++i) {
+      Node* n = component[i];
+      for (Value* in : n->inputs())
+        if (in && in->producer()) reach(in->producer());
+      for (Value* out : n->outputs())
+        for (const Use& use : out->uses()) reach(use.user);
+    }
+    std::sort(component.begin(), component.end(),
+              [&](const Node* a, const Node* b) { return dag_.rank(*a) < dag_.rank(*b); });
+    components.push_back(std::move(component));
+  }
+  return components;
+}
+
+std::vector<std::vector<Node*>> PropertyPass::splitIntoConvexParts(std::vector<Node*> kept) {
+  // Each step either accepts a connected, convex component or splits it
+  // into the re-entered members and the rest, both strictly smaller (the
+  // lowest-ranked member is never re-entered), so this terminates.
+  std::vector<std::vector<Node*>> parts;
+  std::deque<std::vector<Node*>> work;
+  for (auto& c : connectedComponents(kept)) work.push_back(std::move(c));
+  while (!work.empty()) {
+    std::vector<Node*> component = std::move(work.front());
+    work.pop_front();
+    std::vector<Reentry> reentered =
+        dag_.findReentries(component, QuotientDag::Direction::kForward);
+    if (reentered.empty()) {
+      parts.push_back(std::move(component));
+      continue;
+    }
+    ++scratchMark_;
+    for (const Reentry& r : reentered) scratch_[r.member->id()] = scratchMark_;
+    std::vector<Node*> rest, cut;
+    for (Node* n : component) (scratch_[n->id()] == scratchMark_ ? cut : rest).push_back(n);
+    for (auto* side : {&rest, &cut})
+      for (auto& c : connectedComponents(*side)) work.push_back(std::move(c));
+  }
+  return parts;
+}
+
+void PropertyPass::commit(std::vector<Node*> part) {
+  if (part.size() < options_.minRegionSize) {
+    for (Node* n : part)
+      run_.note(*n, ReasonKind::kMinSize,
+                "region of " + std::to_string(part.size()) +
+                    (part.size() == 1 ? " node" : " nodes") + " is below the minimum region size " +
+                    std::to_string(options_.minRegionSize) + " of " + label_);
+    return;
+  }
+  PendingRegion region;
+  region.info.id = run_.nextRegionId;
+  region.info.backend = backend_;
+  region.info.property = property_.name();
+  region.info.nodes.assign(part.begin(), part.end());
+  region.body = bodies_.build(
+      part, backend_ + "_" + region.info.property + "_" + std::to_string(region.info.id), options_);
+  SubgraphNodeResult result = property_.CreateSubgraphNode(region.body.body, region.info);
+  if (!result.accepted()) {
+    for (Node* n : part)
+      run_.note(*n, ReasonKind::kRejected,
+                "region rejected by property " + label_ +
+                    (result.reason().empty() ? "" : ": " + result.reason()));
+    return;
+  }
+  ++run_.nextRegionId;
+  run_.regionBackend.push_back(backendIndex_);
+  dag_.contract(part);
+  const int index = static_cast<int>(pending_.size());
+  for (Node* n : part) taken_[n->id()] = index;
+  region.fused = std::move(result.node());
+  region.members = std::move(part);
+  pending_.push_back(std::move(region));
+}
+
+Status PropertyPass::connectAll() {
+  // Hooks run for every region before the graph changes, so a hook that
+  // breaks its contract leaves the graph as this pass found it.
+  for (PendingRegion& region : pending_) {
+    Graph& body = *region.body.body;
+    const std::string which = "region " + std::to_string(region.info.id);
+    const std::vector<Value*> escaping = region.body.outputs;
+    Status in = property_.ConnectSubgraphInputs(body, region.body.inputs);
+    if (!in) return fail("ConnectSubgraphInputs failed for " + which + ": " + in.message());
+    Status out = property_.ConnectSubgraphOutputs(body, region.body.outputs);
+    if (!out) return fail("ConnectSubgraphOutputs failed for " + which + ": " + out.message());
+
+    if (region.body.inputs.size() != body.inputs().size())
+      return fail("ConnectSubgraphInputs gave " + which + " " +
+                  std::to_string(region.body.inputs.size()) + " inputs for a body with " +
+                  std::to_string(body.inputs().size()));
+    for (Value* v : region.body.inputs) {
+      if (!v || v->graph() != &graph_)
+        return fail("ConnectSubgraphInputs gave " + which +
+                    " an input that is not a value of graph '" + graph_.name() + "'");
+      if (v->producer() && v->producer()->id() < taken_.size() &&
+          taken_[v->producer()->id()] == static_cast<int>(&region - pending_.data()))
+        return fail("ConnectSubgraphInputs connected " + which + " to its own value '" + v->name() +
+                    "'");
+    }
+    std::vector<Value*> given = region.body.outputs;
+    std::vector<Value*> expected = escaping;
+    std::sort(given.begin(), given.end());
+    std::sort(expected.begin(), expected.end());
+    if (given != expected || region.body.outputs.size() != body.outputs().size())
+      return fail("ConnectSubgraphOutputs must keep " + which +
+                  "'s outputs a permutation of its escaping values");
+    if (!region.fused.op)
+      region.fused.op = OpRegistry::global().intern("subgraph." + backend_, region.info.property);
+    if (region.fused.name.empty())
+      region.fused.name =
+          backend_ + "_" + region.info.property + "_" + std::to_string(region.info.id);
+  }
+  return Status::ok();
+}
+
+Node* PropertyPass::materialize(PendingRegion& region) {
+  // Collect the members' values before the members go away; escaping
+  // values (read outside, or graph outputs) become the fused node's
+  // outputs, so outer readers and graph outputs keep pointing at them.
+  std::vector<Value*> produced;
+  for (Node* n : region.members)
+    for (Value* v : n->outputs())
+      if (v->producer() == n) produced.push_back(v);
+  RegionReport report;
+  report.id = region.info.id;
+  report.backend = backend_;
+  report.property = region.info.property;
+  report.fusedNode = region.fused.name;
+  for (Node* n : region.members) {
+    report.nodes.push_back(n->displayName());
+    report.nodeIds.push_back(n->id());
+    if (n->id() < run_.inputBound) run_.regionOf[n->id()] = region.info.id;
+  }
+  for (Node* n : region.members) graph_.removeNode(n, /*keepOutputs=*/true);
+  std::vector<Value*>& outputs = region.body.outputs;
+  for (Value* v : produced)
+    if (std::find(outputs.begin(), outputs.end(), v) == outputs.end() && !v->hasUses() &&
+        !v->isGraphInput() && !v->isGraphOutput())
+      graph_.removeValue(v);
+  Node* fused = graph_.addNode(region.fused.op, region.body.inputs, outputs,
+                               std::move(region.fused.attrs), region.fused.name);
+  for (Value* c : region.body.inlinedConstants)
+    if (!c->hasUses() && !c->isGraphInput() && !c->isGraphOutput()) graph_.removeValue(c);
+  run_.markFused(*fused, region.info.id);
+  for (Value* v : fused->inputs()) report.inputs.push_back(v ? v->name() : std::string());
+  for (Value* v : fused->outputs()) report.outputs.push_back(v->name());
+  run_.report.regions.push_back(std::move(report));
+  return fused;
+}
+
+// Every available node a lower-priority backend would seed a region at, as
+// a bit per backend index, to report nodes a higher-priority one took.
+class AllAvailable final : public PartitionState {
+ public:
+  explicit AllAvailable(const RunState& run) : run_(run) {}
+  bool available(const Node& node) const override {
+    return node.graph() == &run_.graph && !run_.isFused(node);
+  }
+
+ private:
+  const RunState& run_;
+};
+
+std::vector<uint64_t> lowerPriorityWishes(const RunState& run, std::span<SubgraphBackend> backends,
+                                          const PartitionOptions& options) {
+  std::vector<uint64_t> wanted(run.inputBound, 0);
+  AllAvailable state(run);
+  for (size_t b = 1; b < backends.size() && b < 64; ++b)
+    for (auto& property : backends[b].properties) {
+      if (options.forTraining && property->options().inferenceOnly) continue;
+      std::unique_ptr<SubgraphSelectorV2> selector = property->CreateSubgraphSelectorV2();
+      if (!selector) continue;
+      for (Node* n : run.graph.nodes()) {
+        if (!state.available(*n)) continue;
+        selector->Reset();
+        if (selector->Select(NodeView(*n, state))) wanted[n->id()] |= uint64_t{1} << b;
+      }
+    }
+  return wanted;
+}
+
+void fillReport(RunState& run, const std::vector<NodeId>& inputOrder,
+                const std::vector<uint64_t>& wanted, std::span<SubgraphBackend> backends) {
+  PartitionReport& report = run.report;
+  for (NodeId id : inputOrder) {
+    if (run.regionOf[id] >= 0) {
+      ++report.nodesInRegions;
+      if (id < wanted.size() && wanted[id]) {
+        size_t owner = run.regionBackend[static_cast<size_t>(run.regionOf[id])];
+        const RegionReport& region = report.regions[static_cast<size_t>(run.regionOf[id])];
+        std::string name = region.nodes[static_cast<size_t>(
+            std::find(region.nodeIds.begin(), region.nodeIds.end(), id) - region.nodeIds.begin())];
+        for (size_t b = owner + 1; b < backends.size() && b < 64; ++b)
+          if (wanted[id] & (uint64_t{1} << b))
+            report.contested.push_back(
+                ContestedNode{name, backends[b].name, region.backend, region.id});
+      }
+      continue;
+    }
+    const Node* n = run.graph.node(id);
+    const NodeReason& r = run.reasons[id];
+    RejectedNode entry;
+    entry.node = n ? n->displayName() : "#" + std::to_string(id);
+    entry.op = n ? n->qualifiedOpType() : std::string();
+    entry.kind = n ? reasonKindName(r.kind) : "removed";
+    if (!n)
+      entry.reason = "removed from the graph by a PostPartition hook";
+    else if (r.kind == ReasonKind::kNone)
+      entry.reason = backends.empty() ? "no backend is active" : "no selector matched";
+    else if (r.text.empty())
+      entry.reason = "no selector matched";
+    else
+      entry.reason = r.text;
+    report.rejected.push_back(std::move(entry));
+  }
+}
+
+}  // namespace
+
+StatusOr<PartitionReport> partitionGraph(Graph& graph, std::span<SubgraphBackend> backends,
+                                         const PartitionOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  RunState run(graph);
+  QuotientDag initial;
+  Status valid = initial.init(graph);
+  if (!valid) return Status::invalid("cannot partition: " + valid.message());
+  std::vector<NodeId> inputOrder;
+  inputOrder.reserve(initial.order().size());
+  for (const Node* n : initial.order()) inputOrder.push_back(n->id());
+  initial = QuotientDag();
+
+  std::vector<uint64_t> wanted;
+  if (options.reportContested && backends.size() > 1)
+    wanted = lowerPriorityWishes(run, backends, options);
+
+  for (size_t b = 0; b < backends.size(); ++b) {
+    run.report.backends.push_back(backends[b].name);
+    for (auto& property : backends[b].properties) {
+      if (!property)
+        return Status::invalid("subgraph backend '" + backends[b].name + "' has a null property");
+      if (options.forTraining && property->options().inferenceOnly) {
+        run.report.skipped.push_back(backends[b].name + "/" + property->name() +
+                                     ": inference-only, and the graph is partitioned for training");
+        continue;
+      }
+      PropertyPass pass(run, backends[b].name, b, *property);
+      SUBGRAPH_RETURN_IF_ERROR(pass.run());
+    }
+  }
+  QuotientDag check;
+  Status acyclic = check.init(graph);
+  if (!acyclic)
+    return Status(StatusCode::kInternal, "partitioned graph is not acyclic: " + acyclic.message());
+
+  run.report.nodesTotal = inputOrder.size();
+  fillReport(run, inputOrder, wanted, backends);
+  run.report.partitionMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return std::move(run.report);
+}
+
+StatusOr<PartitionReport> partitionGraph(Graph& graph, const std::vector<std::string>& backendNames,
+                                         const PartitionOptions& options) {
+  auto backends = instantiateBackends(backendNames);
+  if (!backends) return backends.status();
+  return partitionGraph(graph, std::span<SubgraphBackend>(backends.value()), options);
+}
+
+}  // namespace subgraph::partition

@@ -1,0 +1,461 @@
+//===- subgraph/pattern_selector.cpp - Declarative fusion patterns --------===//
+//
+// Op matchers, predicates, pattern validation and the backtracking matcher
+// behind PatternSelector. Patterns are a handful of nodes, so the matcher
+// keeps its assignment in a plain vector and checks "already used" by a
+// linear scan; a step budget bounds pathological fan-out.
+//
+//===----------------------------------------------------------------------===//
+#include "subgraph/partition/pattern_selector.h"
+
+#include <algorithm>
+
+namespace subgraph::partition {
+namespace {
+
+// Backtracking steps allowed per match. Real patterns need a few dozen;
+// the budget only stops a pathological graph (a node with thousands of
+// consumers matching a many-node pattern) from stalling partitioning.
+constexpr size_t kMatchStepBudget = 100000;
+
+std::string quoted(const Node& node) {
+  return node.qualifiedOpType() + " '" + node.displayName() + "'";
+}
+
+const AttrValue* attrOrDefault(const Node& node, const std::string& name) {
+  if (const Attribute* a = node.attr(name)) return &a->value();
+  if (const OpSchema* schema = node.schema())
+    if (const AttrSpec* spec = schema->findAttr(name))
+      if (spec->defaultValue) return &*spec->defaultValue;
+  return nullptr;
+}
+
+std::string intsToString(const std::vector<int64_t>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + "]";
+}
+
+template <typename T>
+NodePredicate attrEqualsImpl(std::string name, T expected, std::string expectedText) {
+  return [name = std::move(name), expected = std::move(expected),
+          expectedText = std::move(expectedText)](const Node& node) -> Decision {
+    const AttrValue* v = attrOrDefault(node, name);
+    if (!v) return Decision::no("attribute '" + name + "' is absent, expected " + expectedText);
+    const T* actual = std::get_if<T>(v);
+    if (!actual)
+      return Decision::no("attribute '" + name + "' is " +
+                          std::string(attrKindName(static_cast<AttrKind>(v->index()))) +
+                          ", expected " + expectedText);
+    if (!(*actual == expected))
+      return Decision::no("attribute '" + name + "' is not " + expectedText);
+    return Decision::yes();
+  };
+}
+
+bool isZeroSize(const TensorType& type) {
+  if (!type.shape) return false;
+  for (const Dim& d : *type.shape)
+    if (d.isStatic() && d.size() == 0) return true;
+  return false;
+}
+
+// Backtracking search for one match; see pattern_selector.h for semantics.
+class Matcher {
+ public:
+  Matcher(const Pattern& pattern, const std::function<bool(const Node&)>& available)
+      : pattern_(pattern), available_(available), assigned_(pattern.nodes().size(), nullptr) {}
+
+  PatternMatch run(const Node& anchor) {
+    PatternMatch result;
+    Decision d = pattern_.nodes()[0].matches(anchor);
+    if (!d) {
+      result.failure = "pattern '" + pattern_.name() + "': " + d.explain("anchor does not match");
+      return result;
+    }
+    assigned_[0] = &anchor;
+    if (solve(1)) {
+      result.nodes = assigned_;
+    } else {
+      result.failure =
+          "pattern '" + pattern_.name() + "': " + (note_.empty() ? std::string("no match") : note_);
+    }
+    return result;
+  }
+
+ private:
+  bool isAvailable(const Node& node) const { return !available_ || available_(node); }
+  bool used(const Node* node) const {
+    return std::find(assigned_.begin(), assigned_.end(), node) != assigned_.end();
+  }
+  // Remembers why the deepest attempt failed: that is the explanation
+  // closest to a match, hence the most useful one.
+  void fail(size_t depth, std::string why) {
+    if (depth >= noteDepth_) {
+      noteDepth_ = depth;
+      note_ = std::move(why);
+    }
+  }
+
+  static bool flows(const Node* producer, size_t output, const Node* consumer, int input) {
+    Value* v = producer->output(output);
+    if (!v) return false;
+    if (input >= 0) return consumer->input(static_cast<size_t>(input)) == v;
+    for (Value* in : consumer->inputs())
+      if (in == v) return true;
+    return false;
+  }
+
+  bool edgesHold(size_t k, const Node* x) const {
+    for (const Pattern::Edge& e : pattern_.edges()) {
+      if (e.consumer == k && e.producer != k && assigned_[e.producer] &&
+          !flows(assigned_[e.producer], e.output, x, e.input))
+        return false;
+      if (e.producer == k && e.consumer != k && assigned_[e.consumer] &&
+          !flows(x, e.output, assigned_[e.consumer], e.input))
+        return false;
+    }
+    return true;
+  }
+
+  // Candidates for pattern node k: neighbours of the first matched node it
+  // has a pattern edge with. Returns false if no such node is matched.
+  bool candidates(size_t k, std::vector<const Node*>& out, std::string& where) const {
+    for (const Pattern::Edge& e : pattern_.edges()) {
+      if (e.consumer == k && e.producer < k && assigned_[e.producer]) {
+        const Node* p = assigned_[e.producer];
+        where = "no consumer of " + quoted(*p);
+        if (Value* v = p->output(e.output))
+          for (const Use& use : v->uses())
+            if ((e.input < 0 || use.inputIndex == static_cast<uint32_t>(e.input)) &&
+                std::find(out.begin(), out.end(), use.user) == out.end())
+              out.push_back(use.user);
+        return true;
+      }
+      if (e.producer == k && e.consumer < k && assigned_[e.consumer]) {
+        const Node* c = assigned_[e.consumer];
+        where = "no producer of an input of " + quoted(*c);
+        for (size_t i = 0; i < c->numInputs(); ++i) {
+          if (e.input >= 0 && i != static_cast<size_t>(e.input)) continue;
+          Value* in = c->input(i);
+          if (in && in->producer() &&
+              std::find(out.begin(), out.end(), in->producer()) == out.end())
+            out.push_back(in->producer());
+        }
+        return true;
+      }
+    }
+    return false;
+  }
+
+  bool solve(size_t k) {
+    if (k == assigned_.size()) return true;
+    if (++steps_ > kMatchStepBudget) {
+      fail(assigned_.size(), "search budget exhausted");
+      return false;
+    }
+    const OpMatcher& m = pattern_.nodes()[k];
+    std::vector<const Node*> found;
+    std::string where;
+    if (candidates(k, found, where)) {
+      if (found.empty()) fail(k, where + " is " + m.describe());
+      for (const Node* x : found) {
+        if (used(x)) continue;
+        if (!isAvailable(*x)) {
+          fail(k, quoted(*x) + " is not available (claimed by another region)");
+          continue;
+        }
+        Decision d = m.matches(*x);
+        if (!d) {
+          fail(k, d.explain(quoted(*x) + " does not match " + m.describe()));
+          continue;
+        }
+        if (!edgesHold(k, x)) {
+          fail(k, quoted(*x) + " is not connected as the pattern requires");
+          continue;
+        }
+        assigned_[k] = x;
+        if (solve(k + 1)) return true;
+        assigned_[k] = nullptr;
+      }
+    } else if (!m.isOptional()) {
+      fail(k, "required " + m.describe() + " has no matched neighbour");
+    }
+    if (m.isOptional()) return solve(k + 1);
+    return false;
+  }
+
+  const Pattern& pattern_;
+  const std::function<bool(const Node&)>& available_;
+  std::vector<const Node*> assigned_;
+  size_t steps_ = 0;
+  size_t noteDepth_ = 0;
+  std::string note_;
+};
+
+}  // namespace
+
+//===--- OpMatcher --------------------------------------------------------===//
+
+OpMatcher::OpMatcher(std::string opType) { opTypes_.push_back(std::move(opType)); }
+
+OpMatcher OpMatcher::anyOf(std::vector<std::string> opTypes) {
+  OpMatcher m;
+  m.opTypes_ = std::move(opTypes);
+  return m;
+}
+
+OpMatcher OpMatcher::anyOp() { return OpMatcher(); }
+
+OpMatcher& OpMatcher::where(NodePredicate predicate) {
+  predicates_.push_back(std::move(predicate));
+  return *this;
+}
+
+OpMatcher& OpMatcher::optional(bool isOptional) {
+  optional_ = isOptional;
+  return *this;
+}
+
+bool OpMatcher::matchesOpType(const Node& node) const {
+  if (opTypes_.empty()) return true;
+  for (const std::string& t : opTypes_) {
+    // "Conv" names the default domain; "domain.Op" any other.
+    size_t dot = t.rfind('.');
+    if (dot == std::string::npos) {
+      if (node.domain().empty() && node.opType() == t) return true;
+    } else if (node.opType() == std::string_view(t).substr(dot + 1) &&
+               canonicalDomain(node.domain()) ==
+                   canonicalDomain(std::string_view(t).substr(0, dot))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+Decision OpMatcher::matches(const Node& node) const {
+  if (!matchesOpType(node)) return Decision::no(quoted(node) + " is not " + describe());
+  for (const NodePredicate& p : predicates_) {
+    Decision d = p(node);
+    if (!d) return Decision::no(quoted(node) + ": " + d.explain("a predicate failed"));
+  }
+  return Decision::yes();
+}
+
+std::string OpMatcher::describe() const {
+  if (opTypes_.empty()) return "*";
+  std::string out;
+  for (const std::string& t : opTypes_) out += (out.empty() ? "" : "|") + t;
+  return out;
+}
+
+//===--- Predicates -------------------------------------------------------===//
+
+namespace predicates {
+
+NodePredicate attrEquals(std::string name, int64_t value) {
+  return attrEqualsImpl<int64_t>(std::move(name), value, std::to_string(value));
+}
+
+NodePredicate attrEquals(std::string name, std::string value) {
+  std::string text = "'" + value + "'";
+  return attrEqualsImpl<std::string>(std::move(name), std::move(value), std::move(text));
+}
+
+NodePredicate attrEquals(std::string name, std::vector<int64_t> value) {
+  std::string text = intsToString(value);
+  return attrEqualsImpl<std::vector<int64_t>>(std::move(name), std::move(value), std::move(text));
+}
+
+NodePredicate inputIsConstant(size_t index) {
+  return [index](const Node& node) -> Decision {
+    Value* v = node.input(index);
+    if (!v) return Decision::no("input " + std::to_string(index) + " is absent");
+    if (!v->isInitializer() || v->isGraphInput())
+      return Decision::no("input " + std::to_string(index) + " ('" + v->name() +
+                          "') is not a constant");
+    return Decision::yes();
+  };
+}
+
+NodePredicate hasOneUse() {
+  return [](const Node& node) -> Decision {
+    for (Value* out : node.outputs()) {
+      if (out->uses().size() != 1)
+        return Decision::no("output '" + out->name() + "' has " +
+                            std::to_string(out->uses().size()) + " uses, expected 1");
+      if (out->isGraphOutput())
+        return Decision::no("output '" + out->name() + "' is a graph output");
+    }
+    return Decision::yes();
+  };
+}
+
+NodePredicate staticShapes() {
+  return [](const Node& node) -> Decision {
+    for (Value* v : node.inputs())
+      if (v && (!v->type().shape || !isStaticShape(*v->type().shape)))
+        return Decision::no("input '" + v->name() + "' has a non-static shape " +
+                            v->type().toString());
+    for (Value* v : node.outputs())
+      if (!v->type().shape || !isStaticShape(*v->type().shape))
+        return Decision::no("output '" + v->name() + "' has a non-static shape " +
+                            v->type().toString());
+    return Decision::yes();
+  };
+}
+
+NodePredicate noZeroSizeDims() {
+  return [](const Node& node) -> Decision {
+    for (Value* v : node.inputs())
+      if (v && isZeroSize(v->type()))
+        return Decision::no("input '" + v->name() + "' is empty: " + v->type().toString());
+    for (Value* v : node.outputs())
+      if (isZeroSize(v->type()))
+        return Decision::no("output '" + v->name() + "' is empty: " + v->type().toString());
+    return Decision::yes();
+  };
+}
+
+NodePredicate outputRank(size_t rank) {
+  return [rank](const Node& node) -> Decision {
+    Value* v = node.output(0);
+    if (!v || !v->type().hasRank()) return Decision::no("output 0 has unknown rank");
+    if (v->type().rank() != rank)
+      return Decision::no("output '" + v->name() + "' has rank " +
+                          std::to_string(v->type().rank()) + ", expected " + std::to_string(rank));
+    return Decision::yes();
+  };
+}
+
+}  // namespace predicates
+
+//===--- Pattern and PatternBuilder --------------------------------------===//
+
+Pattern Pattern::chain(std::string name, std::vector<OpMatcher> ops) {
+  PatternBuilder builder(std::move(name));
+  for (size_t i = 0; i < ops.size(); ++i) {
+    builder.add(std::move(ops[i]));
+    if (i > 0) builder.connect(i - 1, i, 0, 0);
+  }
+  return builder.build().value();
+}
+
+PatternBuilder::PatternBuilder(std::string name) { pattern_.name_ = std::move(name); }
+
+size_t PatternBuilder::add(OpMatcher matcher) {
+  pattern_.nodes_.push_back(std::move(matcher));
+  return pattern_.nodes_.size() - 1;
+}
+
+PatternBuilder& PatternBuilder::connect(size_t producer, size_t consumer, int input,
+                                        size_t output) {
+  pattern_.edges_.push_back(Pattern::Edge{producer, consumer, input, output});
+  return *this;
+}
+
+StatusOr<Pattern> PatternBuilder::build() const {
+  const Pattern& p = pattern_;
+  auto bad = [&](const std::string& why) {
+    return Status::invalid("pattern '" + p.name_ + "': " + why);
+  };
+  if (p.nodes_.empty()) return bad("it has no nodes");
+  if (p.nodes_[0].isOptional()) return bad("the anchor (node 0) cannot be optional");
+  for (const Pattern::Edge& e : p.edges_) {
+    if (e.producer >= p.nodes_.size() || e.consumer >= p.nodes_.size())
+      return bad("an edge refers to node " + std::to_string(std::max(e.producer, e.consumer)) +
+                 " but there are only " + std::to_string(p.nodes_.size()));
+    if (e.producer == e.consumer)
+      return bad("node " + std::to_string(e.producer) + " is connected to itself");
+  }
+  for (size_t k = 1; k < p.nodes_.size(); ++k) {
+    bool connected = false, viaRequired = false;
+    for (const Pattern::Edge& e : p.edges_) {
+      size_t other = e.consumer == k ? e.producer : e.producer == k ? e.consumer : k;
+      if (other >= k) continue;
+      connected = true;
+      viaRequired = viaRequired || !p.nodes_[other].isOptional();
+    }
+    if (!connected)
+      return bad("node " + std::to_string(k) + " (" + p.nodes_[k].describe() +
+                 ") has no edge to an earlier node; list nodes so each one connects to an "
+                 "earlier one");
+    if (!p.nodes_[k].isOptional() && !viaRequired)
+      return bad("required node " + std::to_string(k) + " (" + p.nodes_[k].describe() +
+                 ") connects to earlier nodes only through optional ones");
+  }
+  return p;
+}
+
+PatternMatch matchPattern(const Pattern& pattern, const Node& anchor,
+                          const std::function<bool(const Node&)>& available) {
+  return Matcher(pattern, available).run(anchor);
+}
+
+//===--- PatternSelector --------------------------------------------------===//
+
+PatternSelector::PatternSelector(std::shared_ptr<const Pattern> pattern)
+    : pattern_(std::move(pattern)) {}
+
+bool PatternSelector::inMatch(const Node& node) const {
+  return std::find(match_.nodes.begin(), match_.nodes.end(), &node) != match_.nodes.end();
+}
+
+Decision PatternSelector::Select(const NodeView& node) {
+  // Most nodes are not anchors; a reasonless no keeps this path free of
+  // allocations, and the report says "no selector matched" for them.
+  if (!pattern_->nodes()[0].matchesOpType(node.node())) return Decision::no();
+  match_ = matchPattern(*pattern_, node.node(),
+                        [&node](const Node& other) { return node.available(other); });
+  if (!match_.ok()) return Decision::no(match_.failure);
+  return Decision::yes();
+}
+
+Decision PatternSelector::SelectInput(const NodeView& node, const NodeView& producer) {
+  return inMatch(node.node()) && inMatch(producer.node());
+}
+
+Decision PatternSelector::SelectOutput(const NodeView& node, const NodeView& consumer) {
+  return inMatch(node.node()) && inMatch(consumer.node());
+}
+
+std::vector<const Node*> PatternSelector::Filter(std::span<const Node* const> candidates) {
+  filterReason_.clear();
+  const auto& nodes = pattern_->nodes();
+  for (size_t k = 0; k < match_.nodes.size(); ++k) {
+    const Node* matched = match_.nodes[k];
+    if (!matched || nodes[k].isOptional()) continue;
+    if (std::find(candidates.begin(), candidates.end(), matched) == candidates.end()) {
+      filterReason_ = "pattern '" + pattern_->name() + "' is incomplete without " +
+                      quoted(*matched) + " (" + nodes[k].describe() + ")";
+      return {};
+    }
+  }
+  std::vector<const Node*> kept;
+  for (const Node* c : candidates)
+    if (inMatch(*c)) kept.push_back(c);
+  return kept;
+}
+
+std::string PatternSelector::FilterReason(const Node& node) const {
+  (void)node;
+  return filterReason_;
+}
+
+void PatternSelector::Reset() {
+  match_ = PatternMatch();
+  filterReason_.clear();
+}
+
+//===--- PatternProperty --------------------------------------------------===//
+
+PatternProperty::PatternProperty(std::string name, Pattern pattern, PropertyOptions options)
+    : name_(std::move(name)), pattern_(std::make_shared<const Pattern>(std::move(pattern))) {
+  setOptions(std::move(options));
+}
+
+std::unique_ptr<SubgraphSelectorV2> PatternProperty::CreateSubgraphSelectorV2() const {
+  return std::make_unique<PatternSelector>(pattern_);
+}
+
+}  // namespace subgraph::partition

@@ -1,0 +1,212 @@
+//===- subgraph/quotient_dag.cpp - Regions as groups over a ranked DAG ----===//
+//
+// Bounded searches and Pearce-Kelly contraction over the quotient DAG; see
+// quotient_dag.h for the invariants and docs/partitioning.md for the
+// complexity argument. Membership and visited marks are epoch stamps in
+// id-indexed arrays, so starting a search never clears anything and costs
+// O(1) whatever the graph size.
+//
+//===----------------------------------------------------------------------===//
+#include "subgraph/quotient_dag.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+namespace subgraph::partition::detail {
+namespace {
+
+// Finds a node that lies on a cycle, starting from one that Kahn's algorithm
+// could not order: walking up unordered producers must revisit a node.
+const Node* nodeOnCycle(const Graph& graph, const std::vector<uint32_t>& pending,
+                        const Node* start) {
+  std::vector<char> seen(graph.nodeIdBound(), 0);
+  const Node* n = start;
+  while (!seen[n->id()]) {
+    seen[n->id()] = 1;
+    const Node* up = nullptr;
+    for (Value* v : n->inputs()) {
+      Node* p = v ? v->producer() : nullptr;
+      if (p && p->graph() == &graph && pending[p->id()] != 0) {
+        up = p;
+        break;
+      }
+    }
+    if (!up) return n;  // cannot happen in a consistent graph; name what we have
+    n = up;
+  }
+  return n;
+}
+
+}  // namespace
+
+Status QuotientDag::init(const Graph& graph) {
+  graph_ = &graph;
+  const NodeId bound = graph.nodeIdBound();
+  parent_.resize(bound);
+  next_.resize(bound);
+  std::iota(parent_.begin(), parent_.end(), NodeId{0});
+  std::iota(next_.begin(), next_.end(), NodeId{0});
+  rank_.assign(bound, std::numeric_limits<uint32_t>::max());
+  memberEpoch_.assign(bound, 0);
+  visitEpoch_.assign(bound, 0);
+  memberMark_ = visitMark_ = 0;
+  searches_ = visited_ = 0;
+
+  // Kahn's algorithm with a stack: the consumer that a node makes ready is
+  // ordered next, so a chain Conv -> BatchNormalization -> Relu gets
+  // consecutive ranks and the rank windows of typical regions stay tiny.
+  std::vector<uint32_t> pending(bound, 0);
+  for (Node* n : graph.nodes())
+    for (Value* v : n->inputs())
+      if (v && v->producer() && v->producer()->graph() == &graph) ++pending[n->id()];
+  std::vector<Node*> ready;
+  for (NodeId id = bound; id-- > 0;)
+    if (Node* n = graph.node(id); n && pending[id] == 0) ready.push_back(n);
+  order_.clear();
+  order_.reserve(graph.numNodes());
+  std::vector<Node*> fresh;
+  while (!ready.empty()) {
+    Node* n = ready.back();
+    ready.pop_back();
+    rank_[n->id()] = static_cast<uint32_t>(order_.size());
+    order_.push_back(n);
+    fresh.clear();
+    for (Value* out : n->outputs()) {
+      if (out->producer() != n) continue;
+      for (const Use& use : out->uses())
+        if (--pending[use.user->id()] == 0) fresh.push_back(use.user);
+    }
+    ready.insert(ready.end(), fresh.rbegin(), fresh.rend());
+  }
+  if (order_.size() != graph.numNodes()) {
+    for (Node* n : graph.nodes())
+      if (pending[n->id()] != 0) {
+        const Node* c = nodeOnCycle(graph, pending, n);
+        return Status::invalid("graph '" + graph.name() + "' has a cycle through " +
+                               c->qualifiedOpType() + " node '" + c->displayName() + "'");
+      }
+  }
+  return Status::ok();
+}
+
+template <typename Fn>
+void QuotientDag::forEachNeighbour(NodeId rep, Direction direction, Fn&& fn) const {
+  NodeId id = rep;
+  do {
+    const Node* n = graph_->node(id);
+    if (direction == Direction::kForward) {
+      for (Value* out : n->outputs()) {
+        if (out->producer() != n) continue;
+        for (const Use& use : out->uses()) fn(use.user);
+      }
+    } else {
+      for (Value* in : n->inputs())
+        if (in && in->producer()) fn(in->producer());
+    }
+    id = next_[id];
+  } while (id != rep);
+}
+
+QuotientDag::Window QuotientDag::markMembers(std::span<Node* const> members) {
+  ++memberMark_;
+  Window w{std::numeric_limits<uint32_t>::max(), 0};
+  for (Node* m : members) {
+    memberEpoch_[m->id()] = memberMark_;
+    uint32_t r = rank_[parent_[m->id()]];
+    w.lo = std::min(w.lo, r);
+    w.hi = std::max(w.hi, r);
+  }
+  return w;
+}
+
+void QuotientDag::search(std::span<Node* const> members, Direction direction, Window window,
+                         std::vector<NodeId>& outside, std::vector<Reentry>* reentries) {
+  ++visitMark_;
+  stack_.clear();
+  const bool forward = direction == Direction::kForward;
+  auto visit = [&](Node* nb, Node* via) {
+    NodeId rep = parent_[nb->id()];
+    if (visitEpoch_[rep] == visitMark_) return;
+    bool isMember = memberEpoch_[rep] == memberMark_;
+    if (!isMember) {
+      // Ranks grow along every path, so a group outside the window can
+      // never lead back into the set.
+      uint32_t r = rank_[rep];
+      if (forward ? r >= window.hi : r <= window.lo) return;
+    }
+    visitEpoch_[rep] = visitMark_;
+    if (isMember) {
+      if (reentries) reentries->push_back({nb, via});
+    } else {
+      outside.push_back(rep);
+    }
+    stack_.emplace_back(rep, via);
+  };
+  for (Node* m : members)
+    forEachNeighbour(m->id(), direction, [&](Node* nb) {
+      if (memberEpoch_[parent_[nb->id()]] != memberMark_) visit(nb, nb);
+    });
+  if (stack_.empty()) return;
+  ++searches_;
+  while (!stack_.empty()) {
+    auto [rep, via] = stack_.back();
+    stack_.pop_back();
+    ++visited_;
+    forEachNeighbour(rep, direction, [&, via = via](Node* nb) { visit(nb, via); });
+  }
+}
+
+std::vector<Reentry> QuotientDag::findReentries(std::span<Node* const> members,
+                                                Direction direction) {
+  std::vector<Reentry> reentries;
+  Window window = markMembers(members);
+  forward_.clear();
+  search(members, direction, window, forward_, &reentries);
+  return reentries;
+}
+
+size_t QuotientDag::contract(std::span<Node* const> members) {
+  if (members.empty()) return 0;
+  Window window = markMembers(members);
+  forward_.clear();
+  search(members, Direction::kForward, window, forward_, nullptr);
+  uint32_t newRank = window.hi;
+  size_t changed = 0;
+  if (!forward_.empty()) {
+    backward_.clear();
+    search(members, Direction::kBackward, window, backward_, nullptr);
+    if (backward_.empty()) {
+      newRank = window.lo;
+    } else {
+      // Pearce-Kelly: pool the ranks of the window's ancestors B, the
+      // members and the window's descendants F, then hand them out as
+      // B (old order), the new group, F (old order). B only moves down
+      // and F only moves up, so edges to groups outside the pool keep
+      // their direction.
+      auto byRank = [&](NodeId a, NodeId b) { return rank_[a] < rank_[b]; };
+      std::sort(backward_.begin(), backward_.end(), byRank);
+      std::sort(forward_.begin(), forward_.end(), byRank);
+      pool_.clear();
+      for (NodeId g : backward_) pool_.push_back(rank_[g]);
+      for (Node* m : members) pool_.push_back(rank_[m->id()]);
+      for (NodeId g : forward_) pool_.push_back(rank_[g]);
+      std::sort(pool_.begin(), pool_.end());
+      for (size_t i = 0; i < backward_.size(); ++i) rank_[backward_[i]] = pool_[i];
+      newRank = pool_[backward_.size()];
+      size_t firstF = pool_.size() - forward_.size();
+      for (size_t j = 0; j < forward_.size(); ++j) rank_[forward_[j]] = pool_[firstF + j];
+      changed = backward_.size() + forward_.size();
+    }
+  }
+  NodeId rep = members.front()->id();
+  for (size_t i = 0; i < members.size(); ++i) {
+    NodeId id = members[i]->id();
+    parent_[id] = rep;
+    next_[id] = members[(i + 1) % members.size()]->id();
+  }
+  rank_[rep] = newRank;
+  return changed;
+}
+
+}  // namespace subgraph::partition::detail

@@ -1,0 +1,98 @@
+//===- subgraph/region_body.cpp - A region as a standalone graph ----------===//
+//
+// Body extraction in O(region nodes + their edges), using epoch-stamped
+// id-indexed tables so that a region never pays for the size of the graph.
+// Graph-output membership is precomputed once per graph because
+// Value::isGraphOutput() scans the output list.
+//
+//===----------------------------------------------------------------------===//
+#include "subgraph/region_body.h"
+
+namespace subgraph::partition::detail {
+
+void RegionBodyBuilder::reset(const Graph& graph) {
+  graph_ = &graph;
+  nodeMark_.assign(graph.nodeIdBound(), 0);
+  valueMark_.assign(graph.valueIdBound(), 0);
+  bodyValue_.assign(graph.valueIdBound(), nullptr);
+  isGraphOutput_.assign(graph.valueIdBound(), 0);
+  for (Value* out : graph.outputs()) isGraphOutput_[out->id()] = 1;
+  mark_ = 0;
+}
+
+bool RegionBodyBuilder::escapes(const Value& value) const {
+  if (isGraphOutput_[value.id()]) return true;
+  for (const Use& use : value.uses())
+    if (!inRegion(use.user)) return true;
+  return false;
+}
+
+RegionBody RegionBodyBuilder::build(std::span<Node* const> members, const std::string& name,
+                                    const PropertyOptions& options) {
+  ++mark_;
+  for (Node* n : members) nodeMark_[n->id()] = mark_;
+
+  RegionBody result;
+  result.body = std::make_shared<Graph>(name);
+  Graph& body = *result.body;
+  for (const auto& [domain, version] : graph_->opsetImports()) body.setOpsetImport(domain, version);
+
+  auto bind = [&](const Value* outer, Value* inner) {
+    valueMark_[outer->id()] = mark_;
+    mapped(outer) = inner;
+    return inner;
+  };
+  // A fresh body name for an unmerged duplicate read; it must clash with
+  // neither the body nor the outer graph, whose names the body reuses.
+  auto freshName = [&](const std::string& base) {
+    for (size_t k = 1;; ++k) {
+      std::string candidate = base + "_dup" + std::to_string(k);
+      if (!body.findValue(candidate) && !graph_->findValue(candidate)) return candidate;
+    }
+  };
+
+  for (Node* n : members) {
+    std::vector<Value*> inputs;
+    inputs.reserve(n->numInputs());
+    for (Value* v : n->inputs()) {
+      if (!v) {
+        inputs.push_back(nullptr);
+      } else if (inRegion(v->producer())) {
+        // Members come in topological order, so an internal value is
+        // already mapped.
+        inputs.push_back(mapped(v));
+      } else if (options.inlineConstants && v->isInitializer() && !v->isGraphInput()) {
+        if (!isMapped(v)) {
+          bind(v, body.addInitializer(v->name(), *v->initializer()));
+          result.inlinedConstants.push_back(v);
+        }
+        inputs.push_back(mapped(v));
+      } else if (!isMapped(v)) {
+        inputs.push_back(bind(v, body.addInput(v->name(), v->type())));
+        result.inputs.push_back(v);
+      } else if (options.mergeDuplicatedInputs) {
+        inputs.push_back(mapped(v));
+      } else {
+        // An unmerged repeated read of an outer value gets its own input.
+        inputs.push_back(body.addInput(freshName(v->name()), v->type()));
+        result.inputs.push_back(v);
+      }
+    }
+    std::vector<Value*> outputs;
+    outputs.reserve(n->numOutputs());
+    for (Value* v : n->outputs())
+      outputs.push_back(bind(v, body.createValue(v->name(), v->type())));
+    std::vector<Attribute> attrs(n->attributes().begin(), n->attributes().end());
+    body.addNode(&n->opKey(), std::move(inputs), std::move(outputs), std::move(attrs), n->name());
+  }
+
+  for (Node* n : members)
+    for (Value* v : n->outputs())
+      if (v->producer() == n && escapes(*v)) {
+        body.addOutput(mapped(v));
+        result.outputs.push_back(v);
+      }
+  return result;
+}
+
+}  // namespace subgraph::partition::detail

@@ -1,0 +1,67 @@
+//===- subgraph/region_body.h - A region as a standalone graph -*- C++ -*-===//
+//
+// Extracts a region of the graph being partitioned into a standalone body
+// Graph (internal to subgraph_partition). The body is what a property sees
+// in CreateSubgraphNode and what the fused node carries:
+//  * each outer value the region reads becomes a body graph input, once per
+//    value when duplicated inputs are merged, else once per read;
+//  * constants the region reads are copied in as initializers (sharing the
+//    data) when inlining is on, else they are inputs like any other value;
+//  * each value computed in the region and read outside it, or a graph
+//    output, becomes a body graph output, once;
+//  * every value keeps its outer name, except the extra inputs made for
+//    unmerged duplicate reads, which get fresh names.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "subgraph/ir/graph.h"
+#include "subgraph/partition/subgraph_property.h"
+
+namespace subgraph::partition::detail {
+
+/// A region body and how it connects to the outer graph.
+struct RegionBody {
+  /// The standalone body graph.
+  std::shared_ptr<Graph> body;
+  /// Outer value feeding each body input, in body input order.
+  std::vector<Value*> inputs;
+  /// Outer value each body output stands for, in body output order.
+  std::vector<Value*> outputs;
+  /// Outer constants copied into the body.
+  std::vector<Value*> inlinedConstants;
+};
+
+/// Reusable id-indexed scratch space for extracting many bodies from one
+/// graph without per-region clearing.
+class RegionBodyBuilder {
+ public:
+  /// Prepares for regions of `graph`; call again whenever the graph gained
+  /// nodes or values.
+  void reset(const Graph& graph);
+  /// Extracts `members` (in topological order) as a body named `name`.
+  RegionBody build(std::span<Node* const> members, const std::string& name,
+                   const PropertyOptions& options);
+  /// True if `value` (an output of a member of the region last built)
+  /// escapes it: it is read outside the region or is a graph output.
+  bool escapes(const Value& value) const;
+
+ private:
+  bool inRegion(const Node* node) const { return node && nodeMark_[node->id()] == mark_; }
+  Value*& mapped(const Value* value) { return bodyValue_[value->id()]; }
+  bool isMapped(const Value* value) const { return valueMark_[value->id()] == mark_; }
+
+  const Graph* graph_ = nullptr;
+  std::vector<uint32_t> nodeMark_;
+  std::vector<uint32_t> valueMark_;
+  std::vector<Value*> bodyValue_;
+  std::vector<char> isGraphOutput_;
+  uint32_t mark_ = 0;
+};
+
+}  // namespace subgraph::partition::detail
