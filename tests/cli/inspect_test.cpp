@@ -192,15 +192,25 @@ TEST(CliInspect, ReadsStdin) {
   EXPECT_THAT(r.out, HasSubstr("nodes      4\n"));
 }
 
-/// The repository's ResNet basic block: conv-bn-relu twice plus the
-/// residual Add, 7 nodes.
+/// The repository's ResNet-50 bottleneck block (layer2.0): three conv-bn
+/// stages, a conv-bn shortcut, the residual Add and three Relus.
 TEST(CliInspect, ResnetBlock) {
   std::string file = sourcePath("tests/data/graphs/resnet_block.sg");
   ASSERT_TRUE(std::filesystem::exists(file)) << file;
   CliResult r = runCli({"inspect", file});
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("nodes      7\n"));
-  EXPECT_THAT(r.out, HasSubstr("  2  BatchNormalization\n  2  Conv\n  2  Relu\n  1  Add\n"));
+  EXPECT_THAT(r.out, HasSubstr("graph      resnet50_layer2_0\n"));
+  EXPECT_THAT(r.out, HasSubstr("nodes      12\n"));
+  EXPECT_THAT(r.out, HasSubstr("inputs     1\n  x  f32[1, 256, 56, 56]\n"));
+  EXPECT_THAT(r.out, HasSubstr("outputs    1\n  y  f32[1, 512, 28, 28]\n"));
+  // 4 conv weights (128x256, 128x128x3x3, 512x128, 512x256) and 4 x 4
+  // BatchNormalization vectors (128, 128, 512, 512 channels), all f32.
+  EXPECT_THAT(r.out, HasSubstr("constants  20, 1.5 MiB (1527808 bytes)\n"));
+  EXPECT_THAT(r.out, HasSubstr("ops        4 kinds\n"
+                               "  4  BatchNormalization\n"
+                               "  4  Conv\n"
+                               "  3  Relu\n"
+                               "  1  Add\n"));
   EXPECT_THAT(r.out, HasSubstr("verify     OK\n"));
 }
 

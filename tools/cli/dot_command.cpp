@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,9 +41,11 @@ void runDot(const DotCommandOptions& options) {
   dot.showTypes = !options.noTypes;
   dot.rankdir = options.rankdir;
   writeOutput(options.output, [&](std::ostream& os) { writeDot(*graph, os, dot); });
-  if (options.output != "-")
-    spdlog::info("wrote {} ({} nodes); render it with: dot -Tsvg {} -o {}.svg", options.output,
-                 graph->numNodes(), options.output, options.output);
+  if (options.output != "-") {
+    std::string svg = std::filesystem::path(options.output).replace_extension(".svg").string();
+    spdlog::info("wrote {} ({} nodes); render it with: dot -Tsvg {} -o {}", options.output,
+                 graph->numNodes(), options.output, svg);
+  }
 }
 
 const CommandRegistration kDot("dot", [](CLI::App& app) {
