@@ -218,7 +218,9 @@ void Parser::parseOpsetImports(Graph& graph) {
     Token domainTok = take();
     std::string domain(canonicalDomain(domainTok.text));
     auto [it, inserted] = seen.emplace(domain, domainTok.loc);
-    if (!inserted) fail(domainTok.loc, "opset for domain '" + domainTok.text + "' is given twice");
+    if (!inserted)
+      fail(domainTok.loc,
+           "opset for domain " + text::nameForMessage(domainTok.text) + " is given twice");
     expect(TokenKind::kEquals, "'=' after the opset domain");
     Token version = expect(TokenKind::kInteger, "an opset version number");
     graph.setOpsetImport(
@@ -311,10 +313,10 @@ void Parser::parseNode(GraphScope& scope, const std::vector<ResultDecl>& results
       dot == std::string::npos ? std::string_view() : std::string_view(op.text).substr(0, dot);
   std::string_view opName = dot == std::string::npos ? std::string_view(op.text)
                                                      : std::string_view(op.text).substr(dot + 1);
-  if (opName.empty()) fail(op.loc, "op name '" + op.text + "' ends with '.'");
+  if (opName.empty()) fail(op.loc, "op name " + text::nameForMessage(op.text) + " ends with '.'");
   const OpKey* key = OpRegistry::global().intern(domain, opName);
 
-  expect(TokenKind::kLParen, "'(' after op name '" + op.text + "'");
+  expect(TokenKind::kLParen, "'(' after op name " + text::nameForMessage(op.text));
   std::vector<Value*> inputs;
   while (!accept(TokenKind::kRParen)) {
     if (!inputs.empty()) expect(TokenKind::kComma, "',' or ')' in the operand list");
@@ -370,8 +372,8 @@ std::vector<Attribute> Parser::parseAttributes(int depth) {
     Token name = take();
     if (name.text.empty()) fail(name.loc, "attribute name must not be empty");
     if (!seen.emplace(name.text, name.loc).second)
-      fail(name.loc, "attribute '" + name.text + "' is given twice");
-    expect(TokenKind::kEquals, "'=' after attribute name '" + name.text + "'");
+      fail(name.loc, "attribute " + text::nameForMessage(name.text) + " is given twice");
+    expect(TokenKind::kEquals, "'=' after attribute name " + text::nameForMessage(name.text));
     attrs.emplace_back(name.text, parseAttrValue(name.text, depth));
   }
   return attrs;
@@ -511,13 +513,14 @@ std::vector<int64_t> Parser::parseStaticDims(DataType dtype, SourceLoc loc) {
   Shape shape = parseDims();
   std::vector<int64_t> dims;
   for (const Dim& d : shape) {
-    if (!d.isStatic()) fail(loc, "a constant's shape must be static, got " + shapeToString(shape));
+    if (!d.isStatic())
+      fail(loc, "a constant's shape must be static, got " + text::shapeText(shape));
     dims.push_back(d.size());
   }
   std::optional<int64_t> count = staticElementCount(shape);
   size_t width = dtype == DataType::kString ? sizeof(std::string) : dataTypeSize(dtype);
   if (!count || (width && static_cast<uint64_t>(*count) > options_.maxConstantBytes / width))
-    fail(loc, "constant " + std::string(dataTypeName(dtype)) + shapeToString(shape) +
+    fail(loc, "constant " + std::string(dataTypeName(dtype)) + text::shapeText(shape) +
                   " exceeds the limit of " + std::to_string(options_.maxConstantBytes) + " bytes");
   return dims;
 }
@@ -561,14 +564,15 @@ Tensor Parser::parseTensorLiteral() {
              "elideConstantsOver = 0 to get a parseable graph");
       if (n == count)
         fail(cur().loc, "too many elements: shape " +
-                            shapeToString(Shape(dims.begin(), dims.end())) + " holds " +
+                            text::shapeText(Shape(dims.begin(), dims.end())) + " holds " +
                             std::to_string(count));
       parseElement(dtype, bytes, strings);
       ++n;
     }
     if (n != count)
-      fail(cur().loc, "too few elements: shape " + shapeToString(Shape(dims.begin(), dims.end())) +
-                          " holds " + std::to_string(count) + " but " + std::to_string(n) +
+      fail(cur().loc, "too few elements: shape " +
+                          text::shapeText(Shape(dims.begin(), dims.end())) + " holds " +
+                          std::to_string(count) + " but " + std::to_string(n) +
                           " were given (opened at " + std::to_string(open.line) + ":" +
                           std::to_string(open.column) + ")");
     take();  // `]`
@@ -767,13 +771,32 @@ uint64_t Parser::toFloatBits(const NumberLit& lit, DataType dtype) const {
   return bits;
 }
 
+// Messages are one line by contract; names from the input are already
+// escaped where the parser quotes them, and this catches any that arrive
+// through Graph API messages.
+std::string oneLine(const std::string& message) {
+  std::string out;
+  out.reserve(message.size());
+  for (char c : message) {
+    auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u != 0x7f) {
+      out += c;
+      continue;
+    }
+    char buf[5];
+    std::snprintf(buf, sizeof buf, "\\x%02x", u);
+    out += c == '\n' ? std::string("\\n") : std::string(buf);
+  }
+  return out;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Graph>> parseGraph(std::string_view text, const ParseOptions& options) {
   Parser parser(text, options);
   auto error = [&](SourceLoc loc, const std::string& message) {
-    return Status::invalid(options.sourceName + ":" + std::to_string(loc.line) + ":" +
-                           std::to_string(loc.column) + ": " + message);
+    return Status::invalid(oneLine(options.sourceName + ":" + std::to_string(loc.line) + ":" +
+                                   std::to_string(loc.column) + ": " + message));
   };
   try {
     return parser.parseTopLevel();

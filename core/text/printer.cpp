@@ -63,21 +63,7 @@ class GraphPrinter {
   const PrintOptions& options_;
 };
 
-void GraphPrinter::printDims(const Shape& shape) {
-  os_ << '[';
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) os_ << ", ";
-    const Dim& d = shape[i];
-    if (d.isStatic())
-      os_ << d.size();
-    else if (d.isSymbolic())
-      os_ << (text::isBareIdentifier(d.symbolName()) ? d.symbolName()
-                                                     : quoteString(d.symbolName()));
-    else
-      os_ << '?';
-  }
-  os_ << ']';
-}
+void GraphPrinter::printDims(const Shape& shape) { os_ << text::shapeText(shape); }
 
 void GraphPrinter::printType(const TensorType& type) {
   if (type.dtype == DataType::kUndefined)

@@ -136,6 +136,31 @@ std::string sigilName(char sigil, std::string_view name) {
   return out;
 }
 
+std::string nameForMessage(std::string_view name) {
+  bool plain = true;
+  for (char c : name) {
+    auto u = static_cast<unsigned char>(c);
+    plain &= u >= 0x20 && u < 0x7f && c != '\'';
+  }
+  return plain ? "'" + std::string(name) + "'" : quoteString(name);
+}
+
+std::string shapeText(const Shape& shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) out += ", ";
+    const Dim& d = shape[i];
+    if (d.isStatic())
+      out += std::to_string(d.size());
+    else if (d.isSymbolic())
+      out += isBareIdentifier(d.symbolName()) ? d.symbolName() : quoteString(d.symbolName());
+    else
+      out += '?';
+  }
+  out += ']';
+  return out;
+}
+
 uint64_t canonicalNanBits(DataType dtype, bool negative) {
   switch (dtype) {
     case DataType::kFloat64: return negative ? 0xfff8000000000000ULL : 0x7ff8000000000000ULL;

@@ -42,6 +42,13 @@ bool isReservedWord(std::string_view word);
 std::string quoteString(std::string_view s);
 /// `%name`, quoted when the name is not bare.
 std::string sigilName(char sigil, std::string_view name);
+/// A user-given name inside an error message: `'name'` when it is plain
+/// printable text, else the escaped `"..."` form, so that a message stays
+/// one line whatever the input holds.
+std::string nameForMessage(std::string_view name);
+/// `[1, N, "a b", ?]`: a shape as the text format writes it, with symbols
+/// quoted when they are not bare identifiers.
+std::string shapeText(const Shape& shape);
 
 /// The spelling of a float attribute or f32 element that parses back to the
 /// same bits: shortest round-trip digits, always with a `.`, an exponent,

@@ -588,6 +588,103 @@ TEST(TextFormat, PreservesGraphsBuiltThroughTheApi) {
   EXPECT_EQ(printGraph(*parsed), printGraph(g));
 }
 
+//===--- Every registered op ----------------------------------------------===//
+
+/// A value of `kind` for an attribute that has no default.
+AttrValue synthesizeAttr(AttrKind kind) {
+  switch (kind) {
+    case AttrKind::kInt: return int64_t{1};
+    case AttrKind::kFloat: return 0.5f;
+    case AttrKind::kString: return std::string("x");
+    case AttrKind::kInts: return std::vector<int64_t>{1, 2};
+    case AttrKind::kFloats: return std::vector<float>{0.5f, -1.0f};
+    case AttrKind::kStrings: return std::vector<std::string>{"a", "b"};
+    case AttrKind::kTensor: return Tensor::fromVector<float>(DataType::kFloat32, {2}, {1.0f, 2.0f});
+    case AttrKind::kGraph:
+    case AttrKind::kGraphs: {
+      auto body = std::make_shared<Graph>("body");
+      Value* in = body->addInput("b_in", TensorType(DataType::kFloat32, {2}));
+      body->addOutput(body->addNode("Identity", {in})->output(0));
+      if (kind == AttrKind::kGraph) return body;
+      return std::vector<std::shared_ptr<Graph>>{body, body};
+    }
+  }
+  return int64_t{0};
+}
+
+/// The type given to an operand: its constraint's first allowed dtype.
+TensorType operandType(const OpSchema& schema, const OperandSpec& spec) {
+  DataType dtype = DataType::kFloat32;
+  if (const TypeConstraint* tc = schema.findTypeConstraint(spec.typeConstraint))
+    if (!tc->allowed.empty()) dtype = tc->allowed.front();
+  return TensorType(dtype, {2, Dim::symbol("N")});
+}
+
+/// Adds a node of `schema`: `full` gives every optional operand, two values
+/// per variadic operand and every attribute; otherwise optional operands
+/// are omitted (`_`), variadics get their minimum and only required
+/// attributes are set.
+Node* addOpNode(Graph& g, const OpSchema& schema, bool full) {
+  std::vector<Value*> inputs;
+  for (const OperandSpec& spec : schema.inputs) {
+    size_t count =
+        spec.arity != Arity::kVariadic
+            ? 1
+            : std::max<size_t>(static_cast<size_t>(std::max(spec.minCount, 0)), full ? 2 : 0);
+    for (size_t k = 0; k < count; ++k) {
+      if (spec.arity == Arity::kOptional && !full) {
+        inputs.push_back(nullptr);
+        continue;
+      }
+      inputs.push_back(g.addInput(g.uniqueValueName("in"), operandType(schema, spec)));
+    }
+  }
+  size_t numOutputs = 0;
+  for (const OperandSpec& spec : schema.outputs)
+    numOutputs += spec.arity == Arity::kVariadic
+                      ? std::max<size_t>(static_cast<size_t>(std::max(spec.minCount, 0)), 2)
+                      : 1;
+  std::vector<Attribute> attrs;
+  for (const AttrSpec& spec : schema.attributes)
+    if (full || spec.required)
+      attrs.emplace_back(spec.name,
+                         spec.defaultValue ? *spec.defaultValue : synthesizeAttr(spec.kind));
+  Node* node =
+      g.addNode(schema.qualifiedName(), inputs, numOutputs, attrs, full ? "full" : "minimal");
+  size_t k = 0;
+  for (const OperandSpec& spec : schema.outputs) {
+    size_t count = spec.arity == Arity::kVariadic
+                       ? std::max<size_t>(static_cast<size_t>(std::max(spec.minCount, 0)), 2)
+                       : 1;
+    for (size_t i = 0; i < count; ++i) node->output(k++)->setType(operandType(schema, spec));
+  }
+  for (Value* out : node->outputs()) g.addOutput(out);
+  return node;
+}
+
+//   %in... -> <Op> (all operands, all attributes) -> outputs
+//   %in... -> <Op> (optional operands omitted, required attributes) -> outputs
+/// Every op in the registry prints and parses back identically, resolving
+/// to the same schema. The op table registers far more than 40 ops, so a
+/// smaller registry means it is missing rather than that there is nothing
+/// to check.
+TEST(TextFormatOps, RoundTripsEveryRegisteredOp) {
+  std::vector<const OpSchema*> schemas = OpRegistry::global().schemas();
+  ASSERT_GE(schemas.size(), 40u) << "the built-in op table is not registered";
+  for (const OpSchema* schema : schemas) {
+    SCOPED_TRACE(schema->qualifiedName());
+    Graph g("op_" + schema->name);
+    addOpNode(g, *schema, /*full=*/true);
+    addOpNode(g, *schema, /*full=*/false);
+    std::string printed = printGraph(g);
+    auto parsed = parseGraph(printed);
+    ASSERT_TRUE(parsed.isOk()) << parsed.status().message() << "\n" << printed;
+    EXPECT_EQ(printGraph(**parsed), printed);
+    expectSameGraph(g, **parsed);
+    for (Node* n : (*parsed)->nodes()) EXPECT_EQ(n->schema(), schema);
+  }
+}
+
 //===--- Errors: one test per class of malformed input -------------------===//
 
 /// Input must start with the `graph` keyword.
@@ -856,6 +953,90 @@ TEST(TextFormat, ParsesResNetBottleneckFile) {
   EXPECT_EQ(g.opsetImports().at(""), 17);
   std::string printed = printGraph(g);
   EXPECT_EQ(printGraph(*parseGraphOrThrow(printed)), printed);
+}
+
+/// Every example graph under tests/data/graphs parses and round-trips.
+TEST(TextFormat, ParsesEveryExampleGraphFile) {
+  size_t count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(graphFile("").parent_path())) {
+    if (entry.path().extension() != ".sg") continue;
+    SCOPED_TRACE(entry.path().string());
+    ++count;
+    auto parsed = parseGraphFile(entry.path().string());
+    ASSERT_TRUE(parsed.isOk()) << parsed.status().message();
+    EXPECT_GT((*parsed)->numNodes(), 0u);
+    std::string printed = printGraph(**parsed);
+    auto reparsed = parseGraphOrThrow(printed);
+    EXPECT_EQ(printGraph(*reparsed), printed);
+    expectSameGraph(**parsed, *reparsed);
+  }
+  EXPECT_GE(count, 4u);
+}
+
+/// The If example keeps outer-scope reads inside its branches by name.
+TEST(TextFormat, ParsesIfExampleWithOuterScopeReads) {
+  auto parsed = parseGraphFile(graphFile("if_branches.sg").string());
+  ASSERT_TRUE(parsed.isOk()) << parsed.status().message();
+  Node* branch = (*parsed)->findNode("branch");
+  ASSERT_NE(branch, nullptr);
+  const Graph& negate = *branch->attr("else_branch")->asGraph();
+  EXPECT_EQ(negate.numNodes(), 2u);
+  Value* x = negate.findValue("x");
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(x->producer(), nullptr);
+  EXPECT_EQ(x->uses().size(), 1u);
+}
+
+/// Random corruptions of valid text never crash the parser: each either
+/// fails with one "<input>:<line>:<col>: ..." line or parses into a graph
+/// that round-trips exactly. The seed is printed so a failure can be
+/// replayed.
+TEST(TextFormat, SurvivesRandomlyCorruptedInput) {
+  const std::string seeds[] = {
+      R"(graph @g(%x: f32[N, 2], %"q r": i64) opset(ai.onnx = 17) {
+  %w = const f32[2] [1.5, nan]
+  %s = const str[2] ["a\n", "b"]
+  %y: f32[N, 2] = Add(%x, %w) {k = [1, 2], f = 1e-05, s = "x", e = ints[]} @add
+  %a, %b = Split(%y, _) {axis = 1, t = f16[2] [0.1, -0.0]}
+  %z = If(%c) {then_branch = graph @t() { %u = Relu(%y) return %u }, else_branch = graph { return %a }}
+  return %z, %b
+})",
+  };
+  uint64_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::printf("SurvivesRandomlyCorruptedInput seed: %llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  const std::string alphabet = "%@\"\\[](){},=:?_.-#0123456789eEnaxfi \n\x01\xff";
+  size_t accepted = 0;
+  for (int iter = 0; iter < 3000; ++iter) {
+    std::string text = seeds[rng() % std::size(seeds)];
+    int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits && !text.empty(); ++e) {
+      size_t pos = rng() % text.size();
+      switch (rng() % 4) {
+        case 0: text.erase(pos, 1 + rng() % 8); break;
+        case 1: text.insert(pos, 1, alphabet[rng() % alphabet.size()]); break;
+        case 2: text[pos] = alphabet[rng() % alphabet.size()]; break;
+        default: text.resize(pos); break;
+      }
+    }
+    auto result = parseGraph(text);
+    if (!result.isOk()) {
+      const std::string& msg = result.status().message();
+      ASSERT_THAT(msg, ::testing::MatchesRegex("<input>:[0-9]+:[0-9]+: .+")) << text;
+      ASSERT_EQ(msg.find('\n'), std::string::npos) << msg;
+      continue;
+    }
+    ++accepted;
+    std::string printed = printGraph(**result);
+    auto reparsed = parseGraph(printed);
+    ASSERT_TRUE(reparsed.isOk()) << reparsed.status().message() << "\ninput:\n"
+                                 << text << "\nprinted:\n"
+                                 << printed;
+    ASSERT_EQ(printGraph(**reparsed), printed) << "input:\n" << text;
+  }
+  std::printf("SurvivesRandomlyCorruptedInput: %zu of 3000 corrupted inputs still parsed\n",
+              accepted);
 }
 
 /// A missing file is a one-line error naming it.
