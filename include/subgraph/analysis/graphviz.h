@@ -52,10 +52,10 @@ struct DotOptions {
   /// Lay the graph out top to bottom ("TB") or left to right ("LR").
   std::string rankdir = "TB";
   /// Node id -> cluster. Nodes not listed are drawn outside any cluster.
-  std::map<NodeId, DotCluster> clusters;
+  std::map<NodeId, DotCluster> clusters = {};
   /// Node id -> an extra label line (e.g. the reason a node was not
   /// fused); escaped like every other label.
-  std::map<NodeId, std::string> notes;
+  std::map<NodeId, std::string> notes = {};
 };
 
 /// Writes `graph` as a DOT digraph. Never throws on a well-formed graph;
