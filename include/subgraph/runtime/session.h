@@ -1,0 +1,214 @@
+//===- subgraph/runtime/session.h - Loading, compiling and running graphs -*- C++ -*-===//
+//
+// A Session turns a Graph into something that runs:
+//
+//   Session s(options);
+//   s.load(graph);        // takes a copy of the graph
+//   s.partition();        // optional: fuse regions for the chosen backends
+//   s.compile();          // kernels, copies, static memory, session prologues
+//   auto out = s.run({{"x", tensor}});
+//
+// compile() assigns every node a kernel: a fused region ("subgraph.*" domain
+// with a "body" graph) goes to the first backend that has a kernel for it or
+// claims it, and otherwise to the default region executor, which runs the
+// body on the reference backend (MXNet's CachedOp); every other node goes to
+// the reference backend. Copies are inserted where a value crosses devices or
+// layouts.
+//
+// Memory is planned per input signature (the input shapes, plus the contents
+// of inputs that determine shapes, such as a Reshape target fed by a graph
+// input). Plans are cached; each frame (one I/O workspace, MNN's session
+// buffers) allocates a plan's blocks once and is reused by later requests.
+//
+// Threading: run() is thread-safe; concurrent requests each take their own
+// frame. All work runs in one oneTBB task_arena of `threads` slots: kernels
+// parallelize internally with tbb::parallel_for, and with parallelBranches
+// independent branches also run concurrently (a task graph whose edges are
+// data dependencies plus memory-reuse dependencies). Kernels that bring their
+// own thread pool (Kernel::usesOwnThreads) run alone, never concurrently with
+// other kernels, so the two pools never oversubscribe the cores. docs/runtime.md
+// has the full policy.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "subgraph/ir/graph.h"
+#include "subgraph/ir/tensor.h"
+#include "subgraph/runtime/backend.h"
+#include "subgraph/runtime/memory_planner.h"
+#include "subgraph/support/status.h"
+
+namespace subgraph::runtime {
+
+/// A tensor with the name of the graph input or output it belongs to.
+struct NamedTensor {
+  std::string name;
+  Tensor tensor;
+};
+
+/// Identifies one executed step for callbacks and profiles.
+struct StepInfo {
+  size_t index = 0;       ///< Position in the session's step order.
+  std::string name;       ///< Node display name, or "copy:<value>".
+  std::string op;         ///< Qualified op type, or "Copy".
+  std::string backend;    ///< Backend that runs it.
+  std::string provider;   ///< Provider whose creator made the kernel.
+  bool isRegion = false;  ///< A fused region node.
+  bool isCopy = false;    ///< A copy the session inserted.
+};
+
+/// Memory figures of one device for one plan.
+struct DeviceMemoryReport {
+  std::string device;
+  size_t peakDynamicBytes = 0;   ///< Lower bound: most bytes live at once.
+  size_t dynamicBlockBytes = 0;  ///< What the shared dynamic block takes.
+  size_t separateBytes = 0;      ///< kDynamicSeparate blocks (graph outputs).
+  size_t unsharedBytes = 0;      ///< Every buffer on its own, for comparison.
+  size_t numBuffers = 0;
+};
+
+/// What resize produced for one input signature.
+struct PlanReport {
+  std::string signature;  ///< e.g. "x=f32[1, 3, 224, 224]".
+  std::vector<DeviceMemoryReport> devices;
+  size_t staticBytes = 0;          ///< Session-wide static block(s).
+  size_t frameBytes = 0;           ///< Bytes one frame allocates.
+  size_t precomputedBytes = 0;     ///< Host bytes of values computed at resize.
+  size_t numSteps = 0;             ///< Steps that run per request.
+  size_t numPrecomputedSteps = 0;  ///< Steps folded at resize time.
+};
+
+/// Session-wide event hooks (MNN's callbacks). Execute callbacks may be
+/// called from several threads at once when branches run in parallel.
+struct SessionCallbacks {
+  /// Before a plan is computed for a new signature.
+  std::function<void(const std::string& signature)> onResizeBegin;
+  /// After the plan exists.
+  std::function<void(const PlanReport& plan)> onResizeEnd;
+  /// Before a step runs; returning false skips the step (its outputs keep
+  /// whatever bytes they had).
+  std::function<bool(const StepInfo& step)> onExecuteBegin;
+  /// After a step ran, with views of its outputs (valid only during the
+  /// call) and its time in milliseconds.
+  std::function<void(const StepInfo& step, std::span<const TensorView> outputs, double ms)>
+      onExecuteEnd;
+  /// After every queue the request used has drained.
+  std::function<void()> onWaitFinish;
+};
+
+/// How a session is built.
+struct SessionOptions {
+  /// Registered backend names, in priority order. "reference" is always
+  /// added last if not named.
+  std::vector<std::string> backends;
+  /// Backend instances to use ahead of the named ones (embedding, tests).
+  std::vector<std::shared_ptr<Backend>> backendInstances;
+  /// Worker threads for the session's oneTBB arena; 0 means one per core.
+  int threads = 0;
+  /// Run independent branches concurrently when threads > 1.
+  bool parallelBranches = true;
+  /// Fail compile() or run() when one frame plus the static memory would
+  /// need more than this many bytes; 0 means no limit.
+  uint64_t memoryLimitBytes = 0;
+  /// Put a BFC arena in front of each device's allocator for frame memory.
+  bool useArena = true;
+  /// Concrete dims for graph inputs with symbolic or unknown dims, used to
+  /// plan memory at compile() time (and to check the limit early).
+  std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Plans kept per session; the least recently used one is dropped first.
+  size_t maxCachedPlans = 16;
+  SessionCallbacks callbacks;
+};
+
+/// Per-request options.
+struct RunOptions {
+  /// Outputs to return, by name; empty returns every graph output.
+  std::vector<std::string> outputNames;
+  /// Record a time per step in RunResult::steps.
+  bool profile = false;
+};
+
+/// Time spent in one step.
+struct StepTiming {
+  StepInfo step;
+  double ms = 0;
+};
+
+/// The outcome of one request.
+struct RunResult {
+  std::vector<NamedTensor> outputs;
+  /// One entry per executed step, in step order, when profiling.
+  std::vector<StepTiming> steps;
+  double wallMs = 0;
+};
+
+/// Name, element type and declared shape of a graph input or output.
+struct IoInfo {
+  std::string name;
+  TensorType type;
+};
+
+/// A loaded, optionally partitioned, compiled graph. See the file comment.
+class Session {
+ public:
+  explicit Session(SessionOptions options = {});
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  /// Takes a copy of `graph`. Fails if the graph has a cycle.
+  Status load(const Graph& graph);
+  /// Takes ownership of `graph`.
+  Status load(std::unique_ptr<Graph> graph);
+
+  /// Rewrites the loaded graph with `partitioner` (which fuses regions into
+  /// "subgraph.*" nodes). Must come after load() and before compile().
+  Status partition(const std::function<Status(Graph&)>& partitioner);
+  /// Partitions with the built-in partitioner for this session's backends.
+  /// kUnsupported when the runtime was built without the partitioner.
+  Status partition();
+  /// True if the runtime was built with the partitioner.
+  static bool hasPartitioner();
+
+  /// Creates kernels, inserts copies, plans and fills static memory, runs
+  /// session prologues and, when every input shape is known, plans the
+  /// memory of a frame (checking SessionOptions::memoryLimitBytes).
+  Status compile();
+
+  /// Runs one request. Thread-safe. Every graph input must be given once,
+  /// with the declared element type and a shape matching the declared
+  /// static dims.
+  StatusOr<RunResult> run(const std::vector<NamedTensor>& inputs,
+                          const RunOptions& options = {}) const;
+
+  /// The graph as loaded (and partitioned).
+  const Graph& graph() const;
+  std::vector<IoInfo> inputInfo() const;
+  std::vector<IoInfo> outputInfo() const;
+  /// Every step of the compiled session, in execution order.
+  std::vector<StepInfo> steps() const;
+  /// The plan made at compile() for known shapes, else the latest plan;
+  /// nullopt before any plan exists.
+  std::optional<PlanReport> planReport() const;
+  /// Number of frames created so far (for tests of frame reuse).
+  size_t numFramesCreated() const;
+  /// The backends in priority order, reference last.
+  std::vector<std::shared_ptr<Backend>> backends() const;
+
+  /// Internal state; defined in runtime/engine.
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace subgraph::runtime

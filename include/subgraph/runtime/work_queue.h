@@ -1,0 +1,82 @@
+//===- subgraph/runtime/work_queue.h - A device's ordered task queue -*- C++ -*-===//
+//
+// A backend runs its kernels through a WorkQueue: tasks submitted to one queue
+// run in submission order, which is the order the session compiler decided
+// (BRT's device work queue, a CUDA stream). A task's completion is a shared
+// future, so a step on another queue that reads its result can wait for it.
+//
+// Two queues come with the runtime: InlineWorkQueue runs each task on the
+// submitting thread before submit() returns (the host CPU), and
+// SerialWorkQueue runs tasks one by one on a thread of its own, the model of
+// an asynchronous device.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "subgraph/support/status.h"
+
+namespace subgraph::runtime {
+
+/// Completion of one submitted task: its Status once it has run.
+using TaskCompletion = std::shared_future<Status>;
+
+/// An ordered queue of tasks for one device.
+class WorkQueue {
+ public:
+  virtual ~WorkQueue() = default;
+  /// Enqueues `task`; tasks of one queue run in submission order. A task
+  /// that throws completes with a kInternal status naming the exception.
+  virtual TaskCompletion submit(std::function<Status()> task) = 0;
+  /// True if submit() runs the task before returning, so callers need not
+  /// wait on the completion.
+  virtual bool isSynchronous() const = 0;
+  /// Blocks until every task submitted so far has run.
+  virtual void waitIdle() = 0;
+};
+
+/// Runs every task immediately on the calling thread.
+class InlineWorkQueue final : public WorkQueue {
+ public:
+  TaskCompletion submit(std::function<Status()> task) override;
+  bool isSynchronous() const override { return true; }
+  void waitIdle() override {}
+};
+
+/// Runs tasks one at a time, in order, on a dedicated thread.
+class SerialWorkQueue final : public WorkQueue {
+ public:
+  explicit SerialWorkQueue(std::string name = "serial");
+  /// Drains the queue, then joins the thread.
+  ~SerialWorkQueue() override;
+  SerialWorkQueue(const SerialWorkQueue&) = delete;
+  SerialWorkQueue& operator=(const SerialWorkQueue&) = delete;
+
+  TaskCompletion submit(std::function<Status()> task) override;
+  bool isSynchronous() const override { return false; }
+  void waitIdle() override;
+
+ private:
+  void loop();
+
+  std::string name_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable idle_;
+  std::deque<std::packaged_task<Status()>> tasks_;
+  bool running_ = false;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+/// Runs `task`, turning an escaping exception into a kInternal Status.
+Status runGuarded(const std::function<Status()>& task);
+
+}  // namespace subgraph::runtime

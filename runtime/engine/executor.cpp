@@ -1,0 +1,279 @@
+//===- runtime/engine/executor.cpp - Frames and step execution ------------===//
+//
+// Frame memory, binding, and the serial and task-graph executors. See
+// engine/executor.h.
+//
+//===----------------------------------------------------------------------===//
+#include "engine/executor.h"
+
+#include <oneapi/tbb/task_group.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+
+namespace subgraph::runtime::engine {
+namespace {
+
+constexpr size_t kBlockAlign = 64;
+size_t roundUp(size_t n) { return (n + kBlockAlign - 1) / kBlockAlign * kBlockAlign; }
+
+}  // namespace
+
+Frame::Frame(const Program& program) : program_(program) {
+  owned_.resize(program.devices.size());
+  blocks_.resize(program.devices.size());
+  size_t views = 0;
+  for (const Step& step : program.steps) {
+    stepViewOffset_.push_back(views);
+    views += step.inputs.size() + step.outputs.size();
+  }
+  stepViews_.resize(views);
+  scratch_.resize(program.steps.size());
+  completions_.resize(program.steps.size());
+  stepMs_.resize(program.steps.size());
+  slotViews_.resize(program.slots.size());
+}
+
+Frame::~Frame() {
+  if (initialized_)
+    for (size_t s = 0; s < program_.steps.size(); ++s)
+      program_.steps[s].kernel->onFrameEpilogue(states_[s].get());
+  for (auto& device : owned_)
+    for (Owned& o : device)
+      if (o.ptr) o.allocator->deallocate(o.ptr);
+}
+
+Status Frame::init() {
+  states_.resize(program_.steps.size());
+  for (size_t s = 0; s < program_.steps.size(); ++s) {
+    const Step& step = program_.steps[s];
+    StatusOr<std::unique_ptr<KernelFrameState>> state =
+        [&]() -> StatusOr<std::unique_ptr<KernelFrameState>> {
+      try {
+        return step.kernel->onFramePrologue();
+      } catch (const std::exception& e) {
+        return Status(StatusCode::kInternal, nodeErrorPrefix(step.node) + e.what());
+      }
+    }();
+    if (!state.isOk()) {
+      // Undo the prologues that ran, so nothing leaks.
+      for (size_t u = 0; u < s; ++u) program_.steps[u].kernel->onFrameEpilogue(states_[u].get());
+      states_.clear();
+      return state.status();
+    }
+    states_[s] = std::move(state).value();
+  }
+  initialized_ = true;
+  return Status::ok();
+}
+
+Status Frame::reserve(const Plan& plan, std::span<const std::shared_ptr<Allocator>> allocators) {
+  for (size_t d = 0; d < program_.devices.size(); ++d) {
+    const MemoryPlan& m = plan.memory[d];
+    std::vector<Owned>& owned = owned_[d];
+    if (owned.size() < m.blocks.size()) owned.resize(m.blocks.size());
+    blocks_[d].assign(m.blocks.size(), nullptr);
+    for (size_t b = 0; b < m.blocks.size(); ++b) {
+      size_t need = m.blocks[b].bytes;
+      Owned& o = owned[b];
+      if (!o.ptr || o.bytes < need) {
+        if (o.ptr) o.allocator->deallocate(o.ptr);
+        o.ptr = nullptr;
+        StatusOr<void*> mem = allocators[d]->allocate(need, kBlockAlign);
+        if (!mem.isOk())
+          return Status(mem.status().code(), "cannot allocate a " + std::to_string(need) +
+                                                 "-byte " + memoryModeName(m.blocks[b].mode) +
+                                                 " block on " + program_.devices[d].toString() +
+                                                 ": " + mem.status().message());
+        o.ptr = mem.value();
+        o.bytes = need;
+        o.allocator = allocators[d];
+      }
+      blocks_[d][b] = static_cast<std::byte*>(o.ptr);
+    }
+  }
+  return Status::ok();
+}
+
+size_t Frame::carveBytes(const Plan& plan, int hostDevice) {
+  size_t total = 0;
+  for (const MemoryBlock& b : plan.memory[static_cast<size_t>(hostDevice)].blocks)
+    total += roundUp(b.bytes);
+  return total;
+}
+
+void Frame::carve(const Plan& plan, std::span<std::byte> memory) {
+  size_t d = static_cast<size_t>(program_.hostDevice);
+  const MemoryPlan& m = plan.memory[d];
+  blocks_[d].assign(m.blocks.size(), nullptr);
+  size_t offset = 0;
+  for (size_t b = 0; b < m.blocks.size(); ++b) {
+    blocks_[d][b] = memory.data() + offset;
+    offset += roundUp(m.blocks[b].bytes);
+  }
+}
+
+void Frame::bind(const Plan& plan, std::span<const void* const> inputData,
+                 std::span<void* const> outputOverride) {
+  const Program& p = program_;
+  std::vector<void*> ptrs(p.slots.size(), nullptr);
+  for (size_t s = 0; s < p.slots.size(); ++s) {
+    const Slot& slot = p.slots[s];
+    switch (slot.kind) {
+      case SlotKind::kGraphInput:
+        ptrs[s] = const_cast<void*>(inputData[static_cast<size_t>(slot.graphInput)]);
+        break;
+      case SlotKind::kInitializer:
+        ptrs[s] = const_cast<std::byte*>(slot.initializer->bytes().data());
+        break;
+      case SlotKind::kComputed:
+        if (slot.isStatic) {
+          ptrs[s] = p.staticPointers[s];
+        } else if (plan.precomputed[s]) {
+          ptrs[s] = plan.precomputed[s];
+        } else if (plan.root[s] != static_cast<int>(s)) {
+          ptrs[s] = ptrs[static_cast<size_t>(plan.root[s])];
+        } else if (plan.slotBuffer[s] >= 0) {
+          size_t d = static_cast<size_t>(slot.device);
+          const BufferPlacement& b =
+              plan.memory[d].buffers[static_cast<size_t>(plan.slotBuffer[s])];
+          ptrs[s] = blocks_[d][b.block] + b.offset;
+        }
+        break;
+    }
+  }
+  for (size_t o = 0; o < outputOverride.size(); ++o) {
+    if (!outputOverride[o]) continue;
+    size_t s = static_cast<size_t>(p.outputSlots[o]);
+    if (p.slots[s].kind == SlotKind::kComputed && plan.slotBuffer[s] >= 0 &&
+        plan.root[s] == static_cast<int>(s))
+      ptrs[s] = outputOverride[o];
+  }
+  for (size_t s = 0; s < p.slots.size(); ++s) slotViews_[s] = TensorView(&plan.descs[s], ptrs[s]);
+  for (size_t si = 0; si < p.steps.size(); ++si) {
+    const Step& step = p.steps[si];
+    TensorView* v = &stepViews_[stepViewOffset_[si]];
+    for (size_t i = 0; i < step.inputs.size(); ++i)
+      v[i] = step.inputs[i] < 0 ? TensorView() : slotViews_[static_cast<size_t>(step.inputs[i])];
+    for (size_t o = 0; o < step.outputs.size(); ++o)
+      v[step.inputs.size() + o] = slotViews_[static_cast<size_t>(step.outputs[o])];
+    scratch_[si] = {};
+    if (plan.scratchBuffer[si] >= 0) {
+      size_t d = static_cast<size_t>(p.hostDevice);
+      for (size_t dd = 0; dd < p.devices.size(); ++dd)
+        if (p.devices[dd] == p.backends[static_cast<size_t>(step.backend)]->device()) d = dd;
+      const BufferPlacement& b =
+          plan.memory[d].buffers[static_cast<size_t>(plan.scratchBuffer[si])];
+      scratch_[si] = std::span<std::byte>(blocks_[d][b.block] + b.offset, plan.scratchBytes[si]);
+    }
+  }
+}
+
+Status execute(const Program& p, const Plan& plan, Frame& frame, const ExecuteOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  const SessionCallbacks* cb = options.callbacks;
+
+  // Runs step `si` on its backend's queue. For an asynchronous queue the
+  // step is only submitted; its completion is kept in the frame.
+  auto runStep = [&](int si) -> Status {
+    const Step& step = p.steps[static_cast<size_t>(si)];
+    StepInfo info = step.info;
+    info.index = static_cast<size_t>(si);
+    if (cb && cb->onExecuteBegin && !cb->onExecuteBegin(info)) return Status::ok();
+    if (plan.hasEdges)
+      for (int pred : plan.asyncPredecessors[static_cast<size_t>(si)])
+        SUBGRAPH_RETURN_IF_ERROR(frame.completions_[static_cast<size_t>(pred)].get());
+    auto body = [&p, &frame, &options, cb, si, info]() -> Status {
+      const Step& st = p.steps[static_cast<size_t>(si)];
+      const TensorView* v = &frame.stepViews_[frame.stepViewOffset_[static_cast<size_t>(si)]];
+      std::span<const TensorView> inputs(v, st.inputs.size());
+      std::span<const TensorView> outputs(v + st.inputs.size(), st.outputs.size());
+      RunContext ctx(
+          st.node, inputs, outputs, frame.scratch_[static_cast<size_t>(si)],
+          frame.states_.empty() ? nullptr : frame.states_[static_cast<size_t>(si)].get());
+      bool timed = options.profile || (cb && cb->onExecuteEnd);
+      Clock::time_point start = timed ? Clock::now() : Clock::time_point();
+      Status status = runGuarded([&] { return st.kernel->run(ctx); });
+      if (timed) {
+        double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+        frame.stepMs_[static_cast<size_t>(si)] = ms;
+        if (status.isOk() && cb && cb->onExecuteEnd) cb->onExecuteEnd(info, outputs, ms);
+      }
+      return status;
+    };
+    WorkQueue& queue = p.backends[static_cast<size_t>(step.backend)]->workQueue();
+    if (!queue.isSynchronous()) {
+      frame.completions_[static_cast<size_t>(si)] = queue.submit(body);
+      return Status::ok();
+    }
+    if (options.exclusive) {
+      if (step.exclusive) {
+        std::unique_lock<std::shared_mutex> lock(*options.exclusive);
+        return body();
+      }
+      std::shared_lock<std::shared_mutex> lock(*options.exclusive);
+      return body();
+    }
+    return body();
+  };
+
+  for (int si : plan.runSteps) frame.completions_[static_cast<size_t>(si)] = TaskCompletion();
+  Status first;
+  if (options.parallel && plan.hasEdges && plan.runSteps.size() > 1) {
+    std::vector<std::atomic<int>> pending(p.steps.size());
+    for (int si : plan.runSteps)
+      pending[static_cast<size_t>(si)].store(plan.numPredecessors[static_cast<size_t>(si)]);
+    std::atomic<bool> failed{false};
+    std::mutex errorMutex;
+    tbb::task_group group;
+    std::function<void(int)> spawn = [&](int si) {
+      group.run([&, si] {
+        if (!failed.load(std::memory_order_acquire)) {
+          Status st = runStep(si);
+          if (!st.isOk()) {
+            std::lock_guard<std::mutex> lock(errorMutex);
+            if (first.isOk()) first = st;
+            failed.store(true, std::memory_order_release);
+          }
+        }
+        for (int next : plan.successors[static_cast<size_t>(si)])
+          if (pending[static_cast<size_t>(next)].fetch_sub(1, std::memory_order_acq_rel) == 1)
+            spawn(next);
+      });
+    };
+    for (int si : plan.runSteps)
+      if (plan.numPredecessors[static_cast<size_t>(si)] == 0) spawn(si);
+    group.wait();
+  } else {
+    for (int si : plan.runSteps) {
+      first = runStep(si);
+      if (!first.isOk()) break;
+    }
+  }
+
+  // Drain asynchronous queues and collect their failures in step order.
+  if (p.hasAsyncQueues) {
+    for (const auto& b : p.backends)
+      if (!b->workQueue().isSynchronous()) b->workQueue().waitIdle();
+    for (int si : plan.runSteps) {
+      const TaskCompletion& c = frame.completions_[static_cast<size_t>(si)];
+      if (!c.valid()) continue;
+      Status st = c.get();
+      if (!st.isOk() && first.isOk()) first = st;
+    }
+  }
+  if (cb && cb->onWaitFinish) cb->onWaitFinish();
+  if (options.profile && options.timings) {
+    for (int si : plan.runSteps) {
+      StepTiming t;
+      t.step = p.steps[static_cast<size_t>(si)].info;
+      t.step.index = static_cast<size_t>(si);
+      t.ms = frame.stepMs_[static_cast<size_t>(si)];
+      options.timings->push_back(std::move(t));
+    }
+  }
+  return first;
+}
+
+}  // namespace subgraph::runtime::engine

@@ -1,0 +1,123 @@
+//===- runtime/engine/program.h - Compiled form of a graph ------*- C++ -*-===//
+//
+// Internal to the runtime. A Program is a graph compiled for a set of
+// backends and independent of input shapes: every node has a kernel, every
+// value a slot with a placement (device, layout), copies are inserted where a
+// value crosses placements, and the steps are in the order they will run.
+// A Plan (plan.h) adds what depends on the input signature: descs, memory
+// offsets, and values precomputed at resize time.
+//
+// Invariants:
+//  * steps are in a topological order; a step's inputs are produced by
+//    earlier steps, or are graph inputs, initializers or static slots;
+//  * every input a step reads has the placement the step's kernel asked for;
+//  * a precomputed step runs on the host (reference backend) and reads only
+//    host plain slots (or only input descs, for Shape-like kernels);
+//  * a static step copies constant data to another placement, once, at
+//    compile time, into static memory.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "subgraph/ir/graph.h"
+#include "subgraph/runtime/backend.h"
+#include "subgraph/runtime/session.h"
+
+namespace subgraph::runtime::engine {
+
+/// Where a value's slot comes from.
+enum class SlotKind : uint8_t {
+  kGraphInput,   ///< Bound to the caller's tensor each request.
+  kInitializer,  ///< Bound to the graph's constant data.
+  kComputed,     ///< Written by a step.
+};
+
+/// One run-time value.
+struct Slot {
+  std::string name;
+  SlotKind kind = SlotKind::kComputed;
+  const Tensor* initializer = nullptr;  ///< Constant data (also a graph input's default).
+  int graphInput = -1;                  ///< Index into Program::inputSlots.
+  int device = 0;                       ///< Index into Program::devices.
+  const Layout* layout = nullptr;
+  int producer = -1;           ///< Step index, for kComputed.
+  std::vector<int> consumers;  ///< Step indices that read it.
+  bool isGraphOutput = false;  ///< Returned to the caller (host plain).
+  bool needsContent = false;   ///< Its bytes are read at resize time.
+  /// Slot whose plain host bytes equal this slot's (the source of a chain of
+  /// copies; the slot itself otherwise). Resize reads contents through it.
+  int contentSource = -1;
+  /// Set for outputs of static steps: the constant lives in static memory.
+  bool isStatic = false;
+};
+
+/// One unit of execution: a node's kernel or an inserted copy.
+struct Step {
+  const Node* node = nullptr;  ///< Null for copies.
+  StepInfo info;
+  int backend = 0;  ///< Index into Program::backends.
+  std::unique_ptr<Kernel> kernel;
+  std::vector<int> inputs;  ///< Slot ids; -1 for an omitted optional input.
+  std::vector<int> outputs;
+  std::vector<size_t> shapeInputs;
+  bool precomputed = false;
+  bool isStatic = false;
+  bool exclusive = false;  ///< Kernel::usesOwnThreads().
+  /// Static memory handed to the kernel's session prologue.
+  std::span<std::byte> staticMemory;
+};
+
+/// Static memory of one device, allocated once per program.
+struct StaticBlock {
+  std::shared_ptr<Allocator> allocator;
+  void* base = nullptr;
+  size_t bytes = 0;
+};
+
+/// A compiled graph. Owns kernels and static memory; runs session
+/// epilogues and frees static memory on destruction.
+struct Program {
+  const Graph* graph = nullptr;
+  std::vector<std::shared_ptr<Backend>> backends;  ///< Priority order, reference last.
+  int referenceBackend = 0;
+  std::vector<Device> devices;
+  /// The allocator serving each device (its first backend's).
+  std::vector<std::shared_ptr<Allocator>> deviceAllocators;
+  int hostDevice = 0;
+  std::vector<Slot> slots;
+  std::vector<Step> steps;
+  std::vector<int> inputSlots;   ///< Per graph input.
+  std::vector<int> outputSlots;  ///< Per graph output, host plain.
+  std::vector<std::string> inputNames;
+  std::vector<std::string> outputNames;
+  std::vector<TensorType> inputTypes;
+  /// Graph inputs whose contents are read at resize (they key the plans).
+  std::vector<int> contentInputs;
+  bool hasExclusiveSteps = false;
+  bool hasAsyncQueues = false;
+  /// Descs of static slots (known at compile time), by slot id.
+  std::vector<TensorDesc> staticDescs;
+  std::vector<void*> staticPointers;
+  std::vector<StaticBlock> staticBlocks;
+  size_t staticBytes = 0;
+  bool prologuesRan = false;
+
+  Program() = default;
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+  ~Program();
+};
+
+/// Compiles `graph` for `backends` (priority order; the reference backend
+/// must be among them), then fills static memory and runs the kernels'
+/// session prologues. The graph must outlive the program.
+StatusOr<std::unique_ptr<Program>> buildProgram(
+    const Graph& graph, const std::vector<std::shared_ptr<Backend>>& backends);
+
+}  // namespace subgraph::runtime::engine

@@ -1,0 +1,410 @@
+//===- runtime/engine/session.cpp - The Session API -----------------------===//
+//
+// Session state machine (load -> [partition] -> compile -> run), request
+// validation, the plan cache, the frame pool and the oneTBB arena. See
+// subgraph/runtime/session.h for the contract and the threading policy.
+//
+//===----------------------------------------------------------------------===//
+#include "subgraph/runtime/session.h"
+
+#include <oneapi/tbb/task_arena.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <list>
+#include <mutex>
+#include <set>
+#include <shared_mutex>
+
+#include "engine/executor.h"
+#include "engine/plan.h"
+#include "engine/program.h"
+#include "subgraph/runtime/reference_backend.h"
+
+namespace subgraph::runtime {
+
+using engine::Frame;
+using engine::Plan;
+using engine::Program;
+
+struct Session::Impl {
+  enum class State { kEmpty, kLoaded, kCompiled };
+
+  SessionOptions options;
+  State state = State::kEmpty;
+  std::unique_ptr<Graph> graph;
+  std::vector<std::shared_ptr<Backend>> backends;
+  /// Per program device: where frames get their blocks (an arena or the
+  /// device allocator itself).
+  std::vector<std::shared_ptr<Allocator>> frameAllocators;
+  std::unique_ptr<tbb::task_arena> arena;
+  // Declared before the frames and plans so that those, which point into
+  // the program, are destroyed first.
+  std::unique_ptr<Program> program;
+
+  mutable std::mutex planMutex;
+  /// Most recently used first.
+  mutable std::list<std::shared_ptr<const Plan>> plans;
+  std::shared_ptr<const Plan> compilePlan;
+  mutable std::shared_ptr<const Plan> lastPlan;
+
+  mutable std::mutex frameMutex;
+  mutable std::vector<std::unique_ptr<Frame>> freeFrames;
+  mutable size_t framesCreated = 0;
+  mutable std::shared_mutex exclusive;
+
+  ~Impl() {
+    // Frames run their epilogues against the program's kernels.
+    freeFrames.clear();
+    plans.clear();
+    compilePlan.reset();
+    lastPlan.reset();
+    program.reset();
+  }
+
+  Status resolveBackends() {
+    backends = options.backendInstances;
+    for (const std::string& name : options.backends) {
+      bool have = std::any_of(backends.begin(), backends.end(),
+                              [&](const auto& b) { return b->name() == name; });
+      if (have) continue;
+      StatusOr<std::shared_ptr<Backend>> b = BackendRegistry::global().create(name);
+      if (!b.isOk()) return b.status();
+      backends.push_back(std::move(b).value());
+    }
+    // The reference backend goes last, so plugin kernels win.
+    auto ref = std::find_if(backends.begin(), backends.end(),
+                            [](const auto& b) { return b->name() == kReferenceBackendName; });
+    std::shared_ptr<Backend> reference;
+    if (ref != backends.end()) {
+      reference = *ref;
+      backends.erase(ref);
+    } else {
+      reference = createReferenceBackend();
+    }
+    backends.push_back(std::move(reference));
+    return Status::ok();
+  }
+
+  StatusOr<std::shared_ptr<const Plan>> planFor(const std::vector<TensorDesc>& descs,
+                                                const std::vector<const void*>& data) const {
+    std::string sig = engine::signatureOf(*program, descs, data);
+    {
+      std::lock_guard<std::mutex> lock(planMutex);
+      for (auto it = plans.begin(); it != plans.end(); ++it) {
+        if ((*it)->signature != sig) continue;
+        std::shared_ptr<const Plan> hit = *it;
+        plans.splice(plans.begin(), plans, it);
+        lastPlan = hit;
+        return hit;
+      }
+    }
+    const SessionCallbacks& cb = options.callbacks;
+    if (cb.onResizeBegin) cb.onResizeBegin(sig);
+    engine::PlanOptions po;
+    po.buildEdges = parallel();
+    po.memoryLimitBytes = options.memoryLimitBytes;
+    StatusOr<std::shared_ptr<Plan>> made = engine::resizeProgram(*program, descs, data, po);
+    if (!made.isOk()) return made.status();
+    std::shared_ptr<const Plan> plan = std::move(made).value();
+    if (cb.onResizeEnd) cb.onResizeEnd(plan->report);
+    std::lock_guard<std::mutex> lock(planMutex);
+    plans.push_front(plan);
+    while (plans.size() > std::max<size_t>(options.maxCachedPlans, 1)) plans.pop_back();
+    lastPlan = plan;
+    return plan;
+  }
+
+  bool parallel() const { return options.parallelBranches && arena->max_concurrency() > 1; }
+
+  StatusOr<std::unique_ptr<Frame>> takeFrame() const {
+    {
+      std::lock_guard<std::mutex> lock(frameMutex);
+      if (!freeFrames.empty()) {
+        std::unique_ptr<Frame> f = std::move(freeFrames.back());
+        freeFrames.pop_back();
+        return f;
+      }
+      ++framesCreated;
+    }
+    auto frame = std::make_unique<Frame>(*program);
+    SUBGRAPH_RETURN_IF_ERROR(frame->init());
+    return frame;
+  }
+
+  void returnFrame(std::unique_ptr<Frame> frame) const {
+    std::lock_guard<std::mutex> lock(frameMutex);
+    freeFrames.push_back(std::move(frame));
+  }
+
+  // Checks a request against the graph's inputs and outputs; fills descs
+  // and data per graph input and the output indices to return.
+  Status validate(const std::vector<NamedTensor>& inputs, const RunOptions& ro,
+                  std::vector<TensorDesc>& descs, std::vector<const void*>& data,
+                  std::vector<size_t>& outputs) const {
+    const Program& p = *program;
+    size_t n = p.inputNames.size();
+    descs.assign(n, TensorDesc{});
+    data.assign(n, nullptr);
+    std::vector<bool> given(n, false);
+    for (const NamedTensor& t : inputs) {
+      auto it = std::find(p.inputNames.begin(), p.inputNames.end(), t.name);
+      if (it == p.inputNames.end()) {
+        std::string known;
+        for (const auto& name : p.inputNames) known += (known.empty() ? "" : ", ") + name;
+        return Status::error(StatusCode::kNotFound,
+                             "unknown input '" + t.name + "' (graph inputs: " + known + ")");
+      }
+      size_t i = static_cast<size_t>(it - p.inputNames.begin());
+      if (given[i]) return Status::invalid("input '" + t.name + "' is given twice");
+      given[i] = true;
+      const TensorType& declared = p.inputTypes[i];
+      if (t.tensor.dtype() == DataType::kString)
+        return Status::error(
+            StatusCode::kUnsupported,
+            "input '" + t.name + "' is a string tensor; the runtime has no string kernels");
+      if (declared.dtype != DataType::kUndefined && declared.dtype != t.tensor.dtype())
+        return Status::invalid("input '" + t.name + "' has element type " +
+                               std::string(dataTypeName(t.tensor.dtype())) +
+                               " but the graph declares " +
+                               std::string(dataTypeName(declared.dtype)));
+      if (declared.shape) {
+        const Shape& shape = *declared.shape;
+        const auto& dims = t.tensor.dims();
+        bool ok = shape.size() == dims.size();
+        for (size_t d = 0; ok && d < dims.size(); ++d)
+          ok = !shape[d].isStatic() || shape[d].size() == dims[d];
+        if (!ok) {
+          TensorDesc got{t.tensor.dtype(), dims, nullptr};
+          return Status::invalid("input '" + t.name + "' has shape " + got.toString() +
+                                 " but the graph declares " + declared.toString());
+        }
+      }
+      descs[i] = TensorDesc{t.tensor.dtype(), t.tensor.dims(), nullptr};
+      data[i] = t.tensor.bytes().data();
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (given[i]) continue;
+      const engine::Slot& slot = p.slots[static_cast<size_t>(p.inputSlots[i])];
+      if (!slot.initializer)
+        return Status::invalid("missing input '" + p.inputNames[i] + "' (" +
+                               p.inputTypes[i].toString() + ")");
+      descs[i] = TensorDesc{slot.initializer->dtype(), slot.initializer->dims(), nullptr};
+      data[i] = slot.initializer->bytes().data();
+    }
+    outputs.clear();
+    if (ro.outputNames.empty()) {
+      for (size_t o = 0; o < p.outputNames.size(); ++o) outputs.push_back(o);
+    } else {
+      for (const std::string& name : ro.outputNames) {
+        auto it = std::find(p.outputNames.begin(), p.outputNames.end(), name);
+        if (it == p.outputNames.end()) {
+          std::string known;
+          for (const auto& o : p.outputNames) known += (known.empty() ? "" : ", ") + o;
+          return Status::error(StatusCode::kNotFound,
+                               "unknown output '" + name + "' (graph outputs: " + known + ")");
+        }
+        outputs.push_back(static_cast<size_t>(it - p.outputNames.begin()));
+      }
+    }
+    return Status::ok();
+  }
+
+  Status runLocked(const std::vector<TensorDesc>& descs, const std::vector<const void*>& data,
+                   const std::vector<size_t>& outputs, const RunOptions& ro,
+                   RunResult& result) const {
+    StatusOr<std::shared_ptr<const Plan>> planOr = planFor(descs, data);
+    if (!planOr.isOk()) return planOr.status();
+    const Plan& plan = *planOr.value();
+    StatusOr<std::unique_ptr<Frame>> frameOr = takeFrame();
+    if (!frameOr.isOk()) return frameOr.status();
+    std::unique_ptr<Frame> frame = std::move(frameOr).value();
+    // The frame goes back to the pool whatever happens below.
+    struct Return {
+      const Impl* self;
+      std::unique_ptr<Frame>& frame;
+      ~Return() { self->returnFrame(std::move(frame)); }
+    } giveBack{this, frame};
+
+    SUBGRAPH_RETURN_IF_ERROR(frame->reserve(plan, frameAllocators));
+    frame->bind(plan, data);
+    engine::ExecuteOptions eo;
+    eo.parallel = parallel();
+    eo.profile = ro.profile;
+    eo.callbacks = &options.callbacks;
+    eo.exclusive = program->hasExclusiveSteps ? &exclusive : nullptr;
+    eo.timings = &result.steps;
+    SUBGRAPH_RETURN_IF_ERROR(engine::execute(*program, plan, *frame, eo));
+    for (size_t o : outputs) {
+      const TensorView& v = frame->view(program->outputSlots[o]);
+      std::vector<std::byte> bytes(v.byteSize());
+      if (!bytes.empty()) std::memcpy(bytes.data(), v.raw(), bytes.size());
+      result.outputs.push_back(
+          {program->outputNames[o], Tensor(v.dtype(), v.dims(), std::move(bytes))});
+    }
+    return Status::ok();
+  }
+};
+
+Session::Session(SessionOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  int threads = impl_->options.threads;
+  impl_->arena =
+      std::make_unique<tbb::task_arena>(threads > 0 ? threads : tbb::task_arena::automatic);
+}
+
+Session::~Session() = default;
+
+Status Session::load(const Graph& graph) { return load(graph.clone()); }
+
+Status Session::load(std::unique_ptr<Graph> graph) {
+  if (impl_->state != Impl::State::kEmpty)
+    return Status::invalid("Session::load: a graph is already loaded");
+  if (!graph) return Status::invalid("Session::load: null graph");
+  StatusOr<std::vector<Node*>> order = graph->topologicalOrder();
+  if (!order.isOk()) return order.status();
+  impl_->graph = std::move(graph);
+  impl_->state = Impl::State::kLoaded;
+  return Status::ok();
+}
+
+Status Session::partition(const std::function<Status(Graph&)>& partitioner) {
+  if (impl_->state != Impl::State::kLoaded)
+    return Status::invalid(impl_->state == Impl::State::kEmpty
+                               ? "Session::partition: no graph loaded"
+                               : "Session::partition: the session is already compiled");
+  Status st = partitioner(*impl_->graph);
+  if (!st.isOk()) return st;
+  StatusOr<std::vector<Node*>> order = impl_->graph->topologicalOrder();
+  return order.isOk() ? Status::ok() : order.status();
+}
+
+Status Session::compile() {
+  Impl& s = *impl_;
+  if (s.state != Impl::State::kLoaded)
+    return Status::invalid(s.state == Impl::State::kEmpty ? "Session::compile: no graph loaded"
+                                                          : "Session::compile: already compiled");
+  SUBGRAPH_RETURN_IF_ERROR(s.resolveBackends());
+  for (const auto& [name, dims] : s.options.inputShapes) {
+    bool known = false;
+    for (const Value* v : s.graph->inputs()) known = known || v->name() == name;
+    if (!known)
+      return Status::error(StatusCode::kNotFound, "SessionOptions::inputShapes names '" + name +
+                                                      "', which is not a graph input");
+  }
+  Status built;
+  s.arena->execute([&] {
+    StatusOr<std::unique_ptr<Program>> program = engine::buildProgram(*s.graph, s.backends);
+    if (!program.isOk()) {
+      built = program.status();
+      return;
+    }
+    s.program = std::move(program).value();
+  });
+  SUBGRAPH_RETURN_IF_ERROR(built);
+  const Program& p = *s.program;
+  s.frameAllocators.clear();
+  for (const auto& alloc : p.deviceAllocators)
+    s.frameAllocators.push_back(s.options.useArena ? std::make_shared<BfcArena>(alloc) : alloc);
+
+  // Plan now when every input shape is known and no input's contents
+  // decide shapes.
+  std::vector<TensorDesc> descs(p.inputNames.size());
+  bool known = p.contentInputs.empty();
+  for (size_t i = 0; known && i < p.inputNames.size(); ++i) {
+    const TensorType& t = p.inputTypes[i];
+    descs[i].dtype = t.dtype;
+    if (auto it = s.options.inputShapes.find(p.inputNames[i]); it != s.options.inputShapes.end()) {
+      descs[i].dims = it->second;
+    } else if (t.shape && isStaticShape(*t.shape)) {
+      for (const Dim& d : *t.shape) descs[i].dims.push_back(d.size());
+    } else if (const Tensor* init = p.slots[static_cast<size_t>(p.inputSlots[i])].initializer) {
+      descs[i].dims = init->dims();
+    } else {
+      known = false;
+    }
+    known = known && t.dtype != DataType::kUndefined;
+  }
+  if (known) {
+    std::vector<const void*> data(descs.size(), nullptr);
+    Status planned;
+    s.arena->execute([&] {
+      StatusOr<std::shared_ptr<const Plan>> plan = s.planFor(descs, data);
+      if (plan.isOk())
+        s.compilePlan = plan.value();
+      else
+        planned = plan.status();
+    });
+    if (!planned.isOk()) {
+      s.program.reset();
+      return planned;
+    }
+  }
+  s.state = Impl::State::kCompiled;
+  return Status::ok();
+}
+
+StatusOr<RunResult> Session::run(const std::vector<NamedTensor>& inputs,
+                                 const RunOptions& options) const {
+  const Impl& s = *impl_;
+  if (s.state != Impl::State::kCompiled)
+    return Status::invalid("Session::run: the session is not compiled (call compile() first)");
+  auto start = std::chrono::steady_clock::now();
+  std::vector<TensorDesc> descs;
+  std::vector<const void*> data;
+  std::vector<size_t> outputs;
+  SUBGRAPH_RETURN_IF_ERROR(s.validate(inputs, options, descs, data, outputs));
+  RunResult result;
+  Status st;
+  s.arena->execute([&] { st = s.runLocked(descs, data, outputs, options, result); });
+  if (!st.isOk()) return st;
+  result.wallMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+const Graph& Session::graph() const {
+  if (!impl_->graph) throw Error("Session::graph: no graph loaded");
+  return *impl_->graph;
+}
+
+std::vector<IoInfo> Session::inputInfo() const {
+  std::vector<IoInfo> out;
+  if (impl_->graph)
+    for (const Value* v : impl_->graph->inputs()) out.push_back({v->name(), v->type()});
+  return out;
+}
+
+std::vector<IoInfo> Session::outputInfo() const {
+  std::vector<IoInfo> out;
+  if (impl_->graph)
+    for (const Value* v : impl_->graph->outputs()) out.push_back({v->name(), v->type()});
+  return out;
+}
+
+std::vector<StepInfo> Session::steps() const {
+  std::vector<StepInfo> out;
+  if (!impl_->program) return out;
+  for (size_t i = 0; i < impl_->program->steps.size(); ++i) {
+    out.push_back(impl_->program->steps[i].info);
+    out.back().index = i;
+  }
+  return out;
+}
+
+std::optional<PlanReport> Session::planReport() const {
+  std::lock_guard<std::mutex> lock(impl_->planMutex);
+  if (impl_->compilePlan) return impl_->compilePlan->report;
+  if (impl_->lastPlan) return impl_->lastPlan->report;
+  return std::nullopt;
+}
+
+size_t Session::numFramesCreated() const {
+  std::lock_guard<std::mutex> lock(impl_->frameMutex);
+  return impl_->framesCreated;
+}
+
+std::vector<std::shared_ptr<Backend>> Session::backends() const { return impl_->backends; }
+
+}  // namespace subgraph::runtime

@@ -1,0 +1,216 @@
+//===- runtime/reference/kernel_util.cpp - Shared reference-kernel helpers -===//
+//
+// See runtime/reference/kernel_util.h.
+//
+//===----------------------------------------------------------------------===//
+#include "reference/kernel_util.h"
+
+#include <algorithm>
+
+namespace subgraph::runtime::reference {
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t mant = h & 0x3ff;
+  uint32_t bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {
+      // Subnormal: normalize the mantissa.
+      int e = -1;
+      do {
+        ++e;
+        mant <<= 1;
+      } while ((mant & 0x400) == 0);
+      bits = sign | static_cast<uint32_t>(127 - 15 - e) << 23 | (mant & 0x3ff) << 13;
+    }
+  } else if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | mant << 13;
+  } else {
+    bits = sign | (exp + 127 - 15) << 23 | mant << 13;
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t floatToHalf(float value) {
+  uint32_t x;
+  std::memcpy(&x, &value, 4);
+  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
+  uint32_t absx = x & 0x7fffffffu;
+  if (absx > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00);   // NaN
+  if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00);  // overflow -> inf
+  if (absx < 0x38800000u) {
+    // Subnormal or zero in half: shift with round-to-nearest-even.
+    if (absx < 0x33000000u) return sign;
+    uint32_t mant = (absx & 0x7fffff) | 0x800000;
+    int shift = 126 - static_cast<int>(absx >> 23);
+    uint32_t half = mant >> (shift + 1);
+    uint32_t rem = mant & ((1u << (shift + 1)) - 1);
+    uint32_t mid = 1u << shift;
+    if (rem > mid || (rem == mid && (half & 1))) ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  uint32_t h = ((absx >> 13) - (112u << 10));
+  uint32_t rem = absx & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) ++h;
+  return static_cast<uint16_t>(sign | h);
+}
+
+bool typeInSet(DataType dtype, unsigned bits) {
+  switch (dtype) {
+    case DataType::kFloat32:
+    case DataType::kFloat64:
+    case DataType::kFloat16:
+    case DataType::kBFloat16: return (bits & kFloatTypes) != 0;
+    case DataType::kInt8:
+    case DataType::kInt16: return (bits & kSignedInts) != 0;
+    case DataType::kInt32:
+    case DataType::kInt64: return (bits & (kSignedInts | kIndexTypes)) != 0;
+    case DataType::kUInt8:
+    case DataType::kUInt16:
+    case DataType::kUInt32:
+    case DataType::kUInt64: return (bits & kUnsignedInts) != 0;
+    case DataType::kBool: return (bits & kBoolType) != 0;
+    default: return false;
+  }
+}
+
+Status unsupportedType(const Node* node, DataType dtype) {
+  return Status::error(StatusCode::kUnsupported, nodeErrorPrefix(node) + "element type " +
+                                                     std::string(dataTypeName(dtype)) +
+                                                     " is not supported");
+}
+
+bool broadcastDims(std::span<const std::vector<int64_t>* const> shapes, std::vector<int64_t>& out) {
+  size_t rank = 0;
+  for (const auto* s : shapes) rank = std::max(rank, s->size());
+  out.assign(rank, 1);
+  for (const auto* s : shapes) {
+    size_t pad = rank - s->size();
+    for (size_t i = 0; i < s->size(); ++i) {
+      int64_t d = (*s)[i];
+      int64_t& o = out[pad + i];
+      if (d == o || d == 1) continue;
+      if (o == 1) {
+        o = d;
+        continue;
+      }
+      return false;
+    }
+  }
+  return true;
+}
+
+bool normalizeAxis(int64_t& axis, int64_t rank) {
+  if (axis < -rank || axis >= rank) return false;
+  if (axis < 0) axis += rank;
+  return true;
+}
+
+std::vector<int64_t> readInts(const TensorView& v) {
+  std::vector<int64_t> out(static_cast<size_t>(v.numElements()));
+  visitType<kAllTypes>(v.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = v.data<T>();
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<int64_t>(load(p[i]));
+  });
+  return out;
+}
+
+std::vector<double> readDoubles(const TensorView& v) {
+  std::vector<double> out(static_cast<size_t>(v.numElements()));
+  visitType<kAllTypes>(v.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = v.data<T>();
+    for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<double>(load(p[i]));
+  });
+  return out;
+}
+
+int64_t opsetOf(const Node& node) {
+  if (!node.graph()) return 1000;
+  const auto& opsets = node.graph()->opsetImports();
+  for (const char* domain : {"", "ai.onnx"})
+    if (auto it = opsets.find(domain); it != opsets.end()) return it->second;
+  return 1000;
+}
+
+std::string dimsToString(std::span<const int64_t> dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+void throwNodeError(const Node& node, const std::string& message) {
+  throw Error(StatusCode::kInvalidArgument, nodeErrorPrefix(&node) + message);
+}
+
+BroadcastLoop::BroadcastLoop(std::span<const int64_t> outDims,
+                             std::span<const std::vector<int64_t>* const> inputDims)
+    : numInputs_(inputDims.size()) {
+  const size_t rank = outDims.size();
+  for (int64_t d : outDims)
+    if (d == 0) {
+      numRows_ = 0;
+      inner_ = 0;
+      return;
+    }
+  // Per kept dim (out size > 1): size and each input's stride (0 when the
+  // input repeats along it).
+  struct Dim {
+    int64_t size;
+    int64_t stride[kMaxInputs];
+  };
+  std::vector<Dim> dims;
+  std::vector<int64_t> running(numInputs_, 1);
+  std::vector<Dim> reversed;
+  for (size_t i = rank; i-- > 0;) {
+    Dim d{outDims[i], {0, 0, 0, 0}};
+    for (size_t k = 0; k < numInputs_; ++k) {
+      const std::vector<int64_t>& in = *inputDims[k];
+      size_t pad = rank - in.size();
+      int64_t size = i >= pad ? in[i - pad] : 1;
+      d.stride[k] = size == 1 ? 0 : running[k];
+      running[k] *= size;
+    }
+    if (d.size != 1) reversed.push_back(d);
+  }
+  // Merge an outer dim into the inner group when every input continues
+  // contiguously (or keeps repeating) across the boundary.
+  for (const Dim& d : reversed) {
+    if (!dims.empty()) {
+      Dim& g = dims.back();
+      bool merge = true;
+      for (size_t k = 0; k < numInputs_ && merge; ++k) merge = d.stride[k] == g.stride[k] * g.size;
+      if (merge) {
+        g.size *= d.size;
+        continue;
+      }
+    }
+    dims.push_back(d);
+  }
+  if (dims.empty()) return;  // A single element.
+  inner_ = dims.front().size;
+  for (size_t k = 0; k < numInputs_; ++k) steps_[k] = dims.front().stride[k];
+  outerStrides_.assign(numInputs_, {});
+  for (size_t j = dims.size(); j-- > 1;) {
+    outerDims_.push_back(dims[j].size);
+    for (size_t k = 0; k < numInputs_; ++k) outerStrides_[k].push_back(dims[j].stride[k]);
+    numRows_ *= dims[j].size;
+  }
+}
+
+void BroadcastLoop::rowOffsets(int64_t row, int64_t* offs) const {
+  for (size_t k = 0; k < numInputs_; ++k) offs[k] = 0;
+  for (size_t j = outerDims_.size(); j-- > 0;) {
+    int64_t idx = row % outerDims_[j];
+    row /= outerDims_[j];
+    for (size_t k = 0; k < numInputs_; ++k) offs[k] += idx * outerStrides_[k][j];
+  }
+}
+
+}  // namespace subgraph::runtime::reference

@@ -1,0 +1,251 @@
+//===- runtime/reference/kernel_util.h - Shared reference-kernel helpers -*- C++ -*-===//
+//
+// Internal to the reference backend: 16-bit float types, element-type
+// dispatch, numpy broadcasting over collapsed dims, axis normalization,
+// reading shape-like inputs, parallel loops, and the creator template every
+// kernel file uses to register itself.
+//
+// Invariant of the dispatch helpers: a kernel instantiates its loop only for
+// the element types its op allows, and reports any other type as one error
+// line naming the node and the type.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <oneapi/tbb/blocked_range.h>
+#include <oneapi/tbb/parallel_for.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "subgraph/ir/graph.h"
+#include "subgraph/runtime/backend.h"
+#include "subgraph/runtime/kernel.h"
+
+namespace subgraph::runtime::reference {
+
+//===--- 16-bit floats ----------------------------------------------------===//
+
+/// IEEE binary16, stored as bits; arithmetic goes through float.
+struct Half {
+  uint16_t bits = 0;
+};
+/// bfloat16 (the top half of a binary32), stored as bits.
+struct BFloat16 {
+  uint16_t bits = 0;
+};
+
+float halfToFloat(uint16_t bits);
+/// Rounds to nearest even; overflow gives infinity, NaN stays NaN.
+uint16_t floatToHalf(float value);
+inline float bf16ToFloat(uint16_t bits) {
+  uint32_t u = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+/// Rounds to nearest even; NaN stays NaN.
+inline uint16_t floatToBf16(float value) {
+  uint32_t u;
+  std::memcpy(&u, &value, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);
+  u += 0x7fff + ((u >> 16) & 1);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+/// The type arithmetic on T is done in: float for the 16-bit floats.
+template <typename T>
+struct ComputeType {
+  using type = T;
+};
+template <>
+struct ComputeType<Half> {
+  using type = float;
+};
+template <>
+struct ComputeType<BFloat16> {
+  using type = float;
+};
+template <typename T>
+using Compute = typename ComputeType<T>::type;
+
+/// Widens an element to its compute type.
+template <typename T>
+inline Compute<T> load(T v) {
+  return v;
+}
+template <>
+inline float load(Half v) {
+  return halfToFloat(v.bits);
+}
+template <>
+inline float load(BFloat16 v) {
+  return bf16ToFloat(v.bits);
+}
+
+/// Narrows a compute value back to T.
+template <typename T>
+inline T store(Compute<T> v) {
+  return static_cast<T>(v);
+}
+template <>
+inline Half store(float v) {
+  return Half{floatToHalf(v)};
+}
+template <>
+inline BFloat16 store(float v) {
+  return BFloat16{floatToBf16(v)};
+}
+
+//===--- Element-type dispatch --------------------------------------------===//
+
+template <typename T>
+struct TypeTag {
+  using type = T;
+};
+
+/// Element-type families a dispatch may accept; combine with |.
+enum TypeBits : unsigned {
+  kFloatTypes = 1,    ///< f16, bf16, f32, f64
+  kSignedInts = 2,    ///< i8, i16, i32, i64
+  kUnsignedInts = 4,  ///< u8, u16, u32, u64
+  kBoolType = 8,      ///< bool
+  kIndexTypes = 16,   ///< i32, i64 only
+};
+inline constexpr unsigned kSignedNumeric = kFloatTypes | kSignedInts;
+inline constexpr unsigned kNumeric = kFloatTypes | kSignedInts | kUnsignedInts;
+inline constexpr unsigned kAllTypes = kNumeric | kBoolType;
+
+/// Calls f(TypeTag<T>{}) for `dtype` if it is in `Bits`, and returns
+/// whether it did. Only the types in `Bits` are instantiated, so f may use
+/// operations that other types lack.
+template <unsigned Bits, typename F>
+bool visitType(DataType dtype, F&& f) {
+#define SUBGRAPH_VISIT_CASE(DT, T, FAMILY)  \
+  case DataType::DT:                        \
+    if constexpr ((Bits & (FAMILY)) != 0) { \
+      f(TypeTag<T>{});                      \
+      return true;                          \
+    } else {                                \
+      return false;                         \
+    }
+  switch (dtype) {
+    SUBGRAPH_VISIT_CASE(kFloat32, float, kFloatTypes)
+    SUBGRAPH_VISIT_CASE(kFloat64, double, kFloatTypes)
+    SUBGRAPH_VISIT_CASE(kFloat16, Half, kFloatTypes)
+    SUBGRAPH_VISIT_CASE(kBFloat16, BFloat16, kFloatTypes)
+    SUBGRAPH_VISIT_CASE(kInt8, int8_t, kSignedInts)
+    SUBGRAPH_VISIT_CASE(kInt16, int16_t, kSignedInts)
+    SUBGRAPH_VISIT_CASE(kInt32, int32_t, kSignedInts | kIndexTypes)
+    SUBGRAPH_VISIT_CASE(kInt64, int64_t, kSignedInts | kIndexTypes)
+    SUBGRAPH_VISIT_CASE(kUInt8, uint8_t, kUnsignedInts)
+    SUBGRAPH_VISIT_CASE(kUInt16, uint16_t, kUnsignedInts)
+    SUBGRAPH_VISIT_CASE(kUInt32, uint32_t, kUnsignedInts)
+    SUBGRAPH_VISIT_CASE(kUInt64, uint64_t, kUnsignedInts)
+    SUBGRAPH_VISIT_CASE(kBool, bool, kBoolType)
+    default: return false;
+  }
+#undef SUBGRAPH_VISIT_CASE
+}
+
+/// True if `dtype` belongs to the families in `bits`.
+bool typeInSet(DataType dtype, unsigned bits);
+
+/// True for the 16-bit float storage types.
+template <typename T>
+inline constexpr bool kIsHalfLike = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
+/// "<op> node '<name>': element type <t> is not supported".
+Status unsupportedType(const Node* node, DataType dtype);
+
+//===--- Shapes and axes --------------------------------------------------===//
+
+/// Multidirectional (numpy) broadcast of several shapes; false when two
+/// dims differ and neither is 1.
+bool broadcastDims(std::span<const std::vector<int64_t>* const> shapes, std::vector<int64_t>& out);
+
+/// Maps `axis` in [-rank, rank) to [0, rank); false when out of range.
+bool normalizeAxis(int64_t& axis, int64_t rank);
+
+/// Elements of an integer (or bool/float) tensor as int64.
+std::vector<int64_t> readInts(const TensorView& view);
+/// Elements of a numeric tensor as double.
+std::vector<double> readDoubles(const TensorView& view);
+
+/// The ai.onnx opset the node's graph imports (a large number if none).
+int64_t opsetOf(const Node& node);
+
+/// "[1, 2, 3]".
+std::string dimsToString(std::span<const int64_t> dims);
+
+/// Runs f(begin, end) over [0, n), in parallel when n * costPerItem is
+/// large enough to be worth the scheduling.
+template <typename F>
+void parallelFor(int64_t n, int64_t costPerItem, F&& f) {
+  if (n <= 0) return;
+  constexpr int64_t kSerialWork = 1 << 15;
+  if (n == 1 || n * std::max<int64_t>(costPerItem, 1) < kSerialWork) {
+    f(int64_t{0}, n);
+    return;
+  }
+  int64_t grain = std::max<int64_t>(1, kSerialWork / std::max<int64_t>(costPerItem, 1));
+  tbb::parallel_for(tbb::blocked_range<int64_t>(0, n, grain),
+                    [&](const tbb::blocked_range<int64_t>& r) { f(r.begin(), r.end()); });
+}
+
+//===--- Broadcast iteration ----------------------------------------------===//
+
+/// Iterates an output of `outDims` and up to four inputs broadcast to it,
+/// as rows of the innermost (collapsed) dim. For each row it calls
+/// f(outOffset, inOffsets, inSteps, count) where inSteps[k] is 0 (the input
+/// repeats along the row) or 1. Rows run in parallel.
+class BroadcastLoop {
+ public:
+  static constexpr size_t kMaxInputs = 4;
+  BroadcastLoop(std::span<const int64_t> outDims,
+                std::span<const std::vector<int64_t>* const> inputDims);
+
+  template <typename F>
+  void run(F&& f) const {
+    int64_t rows = numRows_;
+    parallelFor(rows, inner_, [&](int64_t begin, int64_t end) {
+      int64_t offs[kMaxInputs];
+      for (int64_t r = begin; r < end; ++r) {
+        rowOffsets(r, offs);
+        f(r * inner_, offs, steps_, inner_);
+      }
+    });
+  }
+  int64_t total() const { return numRows_ * inner_; }
+
+ private:
+  void rowOffsets(int64_t row, int64_t* offs) const;
+  size_t numInputs_ = 0;
+  int64_t inner_ = 1;
+  int64_t numRows_ = 1;
+  std::vector<int64_t> outerDims_;                  // collapsed outer dims
+  std::vector<std::vector<int64_t>> outerStrides_;  // per input, per outer dim
+  int64_t steps_[kMaxInputs] = {0, 0, 0, 0};
+};
+
+//===--- Registration -----------------------------------------------------===//
+
+/// A creator that constructs K from the node (K's constructor may throw
+/// `Error` for invalid attributes).
+template <typename K>
+KernelCreator creatorFor() {
+  return [](const Node& node, const Backend&) -> StatusOr<std::unique_ptr<Kernel>> {
+    return std::unique_ptr<Kernel>(std::make_unique<K>(node));
+  };
+}
+
+/// Throws `Error` naming the node; for attribute checks in constructors.
+[[noreturn]] void throwNodeError(const Node& node, const std::string& message);
+
+}  // namespace subgraph::runtime::reference
