@@ -1,0 +1,341 @@
+//===- core/ops/infer_nn.cpp - Inference and checks for conv and pooling --===//
+//
+// Output sizes of sliding-window ops follow the ONNX formulas:
+//
+//   NOTSET      out = floor((in + pad_begin + pad_end - eff_k) / stride) + 1
+//               (ceil with ceil_mode, dropping a last window that would
+//               start in the end padding, as PyTorch and ONNX Runtime do)
+//   VALID       out = floor((in - eff_k) / stride) + 1
+//   SAME_*      out = ceil(in / stride)
+//   transposed  out = stride * (in - 1) + output_padding + eff_k - pads
+//               (in * stride for SAME_*), or output_shape when given
+//
+// where eff_k = (k - 1) * dilation + 1. A symbolic spatial dim passes
+// through when the formula is the identity (stride 1 and "same" padding),
+// and is unknown otherwise. Conv and its transpose also check channels
+// against the weights and the group count; the verify functions run the
+// same checks so that a verifier catches them without inference.
+//
+//===----------------------------------------------------------------------===//
+#include <algorithm>
+
+#include "infer_helpers.h"
+#include "op_functions.h"
+
+namespace subgraph::ops {
+namespace {
+
+// The window attributes of a conv or pool, filled with their defaults.
+struct Window {
+  std::string autoPad;
+  std::vector<int64_t> kernel;  // empty when it is not known statically
+  std::vector<int64_t> strides;
+  std::vector<int64_t> dilations;
+  std::vector<int64_t> pads;  // [begin..., end...]
+  bool ceilMode = false;
+};
+
+// Reads and validates the window attributes for `k` spatial axes. `weights`
+// (W's spatial dims, when known) supplies a missing kernel_shape.
+StatusOr<Window> readWindow(const Node& node, size_t k, const std::vector<int64_t>& weights) {
+  Window w;
+  w.autoPad = node.getString("auto_pad", "NOTSET");
+  if (w.autoPad != "NOTSET" && w.autoPad != "SAME_UPPER" && w.autoPad != "SAME_LOWER" &&
+      w.autoPad != "VALID")
+    return nodeError(
+        node, "auto_pad '" + w.autoPad + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
+  auto list = [&](const char* name, size_t size, int64_t fill, int64_t min,
+                  std::vector<int64_t>& out) -> Status {
+    out = node.getInts(name, std::vector<int64_t>(size, fill));
+    if (out.size() != size)
+      return nodeError(node, std::string(name) + " " + intsToString(out) + " has " +
+                                 std::to_string(out.size()) + " entries, expected " +
+                                 std::to_string(size) + " for " + std::to_string(k) +
+                                 " spatial dims");
+    for (int64_t v : out)
+      if (v < min)
+        return nodeError(node, std::string(name) + " " + intsToString(out) +
+                                   " must be >= " + std::to_string(min));
+    return Status::ok();
+  };
+  if (node.hasAttr("kernel_shape")) {
+    SUBGRAPH_RETURN_IF_ERROR(list("kernel_shape", k, 1, 1, w.kernel));
+    if (!weights.empty() && w.kernel != weights)
+      return nodeError(node, "kernel_shape " + intsToString(w.kernel) +
+                                 " does not match the weights' spatial dims " +
+                                 intsToString(weights));
+  } else {
+    w.kernel = weights;
+  }
+  SUBGRAPH_RETURN_IF_ERROR(list("strides", k, 1, 1, w.strides));
+  SUBGRAPH_RETURN_IF_ERROR(list("dilations", k, 1, 1, w.dilations));
+  SUBGRAPH_RETURN_IF_ERROR(list("pads", 2 * k, 0, 0, w.pads));
+  w.ceilMode = node.getInt("ceil_mode", 0) != 0;
+  return w;
+}
+
+// Output size of one spatial axis of a forward window op.
+StatusOr<Dim> windowOutput(const InferenceContext& ctx, const Window& w, size_t axis,
+                           const Dim& in) {
+  if (w.kernel.empty()) return Dim::unknown();
+  const int64_t s = w.strides[axis];
+  const int64_t effK = (w.kernel[axis] - 1) * w.dilations[axis] + 1;
+  const size_t k = w.strides.size();
+  const int64_t padBegin = w.autoPad == "NOTSET" ? w.pads[axis] : 0;
+  const int64_t padEnd = w.autoPad == "NOTSET" ? w.pads[axis + k] : 0;
+  const bool same = w.autoPad == "SAME_UPPER" || w.autoPad == "SAME_LOWER";
+  if (!in.isStatic()) {
+    bool identity = s == 1 && (same || padBegin + padEnd == effK - 1);
+    return identity ? in : Dim::unknown();
+  }
+  if (same) return Dim((in.size() + s - 1) / s);
+  const int64_t span = in.size() + padBegin + padEnd - effK;
+  if (span < 0)
+    return ctx.fail("spatial dim " + std::to_string(axis) + " of size " +
+                    std::to_string(in.size()) + " (padded " + std::to_string(span + effK) +
+                    ") is smaller than the effective kernel " + std::to_string(effK));
+  int64_t out = (w.ceilMode ? (span + s - 1) / s : span / s) + 1;
+  // With ceil_mode the last window must start inside the input or the
+  // begin padding; ONNX Runtime and PyTorch drop it otherwise.
+  if (w.ceilMode && (out - 1) * s >= in.size() + padBegin) --out;
+  return Dim(out);
+}
+
+// Spatial dims of a static shape from `first` on, or empty if any is not
+// static.
+std::vector<int64_t> staticTail(const Shape* shape, size_t first) {
+  std::vector<int64_t> out;
+  if (!shape) return out;
+  for (size_t i = first; i < shape->size(); ++i) {
+    if (!(*shape)[i].isStatic()) return {};
+    out.push_back((*shape)[i].size());
+  }
+  return out;
+}
+
+// Channel and rank checks shared by Conv/ConvTranspose inference and
+// verification. `transposed` swaps W's in/out channel axes.
+Status checkConvOperands(const Node& node, const Shape* x, const Shape* w, const Shape* b,
+                         bool transposed) {
+  const int64_t group = node.getInt("group", 1);
+  if (group < 1) return nodeError(node, "group " + std::to_string(group) + " must be >= 1");
+  if (x && x->size() < 3)
+    return nodeError(node, "X must have rank >= 3 ([N, C, spatial...]), got " + shapeToString(*x));
+  if (w && w->size() < 3) return nodeError(node, "W must have rank >= 3, got " + shapeToString(*w));
+  if (x && w && x->size() != w->size())
+    return nodeError(node, "X " + shapeToString(*x) + " and W " + shapeToString(*w) +
+                               " must have the same rank");
+  if (!x || !w) return Status::ok();
+  const Dim& c = (*x)[1];
+  if (!transposed) {
+    const Dim& wc = (*w)[1];
+    if (c.isStatic() && wc.isStatic() && c.size() != wc.size() * group)
+      return nodeError(node, "X has " + std::to_string(c.size()) + " channels but W " +
+                                 shapeToString(*w) + " with group " + std::to_string(group) +
+                                 " expects " + std::to_string(wc.size() * group));
+    if (c.isStatic() && c.size() % group != 0)
+      return nodeError(node, "group " + std::to_string(group) + " does not divide the " +
+                                 std::to_string(c.size()) + " input channels");
+    const Dim& m = (*w)[0];
+    if (m.isStatic() && m.size() % group != 0)
+      return nodeError(node, "group " + std::to_string(group) + " does not divide the " +
+                                 std::to_string(m.size()) + " output channels");
+    if (b && b->size() == 1 && (*b)[0].isStatic() && m.isStatic() && (*b)[0] != m)
+      return nodeError(node, "bias B " + shapeToString(*b) + " does not match the " +
+                                 std::to_string(m.size()) + " output channels");
+  } else {
+    const Dim& wc = (*w)[0];
+    if (c.isStatic() && wc.isStatic() && c.size() != wc.size())
+      return nodeError(node, "X has " + std::to_string(c.size()) + " channels but W " +
+                                 shapeToString(*w) + " expects " + std::to_string(wc.size()));
+    if (c.isStatic() && c.size() % group != 0)
+      return nodeError(node, "group " + std::to_string(group) + " does not divide the " +
+                                 std::to_string(c.size()) + " input channels");
+    const Dim& mPerGroup = (*w)[1];
+    if (b && b->size() == 1 && (*b)[0].isStatic() && mPerGroup.isStatic() &&
+        (*b)[0].size() != mPerGroup.size() * group)
+      return nodeError(node, "bias B " + shapeToString(*b) + " does not match the " +
+                                 std::to_string(mPerGroup.size() * group) + " output channels");
+  }
+  if (b && b->size() != 1) return nodeError(node, "bias B must be 1-D, got " + shapeToString(*b));
+  return Status::ok();
+}
+
+const Shape* shapeOf(const Value* v) { return v && v->type().shape ? &*v->type().shape : nullptr; }
+
+// Spatial rank from X, else from W; nullopt when neither rank is known.
+std::optional<size_t> spatialRank(const Shape* x, const Shape* w) {
+  if (x && x->size() >= 2) return x->size() - 2;
+  if (w && w->size() >= 2) return w->size() - 2;
+  return std::nullopt;
+}
+
+DataType firstDtype(const InferenceContext& ctx, size_t a, size_t b) {
+  DataType t = ctx.inputType(a).dtype;
+  return t != DataType::kUndefined ? t : ctx.inputType(b).dtype;
+}
+
+}  // namespace
+
+Status inferConv(InferenceContext& ctx) {
+  const Node& node = ctx.node();
+  const Shape* x = inputShape(ctx, 0);
+  const Shape* w = inputShape(ctx, 1);
+  SUBGRAPH_RETURN_IF_ERROR(checkConvOperands(node, x, w, inputShape(ctx, 2), false));
+  TensorType out(firstDtype(ctx, 0, 1));
+  std::optional<size_t> k = spatialRank(x, w);
+  if (!k) {
+    ctx.setOutputType(0, std::move(out));
+    return Status::ok();
+  }
+  StatusOr<Window> window = readWindow(node, *k, staticTail(w, 2));
+  if (!window.isOk()) return window.status();
+  Shape shape = {x ? (*x)[0] : Dim(), w ? (*w)[0] : Dim()};
+  for (size_t i = 0; i < *k; ++i) {
+    StatusOr<Dim> d = x ? windowOutput(ctx, window.value(), i, (*x)[i + 2]) : Dim::unknown();
+    if (!d.isOk()) return d.status();
+    shape.push_back(d.value());
+  }
+  out.shape = std::move(shape);
+  ctx.setOutputType(0, std::move(out));
+  return Status::ok();
+}
+
+Status verifyConv(const Node& node) {
+  const Shape* x = shapeOf(node.input(0));
+  const Shape* w = shapeOf(node.input(1));
+  SUBGRAPH_RETURN_IF_ERROR(checkConvOperands(node, x, w, shapeOf(node.input(2)), false));
+  if (std::optional<size_t> k = spatialRank(x, w)) {
+    StatusOr<Window> window = readWindow(node, *k, staticTail(w, 2));
+    if (!window.isOk()) return window.status();
+  }
+  return Status::ok();
+}
+
+Status inferConvTranspose(InferenceContext& ctx) {
+  const Node& node = ctx.node();
+  const Shape* x = inputShape(ctx, 0);
+  const Shape* w = inputShape(ctx, 1);
+  SUBGRAPH_RETURN_IF_ERROR(checkConvOperands(node, x, w, inputShape(ctx, 2), true));
+  TensorType out(firstDtype(ctx, 0, 1));
+  std::optional<size_t> k = spatialRank(x, w);
+  if (!k) {
+    ctx.setOutputType(0, std::move(out));
+    return Status::ok();
+  }
+  StatusOr<Window> windowOr = readWindow(node, *k, staticTail(w, 2));
+  if (!windowOr.isOk()) return windowOr.status();
+  const Window& window = windowOr.value();
+  std::vector<int64_t> outputPadding = node.getInts("output_padding", std::vector<int64_t>(*k, 0));
+  if (outputPadding.size() != *k)
+    return ctx.fail("output_padding " + intsToString(outputPadding) + " has " +
+                    std::to_string(outputPadding.size()) + " entries, expected " +
+                    std::to_string(*k));
+  std::vector<int64_t> outputShape = node.getInts("output_shape");
+  if (!outputShape.empty() && outputShape.size() != *k && outputShape.size() != *k + 2)
+    return ctx.fail("output_shape " + intsToString(outputShape) + " has " +
+                    std::to_string(outputShape.size()) + " entries, expected " +
+                    std::to_string(*k));
+
+  const int64_t group = node.getInt("group", 1);
+  Dim channels;
+  if (w && (*w)[1].isStatic())
+    channels = Dim((*w)[1].size() * group);
+  else if (w && group == 1)
+    channels = (*w)[1];
+  Shape shape = {x ? (*x)[0] : Dim(), channels};
+  for (size_t i = 0; i < *k; ++i) {
+    if (!outputShape.empty()) {
+      shape.push_back(Dim(outputShape[outputShape.size() - *k + i]));
+      continue;
+    }
+    const Dim in = x ? (*x)[i + 2] : Dim();
+    if (!in.isStatic() || window.kernel.empty()) {
+      shape.push_back(Dim::unknown());
+      continue;
+    }
+    const int64_t s = window.strides[i];
+    if (window.autoPad == "SAME_UPPER" || window.autoPad == "SAME_LOWER") {
+      shape.push_back(Dim(in.size() * s));
+      continue;
+    }
+    const int64_t effK = (window.kernel[i] - 1) * window.dilations[i] + 1;
+    const int64_t pads = window.autoPad == "VALID" ? 0 : window.pads[i] + window.pads[i + *k];
+    const int64_t size = s * (in.size() - 1) + outputPadding[i] + effK - pads;
+    if (size <= 0)
+      return ctx.fail("spatial dim " + std::to_string(i) + " would have size " +
+                      std::to_string(size));
+    shape.push_back(Dim(size));
+  }
+  out.shape = std::move(shape);
+  ctx.setOutputType(0, std::move(out));
+  return Status::ok();
+}
+
+Status verifyConvTranspose(const Node& node) {
+  const Shape* x = shapeOf(node.input(0));
+  const Shape* w = shapeOf(node.input(1));
+  SUBGRAPH_RETURN_IF_ERROR(checkConvOperands(node, x, w, shapeOf(node.input(2)), true));
+  if (std::optional<size_t> k = spatialRank(x, w)) {
+    StatusOr<Window> window = readWindow(node, *k, staticTail(w, 2));
+    if (!window.isOk()) return window.status();
+  }
+  return Status::ok();
+}
+
+Status inferPool(InferenceContext& ctx) {
+  const Node& node = ctx.node();
+  const Shape* x = inputShape(ctx, 0);
+  TensorType out(ctx.inputType(0).dtype);
+  if (!node.hasAttr("kernel_shape"))
+    return ctx.fail("required attribute 'kernel_shape' is missing");
+  if (x) {
+    if (x->size() < 3)
+      return ctx.fail("X must have rank >= 3 ([N, C, spatial...]), got " + shapeToString(*x));
+    const size_t k = x->size() - 2;
+    StatusOr<Window> window = readWindow(node, k, {});
+    if (!window.isOk()) return window.status();
+    Shape shape = {(*x)[0], (*x)[1]};
+    for (size_t i = 0; i < k; ++i) {
+      StatusOr<Dim> d = windowOutput(ctx, window.value(), i, (*x)[i + 2]);
+      if (!d.isOk()) return d.status();
+      shape.push_back(d.value());
+    }
+    out.shape = std::move(shape);
+  }
+  if (ctx.numOutputs() > 1) {
+    TensorType indices = out;
+    indices.dtype = DataType::kInt64;
+    ctx.setOutputType(1, std::move(indices));
+  }
+  ctx.setOutputType(0, std::move(out));
+  return Status::ok();
+}
+
+Status verifyPool(const Node& node) {
+  const int64_t ceilMode = node.getInt("ceil_mode", 0);
+  if (ceilMode != 0 && ceilMode != 1)
+    return nodeError(node, "ceil_mode " + std::to_string(ceilMode) + " must be 0 or 1");
+  const Shape* x = shapeOf(node.input(0));
+  std::vector<int64_t> kernel = node.getInts("kernel_shape");
+  if (x && x->size() < 3)
+    return nodeError(node, "X must have rank >= 3 ([N, C, spatial...]), got " + shapeToString(*x));
+  size_t k = x ? x->size() - 2 : kernel.size();
+  StatusOr<Window> window = readWindow(node, k, {});
+  return window.isOk() ? Status::ok() : window.status();
+}
+
+Status inferGlobalPool(InferenceContext& ctx) {
+  TensorType out(ctx.inputType(0).dtype);
+  if (const Shape* x = inputShape(ctx, 0)) {
+    if (x->size() < 3)
+      return ctx.fail("X must have rank >= 3 ([N, C, spatial...]), got " + shapeToString(*x));
+    Shape shape = {(*x)[0], (*x)[1]};
+    shape.resize(x->size(), Dim(1));
+    out.shape = std::move(shape);
+  }
+  ctx.setOutputType(0, std::move(out));
+  return Status::ok();
+}
+
+}  // namespace subgraph::ops
