@@ -208,7 +208,7 @@ class PropertyPass final : private PartitionState {
   std::vector<uint32_t> excluded_;   // == seedMark_: excluded for this seed
   std::vector<uint32_t> candidate_;  // == candidateMark_: in the grown region
   std::vector<uint32_t> scratch_;    // == scratchMark_: Filter result, components
-  uint32_t seedMark_ = 0;
+  uint32_t seedMark_ = 1;  // excluded_ starts at 0: nothing excluded
   uint32_t candidateMark_ = 0;
   uint32_t scratchMark_ = 0;
   std::vector<Node*> region_;
@@ -603,6 +603,7 @@ void fillReport(RunState& run, const std::vector<NodeId>& inputOrder,
     const NodeReason& r = run.reasons[id];
     RejectedNode entry;
     entry.node = n ? n->displayName() : "#" + std::to_string(id);
+    entry.nodeId = n ? id : RejectedNode::kNoId;
     entry.op = n ? n->qualifiedOpType() : std::string();
     entry.kind = n ? reasonKindName(r.kind) : "removed";
     if (!n)

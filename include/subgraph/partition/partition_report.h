@@ -46,8 +46,13 @@ struct RegionReport {
 
 /// A node left out of every region, and why.
 struct RejectedNode {
+  /// nodeId of a node that a PostPartition hook removed.
+  static constexpr NodeId kNoId = ~NodeId{0};
   /// Node::displayName of the node.
   std::string node;
+  /// Its id in the graph before (and, as it was not fused, after)
+  /// partitioning; kNoId if a hook removed it.
+  NodeId nodeId = kNoId;
   /// Its qualified op type.
   std::string op;
   /// The kind of decision, for tools: "no-selector", "already-fused",

@@ -1,0 +1,237 @@
+//===- tools/cli/partition_command.cpp - `subgraph partition` -------------===//
+//
+// Partitions a model for one or more backends and reports what was fused
+// and why the rest was not:
+//
+//   subgraph partition MODEL [--backend A,B] [--report FILE.json]
+//                            [--dot FILE.dot] [--svg FILE.svg] [-o OUT]
+//
+// Backends come from --backend, else from $SUBGRAPH_BACKEND ("NONE" turns
+// partitioning off). Until plugins load from shared libraries, the
+// backends are those registered in-process: the built-ins (convbn,
+// convbnrelu, convaddrelu) and whatever the program links.
+//
+// The picture is the model as loaded, each region drawn as a coloured
+// cluster labelled with its backend, so a reader sees which original nodes
+// each fused node stands for; nodes left out for a reason other than "no
+// selector matched" carry that reason.
+//
+//===----------------------------------------------------------------------===//
+#include <fmt/format.h>
+#include <spawn.h>
+#include <spdlog/spdlog.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli_util.h"
+#include "command.h"
+#include "subgraph/analysis/graphviz.h"
+#include "subgraph/ir/text_format.h"
+#include "subgraph/partition/partitioner.h"
+#ifdef SUBGRAPH_CLI_HAVE_ONNX
+#include "subgraph/onnx/onnx_export.h"
+#endif
+
+extern char** environ;
+
+namespace subgraph::cli {
+namespace {
+
+using partition::PartitionReport;
+
+struct PartitionCommandOptions {
+  std::string file;
+  std::string backends;
+  bool backendsGiven = false;
+  std::string report;
+  std::string dot;
+  std::string svg;
+  std::string output;
+  bool json = false;
+  bool training = false;
+  bool allowUnknownOps = false;
+  std::vector<std::string> shapes;
+};
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// The backend list: --backend, else $SUBGRAPH_BACKEND (read with
+// secure_getenv, so a setuid context ignores it), else a usage error that
+// lists what there is to choose from.
+std::vector<std::string> backendNames(const PartitionCommandOptions& options) {
+  std::string list = options.backends;
+  std::string origin = "--backend";
+  if (!options.backendsGiven) {
+    const char* env = secure_getenv("SUBGRAPH_BACKEND");
+    if (!env || !*env)
+      throw UsageError(
+          "no backend chosen: pass --backend A,B or set SUBGRAPH_BACKEND (NONE "
+          "for none); available: " +
+          joined(partition::BackendRegistry::global().names()));
+    list = env;
+    origin = "SUBGRAPH_BACKEND";
+  }
+  auto names = partition::parseBackendList(list);
+  if (!names) throw UsageError(origin + ": " + names.status().message());
+  return names.value();
+}
+
+DotOptions regionPicture(const PartitionReport& report) {
+  DotOptions dot;
+  dot.showConstants = false;
+  for (const partition::RegionReport& region : report.regions) {
+    DotCluster cluster{
+        region.id, fmt::format("region {}: {} ({})", region.id, region.backend, region.property),
+        dotPaletteColor(static_cast<size_t>(region.id))};
+    for (NodeId id : region.nodeIds) dot.clusters[id] = cluster;
+  }
+  for (const partition::RejectedNode& node : report.rejected)
+    if (node.kind != "no-selector" && node.nodeId != partition::RejectedNode::kNoId)
+      dot.notes[node.nodeId] = node.reason;
+  return dot;
+}
+
+// Runs `dot -Tsvg -o svg dotFile`. posix_spawnp rather than system(): no
+// shell, so file names need no quoting.
+void renderSvg(const std::string& dotFile, const std::string& svg) {
+  std::vector<std::string> args = {"dot", "-Tsvg", "-o", svg, dotFile};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, "dot", nullptr, nullptr, argv.data(), environ);
+  if (rc == ENOENT)
+    throw Error(StatusCode::kNotFound, svg +
+                                           ": Graphviz 'dot' is not installed; write --dot "
+                                           "FILE.dot and render it elsewhere");
+  if (rc != 0) throw Error(svg + ": cannot run Graphviz 'dot': " + std::strerror(rc));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) throw Error(svg + ": waiting for Graphviz 'dot' failed");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw Error(svg + ": Graphviz 'dot' failed" +
+                (WIFEXITED(status) ? " with exit status " + std::to_string(WEXITSTATUS(status))
+                                   : std::string(" (killed)")));
+}
+
+void writePicture(const Graph& original, const PartitionReport& report,
+                  const PartitionCommandOptions& options) {
+  DotOptions dot = regionPicture(report);
+  std::string dotFile = options.dot;
+  bool temporary = false;
+  if (dotFile.empty()) {
+    dotFile = options.svg + ".dot.tmp";
+    temporary = true;
+  }
+  writeOutput(dotFile, [&](std::ostream& os) { writeDot(original, os, dot); });
+  if (!options.dot.empty()) spdlog::info("wrote {}", options.dot);
+  if (options.svg.empty()) return;
+  try {
+    renderSvg(dotFile, options.svg);
+  } catch (...) {
+    if (temporary) std::filesystem::remove(dotFile);
+    throw;
+  }
+  if (temporary) std::filesystem::remove(dotFile);
+  spdlog::info("wrote {}", options.svg);
+}
+
+void writeModel(const Graph& graph, const std::string& path) {
+  if (modelFormatForPath(path) == ModelFormat::kText) {
+    writeOutput(path, [&](std::ostream& os) { printGraph(graph, os); });
+    return;
+  }
+#ifdef SUBGRAPH_CLI_HAVE_ONNX
+  throwIfError(exportOnnxFile(graph, path));
+#else
+  throw Error(StatusCode::kUnsupported,
+              path + ": this subgraph was built without ONNX export; write a .sg text graph");
+#endif
+}
+
+void runPartition(const PartitionCommandOptions& options) {
+  partition::registerBuiltinBackends();
+  if (options.dot == "-" && (options.json || options.output == "-"))
+    throw UsageError("--dot - and the report or model on stdout would interleave");
+  std::vector<std::string> names = backendNames(options);
+  // Instantiate before loading: an unknown backend fails in milliseconds,
+  // not after a large model has been read.
+  auto backends = partition::instantiateBackends(names);
+  if (!backends) throw Error(backends.status());
+
+  LoadOptions load;
+  load.inputShapes = parseShapeSpecs(options.shapes);
+  load.allowUnknownOps = options.allowUnknownOps;
+  std::unique_ptr<Graph> graph = loadModel(options.file, load);
+  std::unique_ptr<Graph> original =
+      options.dot.empty() && options.svg.empty() ? nullptr : graph->clone();
+
+  partition::PartitionOptions partitionOptions;
+  partitionOptions.forTraining = options.training;
+  auto report = partition::partitionGraph(*graph, std::span(backends.value()), partitionOptions);
+  if (!report) throw Error(report.status());
+
+  if (options.json)
+    std::cout << partition::reportToJson(*report) << "\n";
+  else if (options.output != "-" && options.dot != "-")
+    partition::printReportSummary(*report, std::cout);
+  if (!options.report.empty()) {
+    writeOutput(options.report,
+                [&](std::ostream& os) { os << partition::reportToJson(*report) << "\n"; });
+    if (options.report != "-") spdlog::info("wrote {}", options.report);
+  }
+  if (original) writePicture(*original, *report, options);
+  if (!options.output.empty()) {
+    writeModel(*graph, options.output);
+    if (options.output != "-") spdlog::info("wrote {}", options.output);
+  }
+}
+
+const CommandRegistration kPartition("partition", [](CLI::App& app) {
+  auto options = std::make_shared<PartitionCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "partition", "Fuse regions of a model for backends and report what was fused and why not");
+  cmd->add_option("MODEL", options->file, "Model file (.sg text graph, .onnx; - for stdin)")
+      ->required();
+  cmd->add_option_function<std::string>(
+         "-b,--backend",
+         [options](const std::string& value) {
+           options->backends = value;
+           options->backendsGiven = true;
+         },
+         "Backends in priority order, comma-separated (default: $SUBGRAPH_BACKEND; NONE: no "
+         "partitioning)")
+      ->type_name("A,B");
+  cmd->add_option("--report", options->report, "Write the partition report as JSON (- : stdout)")
+      ->type_name("FILE.json");
+  cmd->add_option("--dot", options->dot, "Draw the model with regions as coloured clusters")
+      ->type_name("FILE.dot");
+  cmd->add_option("--svg", options->svg, "Render that drawing as SVG with Graphviz's dot")
+      ->type_name("FILE.svg");
+  cmd->add_option("-o,--output", options->output, "Write the partitioned model (.sg, .onnx)")
+      ->type_name("OUT");
+  cmd->add_flag("--json", options->json, "Print the report as JSON instead of the summary");
+  cmd->add_flag("--training", options->training,
+                "Partition for training: skip inference-only fusions");
+  cmd->add_flag("--allow-unknown-ops", options->allowUnknownOps,
+                "Accept ops without a schema when loading an ONNX model");
+  addShapeOption(*cmd, options->shapes);
+  cmd->callback([options] { runPartition(*options); });
+});
+
+}  // namespace
+}  // namespace subgraph::cli
