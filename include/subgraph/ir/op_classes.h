@@ -33,9 +33,13 @@
 namespace subgraph {
 
 /// Options shared by every generated builder (createConv, createRelu, ...).
+///
+/// Every member has a default member initializer, which keeps GCC's
+/// -Wmissing-field-initializers quiet for designated initializers such as
+/// {.numOutputs = 2}.
 struct NodeBuildOptions {
   /// The node's name; empty for none.
-  std::string name;
+  std::string name = {};
   /// Number of outputs to create; 0 means the op's minimum (e.g. 1 for
   /// Split, which needs it set to the number of parts).
   size_t numOutputs = 0;
