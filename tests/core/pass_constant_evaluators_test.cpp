@@ -362,6 +362,15 @@ TEST(ConstantEvaluators, BroadcastMatchesNaiveOracleOnRandomShapes) {
     };
     a = operandDims();
     b = operandDims();
+    // The broadcast shape by numpy's rule, from the operands alone (both may
+    // have dropped a dim of `out` or pinned it to 1).
+    out.assign(std::max(a.size(), b.size()), 1);
+    for (size_t i = 0; i < out.size(); ++i) {
+      size_t fromEnd = out.size() - 1 - i;
+      int64_t da = fromEnd < a.size() ? a[a.size() - 1 - fromEnd] : 1;
+      int64_t db = fromEnd < b.size() ? b[b.size() - 1 - fromEnd] : 1;
+      out[i] = std::max(da, db);
+    }
     auto fill = [&](const Ints& dims) {
       int64_t n = 1;
       for (int64_t d : dims) n *= d;
