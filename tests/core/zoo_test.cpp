@@ -195,22 +195,20 @@ TEST(Zoo, RandomStreamIsPinned) {
   SplitMix64 rng(0);
   EXPECT_EQ(rng.next(), 0xe220a8397b1dcdafULL);  // SplitMix64's published first output
   EXPECT_EQ(fnv1a64("a"), 0xaf63dc4c8601ec8cULL);
-  std::unique_ptr<Graph> g = buildResNet50({.seed = 1});
-  const Tensor& w = *g->findValue("conv1.weight")->initializer();
-  SplitMix64 expected = streamFor(1, "conv1.weight");
-  double bound = 1.4142135623730951 * std::sqrt(3.0 / (3 * 7 * 7));
-  for (int64_t i = 0; i < 4; ++i)
-    EXPECT_EQ(w.data<float>()[static_cast<size_t>(i)],
-              static_cast<float>(expected.uniform(-bound, bound)));
-  EXPECT_LE(std::abs(w.data<float>()[0]), bound);
+  // The first weights of MobileNetV2's stem for seed 1, as bit patterns.
+  std::unique_ptr<Graph> g = buildMobileNetV2({.seed = 1});
+  const Tensor& w = *g->findValue("features.0.0.weight")->initializer();
+  std::vector<uint32_t> bits;
+  for (size_t i = 0; i < 4; ++i) bits.push_back(std::bit_cast<uint32_t>(w.data<float>()[i]));
+  EXPECT_EQ(bits, (std::vector<uint32_t>{0xbe7075ce, 0xbd9d7758, 0xbecd7ed3, 0xbe53ca23}));
 }
 
 /// Synthetic graphs have exactly the requested node count, the requested
-/// share of Sin (which no Sin-free fusion region can absorb), every value
+/// share of Sin, every value
 /// typed, and pass the verifier.
 TEST(Zoo, SyntheticGraphsHitNodeCountAndSinShare) {
   for (SyntheticShape shape : {SyntheticShape::kResidual, SyntheticShape::kTransformer}) {
-    for (int64_t nodes : {1, 7, 1000, 12345}) {
+    for (int64_t nodes : {1, 7, 1000, 4321}) {
       for (double fraction : {0.0, 0.1, 0.5, 1.0}) {
         SCOPED_TRACE(std::to_string(nodes) + " nodes, fraction " + std::to_string(fraction));
         SyntheticOptions options;
