@@ -19,11 +19,11 @@ Status nodeError(const Node& node, const std::string& message) {
 
 StatusOr<int64_t> normalizeAxis(const InferenceContext& ctx, int64_t axis, int64_t rank,
                                 std::string_view what, bool inclusive) {
-  int64_t bound = inclusive ? rank + 1 : rank;
-  if (axis < -bound || axis >= bound)
+  const int64_t last = inclusive ? rank : rank - 1;
+  if (axis < -rank || axis > last)
     return ctx.fail(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " +
                     std::to_string(rank));
-  return axis < 0 ? axis + bound : axis;
+  return axis < 0 ? axis + rank : axis;
 }
 
 StatusOr<std::vector<int64_t>> normalizeAxes(const InferenceContext& ctx,

@@ -28,8 +28,8 @@ std::string nodeLabel(const Node& node);
 Status nodeError(const Node& node, const std::string& message);
 
 /// Maps `axis` from [-rank, rank) to [0, rank) (with `inclusive`, from
-/// [-rank - 1, rank] to [0, rank], as Unsqueeze and Flatten need); an axis
-/// out of range fails naming the node and `what`.
+/// [-rank, rank] to [0, rank], as Flatten needs); an axis out of range
+/// fails naming the node and `what`.
 StatusOr<int64_t> normalizeAxis(const InferenceContext& ctx, int64_t axis, int64_t rank,
                                 std::string_view what, bool inclusive = false);
 /// Normalizes a list of axes and rejects duplicates.

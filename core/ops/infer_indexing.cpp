@@ -20,13 +20,14 @@ namespace {
 
 const Shape* shapeOf(const Value* v) { return v && v->type().shape ? &*v->type().shape : nullptr; }
 
-// The one dim two inputs agree on: static wins; conflicting statics are
-// reported by returning nullopt.
+// The one dim two inputs must share: static wins, then a symbol (the first
+// one when both are symbols, since they are equal at run time); conflicting
+// statics are reported by returning nullopt.
 std::optional<Dim> unifyDims(const Dim& a, const Dim& b) {
   if (a.isStatic() && b.isStatic()) return a == b ? std::optional<Dim>(a) : std::nullopt;
   if (a.isStatic()) return a;
   if (b.isStatic()) return b;
-  return a == b ? a : Dim::unknown();
+  return a.isUnknown() ? b : a;
 }
 
 // A constant input that is present but holds no elements (the "" scales of
