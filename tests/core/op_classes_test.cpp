@@ -182,10 +182,7 @@ TEST(OpClasses, BuildersInferTypes) {
   Graph g;
   Value* x = g.addInput("x", f32({Dim::symbol("N"), 3, 224, 224}));
   Value* w = g.addInitializer("w", weights({64, 3, 7, 7}));
-  Value* y =
-      createConv(g, x, w, nullptr,
-                 {.pads = std::vector<int64_t>{3, 3, 3, 3}, .strides = std::vector<int64_t>{2, 2}})
-          ->getY();
+  Value* y = createConv(g, x, w, nullptr, {.pads = {{3, 3, 3, 3}}, .strides = {{2, 2}}})->getY();
   y = createRelu(g, y)->getY();
   y = createMaxPool(g, y,
                     {.kernelShape = std::vector<int64_t>{3, 3},
