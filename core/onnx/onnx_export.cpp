@@ -194,6 +194,7 @@ Status ModelExporter::writeFunction(const Node& node, const Graph& body,
   std::set<std::string> taken;
   for (Value* v : body.values()) taken.insert(v->name());
   for (Value* out : body.outputs()) {
+    if (!out) return Status::invalid("its body has an omitted output, which ONNX cannot express");
     if (out->producer() || (out->isInitializer() && !out->isGraphInput())) {
       function->add_output(out->name());
       continue;
@@ -233,7 +234,11 @@ Status ModelExporter::writeGraph(const Graph& graph, ::onnx::GraphProto* proto) 
   for (Node* node : *order) SUBGRAPH_RETURN_IF_ERROR(writeNode(*node, proto->add_node()));
 
   std::set<const Value*> listed;
-  for (Value* out : graph.outputs()) {
+  for (size_t i = 0; i < graph.outputs().size(); ++i) {
+    Value* out = graph.outputs()[i];
+    if (!out)
+      return Status::invalid("graph '" + graph.name() + "' output #" + std::to_string(i) +
+                             " is omitted, which ONNX cannot express");
     writeValueInfo(*out, proto->add_output());
     listed.insert(out);
   }

@@ -565,12 +565,30 @@ StatusOr<std::unique_ptr<Graph>> parseAndImport(std::string_view bytes,
   return importer.run(model);
 }
 
+// Names in a hostile file may hold newlines or terminal escapes; errors are
+// one printable line, so control bytes are shown escaped.
+StatusOr<std::unique_ptr<Graph>> oneLine(StatusOr<std::unique_ptr<Graph>> result) {
+  if (result.isOk()) return result;
+  static const char* kHex = "0123456789abcdef";
+  std::string clean;
+  for (unsigned char c : result.status().message()) {
+    if (c >= 0x20 && c != 0x7f) {
+      clean += static_cast<char>(c);
+    } else {
+      clean += "\\x";
+      clean += kHex[c >> 4];
+      clean += kHex[c & 15];
+    }
+  }
+  return Status(result.status().code(), std::move(clean));
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Graph>> importOnnxBytes(std::string_view bytes,
                                                  const ImportOptions& options) {
-  return parseAndImport(bytes, options,
-                        options.sourceName.empty() ? "<memory>" : options.sourceName);
+  return oneLine(
+      parseAndImport(bytes, options, options.sourceName.empty() ? "<memory>" : options.sourceName));
 }
 
 StatusOr<std::unique_ptr<Graph>> importOnnxFile(const std::string& path,
@@ -578,7 +596,7 @@ StatusOr<std::unique_ptr<Graph>> importOnnxFile(const std::string& path,
   std::string source = options.sourceName.empty() ? path : options.sourceName;
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec))
-    return Status(StatusCode::kNotFound, source + ": no such model file");
+    return oneLine(Status(StatusCode::kNotFound, source + ": no such model file"));
   auto size = std::filesystem::file_size(path, ec);
   if (ec) return Status(StatusCode::kNotFound, source + ": cannot read: " + ec.message());
   // Checked before reading so a huge file is never loaded into memory.
@@ -596,7 +614,7 @@ StatusOr<std::unique_ptr<Graph>> importOnnxFile(const std::string& path,
     std::filesystem::path parent = std::filesystem::path(path).parent_path();
     withFolder.externalDataDir = parent.empty() ? "." : parent.string();
   }
-  return parseAndImport(bytes, withFolder, source);
+  return oneLine(parseAndImport(bytes, withFolder, source));
 }
 
 StatusOr<std::pair<std::string, std::vector<int64_t>>> parseInputShapeSpec(std::string_view spec) {
