@@ -178,6 +178,23 @@ std::optional<TensorType> mergeTypes(const TensorType& existing, const TensorTyp
 
 namespace {
 
+// InferFns read attributes through typed getters, which throw on an
+// attribute of the wrong kind; that is bad input, not a crash, so it comes
+// back as a Status naming the node like every other inference error.
+Status runInferFn(const OpSchema& schema, InferenceContext& ctx) {
+  try {
+    return schema.infer(ctx);
+  } catch (const Error& e) {
+    std::string message = e.what();
+    const std::string label = nodeLabel(ctx.node());
+    if (message.rfind(label, 0) != 0) message = label + ": " + message;
+    return Status(e.code(), message);
+  } catch (const std::exception& e) {
+    return Status(StatusCode::kInternal,
+                  nodeLabel(ctx.node()) + ": shape inference failed: " + e.what());
+  }
+}
+
 // Runs one node's InferFn and stores merged types (and shape values).
 Status inferOne(Node& node, const InferShapesOptions& options, ShapeValueMap* shapeValues) {
   const OpSchema* schema = node.schema();
@@ -188,7 +205,7 @@ Status inferOne(Node& node, const InferShapesOptions& options, ShapeValueMap* sh
                       (schema ? "op has no shape inference" : "op has no registered schema"));
   }
   InferenceContext ctx(node, shapeValues);
-  SUBGRAPH_RETURN_IF_ERROR(schema->infer(ctx));
+  SUBGRAPH_RETURN_IF_ERROR(runInferFn(*schema, ctx));
   for (size_t i = 0; i < node.numOutputs(); ++i) {
     Value* out = node.output(i);
     const TensorType& inferred = ctx.outputTypes()[i];

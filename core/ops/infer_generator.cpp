@@ -42,11 +42,11 @@ Status inferConstant(InferenceContext& ctx) {
         else if constexpr (std::is_same_v<T, std::string>)
           out = TensorType(DataType::kString, Shape{});
         else if constexpr (std::is_same_v<T, std::vector<int64_t>>)
-          out = TensorType(DataType::kInt64, Shape{static_cast<int64_t>(v.size())});
+          out = TensorType(DataType::kInt64, Shape{Dim(static_cast<int64_t>(v.size()))});
         else if constexpr (std::is_same_v<T, std::vector<float>>)
-          out = TensorType(DataType::kFloat32, Shape{static_cast<int64_t>(v.size())});
+          out = TensorType(DataType::kFloat32, Shape{Dim(static_cast<int64_t>(v.size()))});
         else if constexpr (std::is_same_v<T, std::vector<std::string>>)
-          out = TensorType(DataType::kString, Shape{static_cast<int64_t>(v.size())});
+          out = TensorType(DataType::kString, Shape{Dim(static_cast<int64_t>(v.size()))});
       },
       a.value());
   ctx.setOutputType(0, std::move(out));
@@ -83,7 +83,7 @@ Status inferShape(InferenceContext& ctx) {
       endAttr && endAttr->kind() == AttrKind::kInt ? clampIndex(endAttr->asInt()) : rank;
   ShapeValue dims;
   for (int64_t i = start; i < end; ++i) dims.push_back(ShapeElement::fromDim((*in)[i]));
-  out.shape = Shape{static_cast<int64_t>(dims.size())};
+  out.shape = Shape{Dim(static_cast<int64_t>(dims.size()))};
   ctx.setOutputType(0, std::move(out));
   ctx.setOutputShapeValue(0, std::move(dims));
   return Status::ok();

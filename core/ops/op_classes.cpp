@@ -397,15 +397,12 @@ Node* buildNode(Graph& graph, const OpKey* op, std::vector<Value*> inputs,
   }
   Node* node = graph.addNode(op->qualifiedName(), std::move(inputs), numOutputs, std::move(attrs),
                              options.name);
-  if (options.inferTypes && schema && schema->infer) {
-    InferenceContext ctx(*node);
-    Status status = schema->infer(ctx);
+  if (options.inferTypes) {
+    Status status = inferNodeTypes(*node);
     if (!status.isOk()) {
       graph.removeNode(node);
       throw Error(status);
     }
-    for (size_t i = 0; i < node->numOutputs(); ++i)
-      if (!ctx.outputTypes()[i].isUnknown()) node->output(i)->setType(ctx.outputTypes()[i]);
   }
   return node;
 }

@@ -853,6 +853,18 @@ TEST(InferShapes, MergesWithDeclaredTypes) {
             "type f32[2, 4]");
 }
 
+/// An attribute of the wrong kind is an inference error naming the node,
+/// not an exception.
+TEST(InferShapes, ReportsWrongAttributeKindAsError) {
+  EXPECT_EQ(inferError(R"(
+    graph @g(%x: f32[1, 3, 8, 8]) {
+      %w = const f32[4, 3, 3, 3] splat(0.1)
+      %y = Conv(%x, %w) {strides = 2} @conv
+      return %y
+    })"),
+            "Conv node 'conv': attribute 'strides' is int, expected ints");
+}
+
 /// Unknown ops are skipped by default and rejected on request.
 TEST(InferShapes, UnknownOpsFollowOptions) {
   constexpr std::string_view kText = R"(
