@@ -135,7 +135,7 @@ class Parser {
   Value* defineValue(GraphScope& scope, const Token& name, DefinitionKind kind);
   std::vector<Attribute> parseAttributes(int depth);
   AttrValue parseAttrValue(const std::string& attrName, int depth);
-  AttrValue parseTypedList(const Token& kindWord, int depth);
+  AttrValue parseTypedList(const Token& kindWord, const std::string& attrName, int depth);
   AttrValue parseUntypedList(const std::string& attrName, int depth);
 
   TensorType parseType();
@@ -390,13 +390,13 @@ AttrValue Parser::parseAttrValue(const std::string& attrName, int depth) {
     const std::string& word = cur().text;
     if (word == "graph") return std::shared_ptr<Graph>(parseGraph(attrName, depth + 1));
     if (word == "ints" || word == "floats" || word == "strings" || word == "graphs")
-      return parseTypedList(take(), depth);
+      return parseTypedList(take(), attrName, depth);
     if (parseDataType(word)) return parseTensorLiteral();
   }
   failExpected("an attribute value (number, string, list, tensor or graph)");
 }
 
-AttrValue Parser::parseTypedList(const Token& kindWord, int depth) {
+AttrValue Parser::parseTypedList(const Token& kindWord, const std::string& attrName, int depth) {
   expect(TokenKind::kLBracket, "'[' after '" + kindWord.text + "'");
   const std::string& kind = kindWord.text;
   std::vector<int64_t> ints;
@@ -416,7 +416,7 @@ AttrValue Parser::parseTypedList(const Token& kindWord, int depth) {
     } else if (kind == "strings") {
       strings.push_back(expect(TokenKind::kString, "a string").text);
     } else {
-      graphs.push_back(parseGraph(kindWord.text, depth + 1));
+      graphs.push_back(parseGraph(attrName, depth + 1));
     }
   }
   if (kind == "ints") return ints;
@@ -767,7 +767,9 @@ uint64_t Parser::toFloatBits(const NumberLit& lit, DataType dtype) const {
       dtype == DataType::kFloat16 ? text::floatToHalfBits(f) : text::floatToBFloat16Bits(f);
   float back =
       dtype == DataType::kFloat16 ? text::halfBitsToFloat(bits) : text::bfloat16BitsToFloat(bits);
-  if (std::isinf(back) && !std::isinf(f)) rangeError();
+  // Overflow to infinity or underflow to zero would silently change the
+  // value, as from_chars refuses to for f32 and f64.
+  if ((std::isinf(back) && !std::isinf(f)) || (back == 0.0f && f != 0.0f)) rangeError();
   return bits;
 }
 

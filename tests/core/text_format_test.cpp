@@ -297,10 +297,14 @@ TEST(TextFormat, NamesUnnamedSubgraphsAfterTheirAttribute) {
   auto g = roundTrip(R"(
     graph @main(%c: bool[]) {
       %r = If(%c) {then_branch = graph { return %c }, else_branch = graph { return %c }}
-      return %r
+      %s = test.Multi(%c) {bs = graphs[graph { return %c }], cs = [graph { return %c }]}
+      return %r, %s
     })");
   Node* n = g->findValue("r")->producer();
   EXPECT_EQ(n->attr("then_branch")->asGraph()->name(), "then_branch");
+  Node* multi = g->findValue("s")->producer();
+  EXPECT_EQ(multi->attr("bs")->asGraphs()[0]->name(), "bs");
+  EXPECT_EQ(multi->attr("cs")->asGraphs()[0]->name(), "cs");
   EXPECT_THAT(printGraph(*g), HasSubstr("then_branch = graph @then_branch() {"));
 }
 
@@ -798,6 +802,8 @@ TEST(TextFormatErrors, RejectsOutOfRangeElements) {
             "<input>:2:22: number 1e39 is out of range for f32");
   EXPECT_EQ(parseError("graph @g() {\n  %a = const f16[1] [70000]\n}"),
             "<input>:2:22: number 70000 is out of range for f16");
+  EXPECT_EQ(parseError("graph @g() {\n  %a = const bf16[1] [1e-45]\n}"),
+            "<input>:2:23: number 1e-45 is out of range for bf16");
   EXPECT_EQ(parseError("graph @g() {\n  %a = const f32[1] [nan(0x3f800000)]\n}"),
             "<input>:2:22: nan(0x3f800000) is not a NaN bit pattern of f32");
   EXPECT_EQ(parseError("graph @g() {\n  %y = Foo() {k = 99999999999999999999}\n}"),
