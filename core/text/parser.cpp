@@ -282,13 +282,12 @@ void Parser::parseDefinition(GraphScope& scope, int depth) {
 }
 
 void Parser::parseConstant(GraphScope& scope, const std::vector<ResultDecl>& results) {
-  SourceLoc constLoc = take().loc;  // `const`
+  take();  // `const`
   if (results.size() != 1) fail(results[1].name.loc, "a constant defines exactly one value");
   if (results[0].type)
     fail(results[0].typeLoc, "a constant takes its type from its data; remove the ': <type>' on " +
                                  text::sigilName('%', results[0].name.text));
   if (!at(TokenKind::kIdentifier)) failExpected("a constant's type such as 'f32[2, 3]'");
-  (void)constLoc;
   Tensor data = parseTensorLiteral();
   Value* value = defineValue(scope, results[0].name, DefinitionKind::kConstant);
   scope.graph->setInitializer(value, std::move(data));

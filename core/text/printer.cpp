@@ -10,7 +10,7 @@
 //  * every number is spelled so that it parses back to the same bits.
 //
 //===----------------------------------------------------------------------===//
-#include <bit>
+#include <algorithm>
 #include <cstring>
 #include <ostream>
 #include <sstream>

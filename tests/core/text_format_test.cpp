@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "subgraph/ir/text_format.h"
 
+#include "subgraph/zoo/zoo.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -686,6 +688,36 @@ TEST(TextFormatOps, RoundTripsEveryRegisteredOp) {
     EXPECT_EQ(printGraph(**parsed), printed);
     expectSameGraph(g, **parsed);
     for (Node* n : (*parsed)->nodes()) EXPECT_EQ(n->schema(), schema);
+  }
+}
+
+//===--- Whole models -----------------------------------------------------===//
+
+/// Real-shaped models with random weights (a small BERT, synthetic residual
+/// and transformer chains) survive print and parse exactly.
+TEST(TextFormatModels, RoundTripsZooModels) {
+  std::vector<std::unique_ptr<Graph>> models;
+  zoo::BertOptions bert;
+  bert.layers = 2;
+  bert.hidden = 16;
+  bert.heads = 2;
+  bert.intermediate = 32;
+  bert.sequenceLength = 8;
+  models.push_back(zoo::buildBert({}, bert));
+  for (zoo::SyntheticShape shape :
+       {zoo::SyntheticShape::kResidual, zoo::SyntheticShape::kTransformer}) {
+    zoo::SyntheticOptions options;
+    options.nodes = 300;
+    options.unsupportedFraction = 0.1;
+    options.shape = shape;
+    models.push_back(zoo::buildSynthetic(options).value());
+  }
+  for (const auto& model : models) {
+    SCOPED_TRACE(model->name());
+    std::string printed = printGraph(*model);
+    auto parsed = parseGraphOrThrow(printed);
+    expectSameGraph(*model, *parsed);
+    EXPECT_EQ(printGraph(*parsed), printed);
   }
 }
 
