@@ -61,8 +61,11 @@ std::string describeToken(const Token& token);
 /// comments.
 class Lexer {
  public:
-  /// `source` must outlive the lexer.
-  explicit Lexer(std::string_view source) : source_(source) {}
+  /// `source` must outlive the lexer. A leading UTF-8 byte order mark,
+  /// which some editors add, is skipped without moving the column.
+  explicit Lexer(std::string_view source) : source_(source) {
+    if (source_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;
+  }
 
   /// Lexes and returns the next token; after the end, returns kEnd forever.
   Token next();

@@ -537,6 +537,16 @@ TEST(TextFormat, RoundTripsDomainsOpsetsAndResultlessNodes) {
               HasSubstr("opset(ai.onnx = 17, com.microsoft = 1, \"odd domain\" = 3) {"));
 }
 
+/// Windows line endings, tabs and a UTF-8 byte order mark are accepted;
+/// columns still count from the start of the line after the mark.
+TEST(TextFormat, AcceptsBomCrlfAndTabs) {
+  auto g = parseGraphOrThrow(
+      "\xEF\xBB\xBFgraph @g(%x: f32[2]) {\r\n\t%y = Relu(%x)\r\n\treturn %y\r\n}\r\n");
+  EXPECT_EQ(g->numNodes(), 1u);
+  EXPECT_EQ(parseError("\xEF\xBB\xBFgrph"),
+            "<input>:1:1: expected 'graph' at the start of the input, found identifier 'grph'");
+}
+
 /// printNode gives the node's line without indentation; printTypes=false
 /// drops result types.
 TEST(TextFormat, PrintsSingleNodes) {
