@@ -124,7 +124,8 @@ void printText(const InspectReport& report, std::ostream& os) {
   printValues(os, "outputs", g.outputs);
   os << fmt::format("{:<11}{}, {} ({} bytes)\n", "constants", g.numConstants,
                     formatBytes(g.constantBytes), g.constantBytes);
-  os << fmt::format("{:<11}{} kinds\n", "ops", g.histogram.size());
+  os << fmt::format("{:<11}{} {}\n", "ops", g.histogram.size(),
+                    g.histogram.size() == 1 ? "kind" : "kinds");
   size_t width = g.histogram.empty() ? 1 : std::to_string(g.histogram.front().count).size();
   for (const OpCount& entry : g.histogram)
     os << fmt::format("  {:>{}}  {}\n", entry.count, width, entry.op);
@@ -136,12 +137,12 @@ void printText(const InspectReport& report, std::ostream& os) {
 
 //===--- JSON -------------------------------------------------------------===//
 
-nlohmann::json typeToJson(const TensorType& type) {
-  nlohmann::json json;
+nlohmann::ordered_json typeToJson(const TensorType& type) {
+  nlohmann::ordered_json json;
   json["dtype"] = std::string(dataTypeName(type.dtype));
   if (type.shape) {
     // Static dims are numbers, symbolic dims their name, unknown dims null.
-    nlohmann::json dims = nlohmann::json::array();
+    nlohmann::ordered_json dims = nlohmann::ordered_json::array();
     for (const Dim& d : *type.shape) {
       if (d.isStatic())
         dims.push_back(d.size());
@@ -158,27 +159,27 @@ nlohmann::json typeToJson(const TensorType& type) {
   return json;
 }
 
-nlohmann::json valuesToJson(const std::vector<ValueSummary>& values) {
-  nlohmann::json list = nlohmann::json::array();
+nlohmann::ordered_json valuesToJson(const std::vector<ValueSummary>& values) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const ValueSummary& v : values)
     list.push_back({{"name", v.name}, {"type", typeToJson(v.type)}});
   return list;
 }
 
-nlohmann::json toJson(const InspectReport& report) {
+nlohmann::ordered_json toJson(const InspectReport& report) {
   const GraphSummary& g = report.graph;
-  nlohmann::json json;
+  nlohmann::ordered_json json;
   json["file"] = report.file;
   json["graph"] = g.name;
   json["nodes"] = g.numNodes;
   json["values"] = g.numValues;
-  nlohmann::json opsets = nlohmann::json::object();
+  nlohmann::ordered_json opsets = nlohmann::ordered_json::object();
   for (const auto& [domain, version] : g.opsets) opsets[opsetDomainName(domain)] = version;
   json["opsets"] = std::move(opsets);
   json["inputs"] = valuesToJson(g.inputs);
   json["outputs"] = valuesToJson(g.outputs);
   json["constants"] = {{"count", g.numConstants}, {"bytes", g.constantBytes}};
-  nlohmann::json ops = nlohmann::json::array();
+  nlohmann::ordered_json ops = nlohmann::ordered_json::array();
   for (const OpCount& entry : g.histogram)
     ops.push_back({{"op", entry.op}, {"count", entry.count}});
   json["ops"] = std::move(ops);

@@ -97,14 +97,16 @@ std::string commandList() {
   return list;
 }
 
-/// One line for a CLI11 parse error. CLI11's wording for an unknown command
-/// ("The following arguments were not expected: foo") does not say what
-/// went wrong, so that case gets its own message.
+/// One line for a CLI11 parse error. CLI11 reports an unknown command as
+/// "A subcommand is required" or "The following arguments were not
+/// expected: foo", neither of which says what went wrong, so that case gets
+/// its own message.
 std::string describeParseError(const CLI::App& app, const CLI::ParseError& error, int argc,
                                char** argv) {
   std::string command = firstPositional(argc, argv);
-  if (app.get_subcommands().empty() && !command.empty() &&
-      dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
+  bool known = false;
+  for (const auto& [name, setup] : subgraph::cli::registeredCommands()) known |= name == command;
+  if (app.get_subcommands().empty() && !command.empty() && !known) {
     return "unknown command '" + command + "' (commands: " + commandList() + ")";
   }
   std::string helpCommand = "subgraph";
