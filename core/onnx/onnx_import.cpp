@@ -488,22 +488,22 @@ Status ModelImporter::applyInputShapes(Graph& graph) {
     if (!v || !v->isGraphInput()) {
       std::string known;
       for (Value* in : graph.inputs()) known += (known.empty() ? "" : ", ") + in->name();
-      return Status(StatusCode::kNotFound, "inputShapes names '" + name +
+      return Status(StatusCode::kNotFound, "a shape is given for '" + name +
                                                "', which is not a graph input (inputs: " +
                                                (known.empty() ? "none" : known) + ")");
     }
     const TensorType& old = v->type();
     if (old.hasRank() && old.rank() != dims.size())
-      return Status::invalid("inputShapes gives input '" + name + "' " +
+      return Status::invalid("the shape given for input '" + name + "' has " +
                              std::to_string(dims.size()) + " dims but the model declares rank " +
                              std::to_string(old.rank()) + " " + old.toString());
     Shape shape;
     for (size_t i = 0; i < dims.size(); ++i) {
       if (dims[i] < 0 || dims[i] > options_.maxDimSize)
-        return Status::invalid("inputShapes gives input '" + name + "' invalid dim " +
+        return Status::invalid("the shape given for input '" + name + "' has invalid dim " +
                                std::to_string(dims[i]));
       if (old.hasRank() && (*old.shape)[i].isStatic() && (*old.shape)[i].size() != dims[i])
-        return Status::invalid("inputShapes gives input '" + name + "' dim " +
+        return Status::invalid("the shape given for input '" + name + "' has dim " +
                                std::to_string(dims[i]) + " at axis " + std::to_string(i) +
                                " but the model fixes it to " +
                                std::to_string((*old.shape)[i].size()));
@@ -595,8 +595,10 @@ StatusOr<std::unique_ptr<Graph>> importOnnxFile(const std::string& path,
                                                 const ImportOptions& options) {
   std::string source = options.sourceName.empty() ? path : options.sourceName;
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
+  if (!std::filesystem::exists(path, ec))
     return oneLine(Status(StatusCode::kNotFound, source + ": no such model file"));
+  if (!std::filesystem::is_regular_file(path, ec))
+    return oneLine(Status::invalid(source + ": not a regular file"));
   auto size = std::filesystem::file_size(path, ec);
   if (ec) return Status(StatusCode::kNotFound, source + ": cannot read: " + ec.message());
   // Checked before reading so a huge file is never loaded into memory.

@@ -459,7 +459,7 @@ TEST(OnnxImport, InputShapesUnknownNameIsError) {
   Status s = importError(addReluModel(), options);
   EXPECT_EQ(s.code(), StatusCode::kNotFound);
   EXPECT_THAT(s.message(),
-              HasSubstr("inputShapes names 'nope', which is not a graph input (inputs: x)"));
+              HasSubstr("a shape is given for 'nope', which is not a graph input (inputs: x)"));
 }
 
 /// inputShapes must agree with the declared rank and static dims.
