@@ -50,6 +50,15 @@ std::optional<Tensor> constantNodeTensor(const Node& node) {
   return std::nullopt;
 }
 
+// A placeholder tensor (e.g. a default-constructed attribute) has no bytes;
+// InferFns read elements, so only tensors whose data is all there count.
+bool hasData(const Tensor& t) {
+  if (t.dtype() == DataType::kString)
+    return static_cast<int64_t>(t.strings().size()) == t.numElements();
+  return dataTypeSize(t.dtype()) != 0 &&
+         t.bytes().size() == static_cast<size_t>(t.numElements()) * dataTypeSize(t.dtype());
+}
+
 bool isConstantNode(const Node* node) {
   return node && node->domain().empty() && node->opType() == "Constant";
 }
@@ -86,11 +95,11 @@ const TensorType& InferenceContext::inputType(size_t i) const {
 const Tensor* InferenceContext::constantInput(size_t i) const {
   const Value* v = node_.input(i);
   if (!v) return nullptr;
-  if (const Tensor* t = v->initializer()) return t;
+  if (const Tensor* t = v->initializer()) return hasData(*t) ? t : nullptr;
   const Node* producer = v->producer();
   if (!isConstantNode(producer)) return nullptr;
   if (const Attribute* a = producer->attr("value"))
-    if (const Tensor* t = std::get_if<Tensor>(&a->value())) return t;
+    if (const Tensor* t = std::get_if<Tensor>(&a->value())) return hasData(*t) ? t : nullptr;
   std::optional<Tensor> t = constantNodeTensor(*producer);
   if (!t) return nullptr;
   materialized_.push_back(std::move(*t));

@@ -61,4 +61,11 @@ Status inferSoftmax(InferenceContext& ctx) {
   return Status::ok();
 }
 
+Status verifyGelu(const Node& node) {
+  const std::string approximate = node.getString("approximate", "none");
+  if (approximate != "none" && approximate != "tanh")
+    return nodeError(node, "approximate '" + approximate + "' is not one of none, tanh");
+  return Status::ok();
+}
+
 }  // namespace subgraph::ops

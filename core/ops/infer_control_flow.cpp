@@ -1,11 +1,14 @@
 //===- core/ops/infer_control_flow.cpp - Inference for If and Loop --------===//
 //
-// subgraph does not look inside control flow; it only reads the types the
-// branch and body graphs declare for their outputs. If's outputs get what
-// both branches agree on (a dim the branches disagree on is unknown). A
-// Loop's carried values keep what the initial value and the body agree on,
-// and each scan output gets the body's per-iteration type with an unknown
-// leading iteration dim. Anything undeclared stays unknown.
+// If and Loop outputs come from their subgraphs. Subgraph attributes are
+// shared and immutable, so inference runs on a copy of the body whose
+// inputs get the types the node feeds them (Loop: iteration count i64[],
+// condition bool[], then the carried values); types the body declares are
+// kept where they are more precise. If's outputs get what both branches
+// agree on (a dim they disagree on is unknown). A Loop's carried values get
+// what the initial value and the body agree on, and each scan output gets
+// the body's per-iteration type behind a leading iteration dim, which is M
+// when M is constant and there is no loop condition input.
 //
 //===----------------------------------------------------------------------===//
 #include "infer_helpers.h"
@@ -32,10 +35,22 @@ std::shared_ptr<Graph> graphAttr(const Node& node, const char* name) {
   return g ? *g : nullptr;
 }
 
-const TensorType& outputType(const Graph& g, size_t i) {
-  static const TensorType kUnknown;
-  const Value* v = g.outputs()[i];
-  return v ? v->type() : kUnknown;
+// Output types of `body` when its inputs have `inputTypes`, inferred on a
+// copy. Errors inside the body name the node and the attribute.
+StatusOr<std::vector<TensorType>> inferBody(const InferenceContext& ctx, const Graph& body,
+                                            const char* attr,
+                                            const std::vector<TensorType>& inputTypes) {
+  std::unique_ptr<Graph> copy = body.clone();
+  for (size_t i = 0; i < copy->inputs().size() && i < inputTypes.size(); ++i) {
+    Value* in = copy->inputs()[i];
+    if (std::optional<TensorType> merged = mergeTypes(in->type(), inputTypes[i]))
+      in->setType(std::move(*merged));
+  }
+  Status s = inferShapes(*copy);
+  if (!s.isOk()) return ctx.fail(std::string(attr) + ": " + s.message());
+  std::vector<TensorType> out;
+  for (const Value* v : copy->outputs()) out.push_back(v ? v->type() : TensorType());
+  return out;
 }
 
 }  // namespace
@@ -45,8 +60,12 @@ Status inferIf(InferenceContext& ctx) {
   std::shared_ptr<Graph> thenBranch = graphAttr(ctx.node(), "then_branch");
   std::shared_ptr<Graph> elseBranch = graphAttr(ctx.node(), "else_branch");
   if (!thenBranch || !elseBranch) return Status::ok();
+  StatusOr<std::vector<TensorType>> thenTypes = inferBody(ctx, *thenBranch, "then_branch", {});
+  if (!thenTypes.isOk()) return thenTypes.status();
+  StatusOr<std::vector<TensorType>> elseTypes = inferBody(ctx, *elseBranch, "else_branch", {});
+  if (!elseTypes.isOk()) return elseTypes.status();
   for (size_t i = 0; i < ctx.numOutputs(); ++i)
-    ctx.setOutputType(i, joinTypes(outputType(*thenBranch, i), outputType(*elseBranch, i)));
+    ctx.setOutputType(i, joinTypes(thenTypes.value()[i], elseTypes.value()[i]));
   return Status::ok();
 }
 
@@ -66,14 +85,24 @@ Status inferLoop(InferenceContext& ctx) {
   std::shared_ptr<Graph> body = graphAttr(ctx.node(), "body");
   if (!body) return Status::ok();
   const size_t carried = ctx.numInputs() > 2 ? ctx.numInputs() - 2 : 0;
+  std::vector<TensorType> bodyInputs = {TensorType(DataType::kInt64, Shape{}),
+                                        TensorType(DataType::kBool, Shape{})};
+  for (size_t i = 0; i < carried; ++i) bodyInputs.push_back(ctx.inputType(2 + i));
+  StatusOr<std::vector<TensorType>> bodyOutputs = inferBody(ctx, *body, "body", bodyInputs);
+  if (!bodyOutputs.isOk()) return bodyOutputs.status();
+  // Without a condition input the loop runs exactly M times.
+  Dim iterations;
+  if (!ctx.hasInput(1))
+    if (std::optional<std::vector<int64_t>> m = constantInts(ctx, 0); m && m->size() == 1)
+      iterations = Dim(std::max<int64_t>(0, (*m)[0]));
   for (size_t i = 0; i < ctx.numOutputs(); ++i) {
-    const TensorType& perIteration = outputType(*body, 1 + i);
+    const TensorType& perIteration = bodyOutputs.value()[1 + i];
     if (i < carried) {
       ctx.setOutputType(i, joinTypes(ctx.inputType(2 + i), perIteration));
     } else {
       TensorType scan(perIteration.dtype);
       if (perIteration.shape) {
-        Shape shape = {Dim::unknown()};
+        Shape shape = {iterations};
         shape.insert(shape.end(), perIteration.shape->begin(), perIteration.shape->end());
         scan.shape = std::move(shape);
       }

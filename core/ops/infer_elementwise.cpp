@@ -8,6 +8,7 @@
 // with them.
 //
 //===----------------------------------------------------------------------===//
+#include <cstdlib>
 #include <optional>
 
 #include "infer_helpers.h"
@@ -76,6 +77,15 @@ std::optional<ShapeValue> foldShapeArithmetic(const InferenceContext& ctx) {
 
 Status inferUnary(InferenceContext& ctx) {
   ctx.setOutputType(0, ctx.inputType(0));
+  // Exporters negate axes and sizes (e.g. -axis for a suffix length).
+  if (ctx.node().opType() == "Neg" || ctx.node().opType() == "Abs")
+    if (std::optional<ShapeValue> sv = ctx.shapeValueInput(0)) {
+      const bool neg = ctx.node().opType() == "Neg";
+      for (ShapeElement& e : *sv)
+        e = e.isKnown() ? ShapeElement::integer(neg ? -e.value() : std::abs(e.value()))
+                        : ShapeElement();
+      ctx.setOutputShapeValue(0, std::move(*sv));
+    }
   return Status::ok();
 }
 
@@ -143,6 +153,33 @@ Status inferDropout(InferenceContext& ctx) {
     mask.dtype = DataType::kBool;
     ctx.setOutputType(1, std::move(mask));
   }
+  return Status::ok();
+}
+
+Status inferUnaryBool(InferenceContext& ctx) {
+  TensorType out = ctx.inputType(0);
+  out.dtype = DataType::kBool;
+  ctx.setOutputType(0, std::move(out));
+  return Status::ok();
+}
+
+Status verifyMod(const Node& node) {
+  const int64_t fmod = node.getInt("fmod", 0);
+  if (fmod != 0 && fmod != 1)
+    return nodeError(node, "fmod " + std::to_string(fmod) + " must be 0 or 1");
+  const Value* a = node.input(0);
+  if (a && isFloatingPoint(a->type().dtype) && fmod != 1)
+    return nodeError(node, "fmod must be 1 for floating-point inputs");
+  return Status::ok();
+}
+
+Status inferCastLike(InferenceContext& ctx) {
+  TensorType out = ctx.inputType(0);
+  out.dtype = ctx.inputType(1).dtype;
+  const bool integer = isInteger(out.dtype);
+  ctx.setOutputType(0, std::move(out));
+  if (integer)
+    if (std::optional<ShapeValue> sv = ctx.shapeValueInput(0)) ctx.setOutputShapeValue(0, *sv);
   return Status::ok();
 }
 

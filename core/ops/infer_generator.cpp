@@ -101,6 +101,13 @@ Status inferConstantOfShape(InferenceContext& ctx) {
         return ctx.fail("shape entry " + std::to_string(e.value()) + " is negative");
       shape.push_back(e.toDim());
     }
+    // A short 1-D integer fill is itself a shape value (exporters build
+    // [1, 1, ...] suffixes of reshape targets this way).
+    if (shape.size() == 1 && shape[0].isStatic() && shape[0].size() <= 64 && isInteger(out.dtype)) {
+      const int64_t fill = value ? value->elementAsInt(0) : 0;
+      ctx.setOutputShapeValue(
+          0, ShapeValue(static_cast<size_t>(shape[0].size()), ShapeElement::integer(fill)));
+    }
     out.shape = std::move(shape);
   } else if (const Shape* s = inputShape(ctx, 0); s && s->size() == 1 && (*s)[0].isStatic()) {
     out.shape = unknownShape(static_cast<size_t>((*s)[0].size()));
@@ -129,17 +136,35 @@ Status inferRange(InferenceContext& ctx) {
                                            : "delta") +
                       " must be a scalar, got shape " + shapeToString(*s));
   }
-  const Tensor* start = ctx.constantInput(0);
-  const Tensor* limit = ctx.constantInput(1);
-  const Tensor* delta = ctx.constantInput(2);
-  if (start && limit && delta && start->numElements() == 1 && limit->numElements() == 1 &&
-      delta->numElements() == 1) {
-    const double d = delta->elementAsDouble(0);
-    if (d == 0) return ctx.fail("delta must not be 0");
-    const double count = std::ceil((limit->elementAsDouble(0) - start->elementAsDouble(0)) / d);
-    (*out.shape)[0] = Dim(std::max<int64_t>(0, static_cast<int64_t>(count)));
+  // Integer bounds may also come from shape values (e.g. Range(axis, rank)).
+  auto scalar = [&](size_t i) -> std::optional<double> {
+    if (const Tensor* t = ctx.constantInput(i); t && t->numElements() == 1)
+      return t->elementAsDouble(0);
+    if (std::optional<std::vector<int64_t>> v = constantInts(ctx, i); v && v->size() == 1)
+      return static_cast<double>((*v)[0]);
+    return std::nullopt;
+  };
+  std::optional<double> start = scalar(0), limit = scalar(1), delta = scalar(2);
+  if (start && limit && delta) {
+    if (*delta == 0) return ctx.fail("delta must not be 0");
+    const int64_t count =
+        std::max<int64_t>(0, static_cast<int64_t>(std::ceil((*limit - *start) / *delta)));
+    (*out.shape)[0] = Dim(count);
+    if (isInteger(dtype) && count <= 64) {
+      ShapeValue values;
+      for (int64_t i = 0; i < count; ++i)
+        values.push_back(ShapeElement::integer(static_cast<int64_t>(*start + i * *delta)));
+      ctx.setOutputShapeValue(0, std::move(values));
+    }
   }
   ctx.setOutputType(0, std::move(out));
+  return Status::ok();
+}
+
+Status inferSize(InferenceContext& ctx) {
+  ctx.setOutputType(0, TensorType(DataType::kInt64, Shape{}));
+  if (const Shape* in = inputShape(ctx, 0))
+    ctx.setOutputShapeValue(0, {ShapeElement::fromDim(dimProduct(*in))});
   return Status::ok();
 }
 

@@ -531,4 +531,110 @@ Status verifyResize(const Node& node) {
   return Status::ok();
 }
 
+//===--- GatherElements, GatherND, TopK, OneHot, NonZero ------------------===//
+
+Status inferGatherElements(InferenceContext& ctx) {
+  const Shape* data = inputShape(ctx, 0);
+  const Shape* indices = inputShape(ctx, 1);
+  if (data && indices && data->size() != indices->size())
+    return ctx.fail("indices " + shapeToString(*indices) + " must have the rank of data " +
+                    shapeToString(*data));
+  if (data) {
+    StatusOr<int64_t> axis = normalizeAxis(ctx, ctx.node().getInt("axis", 0),
+                                           static_cast<int64_t>(data->size()), "axis");
+    if (!axis.isOk()) return axis.status();
+  }
+  TensorType out(ctx.inputType(0).dtype);
+  if (indices) out.shape = *indices;
+  ctx.setOutputType(0, std::move(out));
+  return Status::ok();
+}
+
+Status inferGatherND(InferenceContext& ctx) {
+  const Shape* data = inputShape(ctx, 0);
+  const Shape* indices = inputShape(ctx, 1);
+  TensorType out(ctx.inputType(0).dtype);
+  const int64_t batch = ctx.node().getInt("batch_dims", 0);
+  if (data && indices) {
+    if (indices->empty()) return ctx.fail("indices must have rank >= 1");
+    const int64_t r = static_cast<int64_t>(data->size());
+    const int64_t q = static_cast<int64_t>(indices->size());
+    if (batch < 0 || batch >= std::min(r, q))
+      return ctx.fail("batch_dims " + std::to_string(batch) + " must be in [0, " +
+                      std::to_string(std::min(r, q)) + ")");
+    const Dim& last = indices->back();
+    if (last.isStatic()) {
+      const int64_t m = last.size();
+      if (m < 1 || batch + m > r)
+        return ctx.fail("indices address " + std::to_string(m) + " dims of data " +
+                        shapeToString(*data) + " after " + std::to_string(batch) + " batch dims");
+      Shape shape(indices->begin(), indices->end() - 1);
+      shape.insert(shape.end(), data->begin() + batch + m, data->end());
+      out.shape = std::move(shape);
+    }
+  }
+  ctx.setOutputType(0, std::move(out));
+  return Status::ok();
+}
+
+Status inferTopK(InferenceContext& ctx) {
+  const Shape* x = inputShape(ctx, 0);
+  TensorType values(ctx.inputType(0).dtype);
+  if (x) {
+    StatusOr<int64_t> axis =
+        normalizeAxis(ctx, ctx.node().getInt("axis", -1), static_cast<int64_t>(x->size()), "axis");
+    if (!axis.isOk()) return axis.status();
+    Shape shape = *x;
+    shape[axis.value()] = Dim::unknown();
+    if (std::optional<std::vector<int64_t>> k = constantInts(ctx, 1)) {
+      if (k->size() != 1) return ctx.fail("K must hold one element, got " + intsToString(*k));
+      const Dim& d = (*x)[axis.value()];
+      if ((*k)[0] < 0 || (d.isStatic() && (*k)[0] > d.size()))
+        return ctx.fail("K " + std::to_string((*k)[0]) + " is out of range for axis " +
+                        std::to_string(axis.value()) + " of size " + d.toString());
+      shape[axis.value()] = Dim((*k)[0]);
+    }
+    values.shape = std::move(shape);
+  }
+  TensorType indices = values;
+  indices.dtype = DataType::kInt64;
+  ctx.setOutputType(0, std::move(values));
+  if (ctx.numOutputs() > 1) ctx.setOutputType(1, std::move(indices));
+  return Status::ok();
+}
+
+Status inferOneHot(InferenceContext& ctx) {
+  const Shape* indices = inputShape(ctx, 0);
+  TensorType out(ctx.inputType(2).dtype);
+  if (indices) {
+    const int64_t rank = static_cast<int64_t>(indices->size()) + 1;
+    StatusOr<int64_t> axis = normalizeAxis(ctx, ctx.node().getInt("axis", -1), rank, "axis");
+    if (!axis.isOk()) return axis.status();
+    Dim depth;
+    if (const Tensor* t = ctx.constantInput(1); t && t->numElements() == 1) {
+      const double v = t->elementAsDouble(0);
+      if (v < 1) return ctx.fail("depth must be >= 1");
+      depth = Dim(static_cast<int64_t>(v));
+    }
+    Shape shape = *indices;
+    shape.insert(shape.begin() + axis.value(), depth);
+    out.shape = std::move(shape);
+  }
+  ctx.setOutputType(0, std::move(out));
+  return Status::ok();
+}
+
+Status inferNonZero(InferenceContext& ctx) {
+  TensorType out(DataType::kInt64, unknownShape(2));
+  if (const Shape* x = inputShape(ctx, 0)) (*out.shape)[0] = Dim(static_cast<int64_t>(x->size()));
+  // The count is data-dependent, but known for constant data.
+  if (const Tensor* t = ctx.constantInput(0); t && t->dtype() != DataType::kString) {
+    int64_t count = 0;
+    for (int64_t i = 0; i < t->numElements(); ++i) count += t->elementAsDouble(i) != 0 ? 1 : 0;
+    (*out.shape)[1] = Dim(count);
+  }
+  ctx.setOutputType(0, std::move(out));
+  return Status::ok();
+}
+
 }  // namespace subgraph::ops

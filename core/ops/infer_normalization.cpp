@@ -95,4 +95,22 @@ Status inferLayerNormalization(InferenceContext& ctx) {
   return Status::ok();
 }
 
+Status inferInstanceNormalization(InferenceContext& ctx) {
+  const Shape* x = inputShape(ctx, 0);
+  if (x && x->size() < 3)
+    return ctx.fail("input must have rank >= 3 ([N, C, spatial...]), got " + shapeToString(*x));
+  for (size_t i = 1; i < 3; ++i) {
+    const Shape* p = inputShape(ctx, i);
+    if (!p) continue;
+    const char* name = i == 1 ? "scale" : "B";
+    if (p->size() != 1)
+      return ctx.fail(std::string(name) + " must be 1-D ([C]), got " + shapeToString(*p));
+    if (x && (*x)[1].isStatic() && (*p)[0].isStatic() && (*p)[0] != (*x)[1])
+      return ctx.fail(std::string(name) + " " + shapeToString(*p) + " does not match the " +
+                      (*x)[1].toString() + " channels of the input");
+  }
+  ctx.setOutputType(0, ctx.inputType(0));
+  return Status::ok();
+}
+
 }  // namespace subgraph::ops

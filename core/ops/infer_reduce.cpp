@@ -63,4 +63,21 @@ Status verifyReduce(const Node& node) {
   return Status::ok();
 }
 
+Status inferArgReduce(InferenceContext& ctx) {
+  TensorType out(DataType::kInt64);
+  if (const Shape* x = inputShape(ctx, 0)) {
+    StatusOr<int64_t> axis =
+        normalizeAxis(ctx, ctx.node().getInt("axis", 0), static_cast<int64_t>(x->size()), "axis");
+    if (!axis.isOk()) return axis.status();
+    Shape shape = *x;
+    if (ctx.node().getInt("keepdims", 1) != 0)
+      shape[axis.value()] = Dim(1);
+    else
+      shape.erase(shape.begin() + axis.value());
+    out.shape = std::move(shape);
+  }
+  ctx.setOutputType(0, std::move(out));
+  return Status::ok();
+}
+
 }  // namespace subgraph::ops

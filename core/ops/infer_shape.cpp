@@ -323,4 +323,75 @@ Status inferTile(InferenceContext& ctx) {
   return Status::ok();
 }
 
+namespace {
+
+// DepthToSpace and SpaceToDepth: rank-4 input and a positive blocksize.
+StatusOr<int64_t> readBlocksize(const InferenceContext& ctx, const Shape* in) {
+  const int64_t b = ctx.node().getInt("blocksize", 0);
+  if (b < 1) return ctx.fail("blocksize " + std::to_string(b) + " must be >= 1");
+  if (in && in->size() != 4)
+    return ctx.fail("input must be 4-D ([N, C, H, W]), got " + shapeToString(*in));
+  return b;
+}
+
+Dim scaleDim(const Dim& d, int64_t factor) {
+  return factor == 1 ? d : d.isStatic() ? Dim(d.size() * factor) : Dim::unknown();
+}
+
+}  // namespace
+
+Status inferDepthToSpace(InferenceContext& ctx) {
+  const Shape* in = inputShape(ctx, 0);
+  StatusOr<int64_t> b = readBlocksize(ctx, in);
+  if (!b.isOk()) return b.status();
+  const std::string mode = ctx.node().getString("mode", "DCR");
+  if (mode != "DCR" && mode != "CRD") return ctx.fail("mode '" + mode + "' is not DCR or CRD");
+  TensorType out(ctx.inputType(0).dtype);
+  if (in) {
+    const int64_t bb = b.value() * b.value();
+    const Dim& c = (*in)[1];
+    if (c.isStatic() && c.size() % bb != 0)
+      return ctx.fail(std::to_string(c.size()) +
+                      " channels do not divide by blocksize^2 = " + std::to_string(bb));
+    out.shape = Shape{(*in)[0], c.isStatic() ? Dim(c.size() / bb) : (bb == 1 ? c : Dim()),
+                      scaleDim((*in)[2], b.value()), scaleDim((*in)[3], b.value())};
+  }
+  ctx.setOutputType(0, std::move(out));
+  return Status::ok();
+}
+
+Status inferSpaceToDepth(InferenceContext& ctx) {
+  const Shape* in = inputShape(ctx, 0);
+  StatusOr<int64_t> b = readBlocksize(ctx, in);
+  if (!b.isOk()) return b.status();
+  TensorType out(ctx.inputType(0).dtype);
+  if (in) {
+    Shape shape = {(*in)[0], scaleDim((*in)[1], b.value() * b.value())};
+    for (size_t i = 2; i < 4; ++i) {
+      const Dim& d = (*in)[i];
+      if (d.isStatic() && d.size() % b.value() != 0)
+        return ctx.fail("spatial dim " + std::to_string(d.size()) +
+                        " does not divide by blocksize " + std::to_string(b.value()));
+      shape.push_back(d.isStatic() ? Dim(d.size() / b.value()) : (b.value() == 1 ? d : Dim()));
+    }
+    out.shape = std::move(shape);
+  }
+  ctx.setOutputType(0, std::move(out));
+  return Status::ok();
+}
+
+Status inferEyeLike(InferenceContext& ctx) {
+  TensorType out = ctx.inputType(0);
+  if (out.shape && out.shape->size() != 2)
+    return ctx.fail("input must be 2-D, got " + shapeToString(*out.shape));
+  if (const Attribute* dtype = ctx.node().attr("dtype"); dtype && dtype->kind() == AttrKind::kInt) {
+    const int64_t code = dtype->asInt();
+    if (code <= 0 || code > 255 || dataTypeName(static_cast<DataType>(code)) == "undef")
+      return ctx.fail("dtype " + std::to_string(code) + " is not a supported element type");
+    out.dtype = static_cast<DataType>(code);
+  }
+  ctx.setOutputType(0, std::move(out));
+  return Status::ok();
+}
+
 }  // namespace subgraph::ops

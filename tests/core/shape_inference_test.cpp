@@ -461,6 +461,19 @@ TEST(InferReduce, AxesAsAttributeOrInput) {
             "ReduceMean node 'r': axes [0, -2] repeats an axis");
 }
 
+//   %x [N, 8, 16] -> ArgMax(axis 1) ; ArgMin(axis -1, keepdims 0)
+/// ArgMax/ArgMin reduce one axis to i64 indices.
+TEST(InferReduce, ArgMaxAndArgMin) {
+  auto g = inferred(R"(
+    graph @g(%x: f32[N, 8, 16]) {
+      %a = ArgMax(%x) {axis = 1}
+      %b = ArgMin(%x) {axis = -1, keepdims = 0}
+      return %a, %b
+    })");
+  EXPECT_EQ(typeOf(*g, "a"), "i64[N, 1, 16]");
+  EXPECT_EQ(typeOf(*g, "b"), "i64[N, 8]");
+}
+
 //===--- Shape manipulation ---------------------------------------------===//
 
 //   %x [2, 3, 4] -> Reshape([0, -1]);  %n [N, 3, 4] -> Reshape([0, -1]);  -> Reshape(%dyn)
@@ -612,6 +625,25 @@ TEST(InferShape, ExpandAndTile) {
   EXPECT_EQ(typeOf(*g, "e"), "f32[2, 3, 6]");
   EXPECT_EQ(typeOf(*g, "t"), "f32[6, 3]");
   EXPECT_EQ(typeOf(*g, "tn"), "f32[?, 6]");
+}
+
+//   %x [N, 16, H, W] -> DepthToSpace(2) -> [N, 4, ?, ?];  %s [1, 3, 8, 8] -> SpaceToDepth(2)
+/// DepthToSpace and SpaceToDepth move blocks between channels and space.
+TEST(InferShape, DepthToSpaceAndSpaceToDepth) {
+  auto g = inferred(R"(
+    graph @g(%x: f32[N, 16, H, W], %s: f32[1, 3, 8, 8]) {
+      %d = DepthToSpace(%x) {blocksize = 2}
+      %e = SpaceToDepth(%s) {blocksize = 2}
+      return %d, %e
+    })");
+  EXPECT_EQ(typeOf(*g, "d"), "f32[N, 4, ?, ?]");
+  EXPECT_EQ(typeOf(*g, "e"), "f32[1, 12, 4, 4]");
+  EXPECT_EQ(inferError(R"(
+    graph @g(%x: f32[1, 6, 2, 2]) {
+      %d = DepthToSpace(%x) {blocksize = 2} @d2s
+      return %d
+    })"),
+            "DepthToSpace node 'd2s': 6 channels do not divide by blocksize^2 = 4");
 }
 
 //===--- Indexing -------------------------------------------------------===//
@@ -767,6 +799,54 @@ TEST(InferIndexing, ResizeByScalesOrSizes) {
             "Resize node 'resize': one of scales and sizes is required");
 }
 
+//   %x [N, 10] -> TopK(K = 3) -> %v, %i ;  %idx -> OneHot(depth 5) ;  GatherND ; GatherElements
+/// TopK, OneHot, GatherND, GatherElements and NonZero.
+TEST(InferIndexing, TopKOneHotGatherNDAndNonZero) {
+  auto g = inferred(R"(
+    graph @g(%x: f32[N, 10], %idx: i64[N, 4], %data: f32[2, 3, 4], %nd: i64[2, 5, 1]) {
+      %k = const i64[1] [3]
+      %v, %i = TopK(%x, %k)
+      %depth = const i64[] [5]
+      %values = const f32[2] [0.0, 1.0]
+      %h = OneHot(%idx, %depth, %values) {axis = 1}
+      %gnd = GatherND(%data, %nd) {batch_dims = 1}
+      %ge = GatherElements(%x, %idx) {axis = 1}
+      %c = const i64[2, 3] [0, 1, 0, 2, 0, 3]
+      %nz = NonZero(%c)
+      return %v, %i, %h, %gnd, %ge, %nz
+    })");
+  EXPECT_EQ(typeOf(*g, "v"), "f32[N, 3]");
+  EXPECT_EQ(typeOf(*g, "i"), "i64[N, 3]");
+  EXPECT_EQ(typeOf(*g, "h"), "f32[N, 5, 4]");
+  EXPECT_EQ(typeOf(*g, "gnd"), "f32[2, 5, 4]");
+  EXPECT_EQ(typeOf(*g, "ge"), "f32[N, 4]");
+  EXPECT_EQ(typeOf(*g, "nz"), "i64[2, 3]");
+  EXPECT_EQ(inferError(R"(
+    graph @g(%x: f32[2, 4]) {
+      %k = const i64[1] [5]
+      %v, %i = TopK(%x, %k) @topk
+      return %v, %i
+    })"),
+            "TopK node 'topk': K 5 is out of range for axis 1 of size 4");
+}
+
+//   %x f32 [N, 64] -> QuantizeLinear(scale, zero u8) -> DequantizeLinear -> f32
+/// Quantization takes the zero point's type; dequantization the scale's.
+TEST(InferQuantization, QuantizeAndDequantize) {
+  auto g = inferred(R"(
+    graph @g(%x: f32[N, 64]) {
+      %scale = const f32[] [0.5]
+      %zero = const i8[] [0]
+      %q = QuantizeLinear(%x, %scale, %zero)
+      %u = QuantizeLinear(%x, %scale)
+      %d = DequantizeLinear(%q, %scale, %zero)
+      return %q, %u, %d
+    })");
+  EXPECT_EQ(typeOf(*g, "q"), "i8[N, 64]");
+  EXPECT_EQ(typeOf(*g, "u"), "u8[N, 64]");
+  EXPECT_EQ(typeOf(*g, "d"), "f32[N, 64]");
+}
+
 //===--- Generators -----------------------------------------------------===//
 
 //   Constant(value_ints) ; Shape(start 1, end -1) ; ConstantOfShape ; Range
@@ -803,6 +883,35 @@ TEST(InferGenerator, ConstantShapeAndRange) {
               HasSubstr("Constant node 'k': needs exactly one of value"));
 }
 
+//   %x [2, 3, 4] -> Shape -> Size -> %rank;  Range(1, %rank) -> ReduceMean axes;
+//   Neg([1]) -> ConstantOfShape -> suffix of a reshape target
+/// Size, Range, Neg and ConstantOfShape carry shape values, as expanded
+/// ONNX functions (LayerNormalization's) need.
+TEST(InferGenerator, ShapeValuesThroughSizeRangeAndNeg) {
+  auto g = inferred(R"(
+    graph @g(%x: f32[2, 3, 4]) {
+      %shape = Shape(%x)
+      %rank = Size(%shape)
+      %one = const i64[] [1]
+      %step = const i64[] [1]
+      %axes = Range(%one, %rank, %step)
+      %m = ReduceMean(%x, %axes)
+      %axis = const i64[1] [-2]
+      %count = Neg(%axis)
+      %ones = ConstantOfShape(%count) {value = i64[1] [1]}
+      %zero = const i64[1] [0]
+      %prefix = Slice(%shape, %zero, %one)
+      %target = Concat(%prefix, %ones) {axis = 0}
+      %r = Reshape(%m, %target)
+      return %axes, %r
+    })");
+  EXPECT_EQ(typeOf(*g, "rank"), "i64[]");
+  EXPECT_EQ(typeOf(*g, "axes"), "i64[2]");
+  EXPECT_EQ(typeOf(*g, "m"), "f32[2, 1, 1]");
+  EXPECT_EQ(typeOf(*g, "ones"), "i64[2]");
+  EXPECT_EQ(typeOf(*g, "r"), "f32[2, 1, 1]");
+}
+
 //===--- Control flow ---------------------------------------------------===//
 
 //   %c -> If(then: [2, 3] f32, else: [2, 4] f32) -> %y ;  Loop(carried %x, scan %x)
@@ -829,6 +938,24 @@ TEST(InferControlFlow, IfJoinsBranchesAndLoopScans) {
   EXPECT_EQ(typeOf(*g, "y"), "f32[2, ?]");
   EXPECT_EQ(typeOf(*g, "out"), "f32[4]");
   EXPECT_EQ(typeOf(*g, "scan"), "f32[?, 4]");
+}
+
+//   %n = 3 -> Loop(no cond, carried %x) { %next = Mul(%acc, %acc) }  (body types undeclared)
+/// Loop bodies without declared types are inferred from the carried
+/// inputs; without a condition input the scan length is M.
+TEST(InferControlFlow, InfersUndeclaredLoopBody) {
+  auto g = inferred(R"(
+    graph @g(%x: f32[N, 4]) {
+      %n = const i64[] [3]
+      %out, %scan = Loop(%n, _, %x) {body = graph @body(%i: i64[], %cond: bool[], %acc) {
+          %next = Mul(%acc, %acc)
+          %row = ReduceSum(%next) {axes = [0], keepdims = 0}
+          return %cond, %next, %row
+        }}
+      return %out, %scan
+    })");
+  EXPECT_EQ(typeOf(*g, "out"), "f32[N, 4]");
+  EXPECT_EQ(typeOf(*g, "scan"), "f32[3, 4]");
 }
 
 //===--- The graph walk -------------------------------------------------===//
