@@ -83,14 +83,16 @@ class ModelImporter {
     tensorOptions_.externalDataDir = options.externalDataDir;
   }
 
-  StatusOr<std::unique_ptr<Graph>> run(const ::onnx::ModelProto& model);
+  /// Imports `model`. Initializer data of the main graph is released from
+  /// the proto as it is converted, so a large model is not held twice.
+  StatusOr<std::unique_ptr<Graph>> run(::onnx::ModelProto& model);
 
  private:
   Status readOpsets(const ::onnx::ModelProto& model);
   Status checkGraphOps(const ::onnx::GraphProto& graph, int depth);
   Status checkNodeOps(const ::onnx::NodeProto& node, int index, int depth);
   Status importGraph(const ::onnx::GraphProto& proto, Graph& graph, const Scope* parent,
-                     bool isFunction);
+                     bool isFunction, ::onnx::GraphProto* releasable = nullptr);
   Status defineOutputs(const ::onnx::GraphProto& proto, Graph& graph);
   Status importNode(const ::onnx::NodeProto& proto, int index, const Scope& scope);
   StatusOr<Value*> resolve(const std::string& name, const Scope& scope, const std::string& user);
@@ -236,13 +238,15 @@ Status ModelImporter::defineOutputs(const ::onnx::GraphProto& proto, Graph& grap
 }
 
 Status ModelImporter::importGraph(const ::onnx::GraphProto& proto, Graph& graph,
-                                  const Scope* parent, bool isFunction) {
+                                  const Scope* parent, bool isFunction,
+                                  ::onnx::GraphProto* releasable) {
   Scope scope{&graph, parent, isFunction};
   if (proto.sparse_initializer_size() > 0)
     return Status(
         StatusCode::kUnsupported,
         "graph '" + proto.name() + "' has sparse initializers, which subgraph does not support");
 
+  int index = 0;
   for (const auto& init : proto.initializer()) {
     if (init.name().empty())
       return Status::invalid("graph '" + proto.name() + "' has an initializer with no name");
@@ -253,6 +257,10 @@ Status ModelImporter::importGraph(const ::onnx::GraphProto& proto, Graph& graph,
     if (!tensor) return tensor.status();
     SUBGRAPH_RETURN_IF_ERROR(chargeConstantBytes(*tensor, what));
     graph.addInitializer(init.name(), std::move(tensor).value());
+    // `releasable` is `proto` itself; clearing data leaves the repeated
+    // field, and so this loop, intact.
+    if (releasable) releasable->mutable_initializer(index)->clear_raw_data();
+    ++index;
   }
 
   for (const auto& input : proto.input()) {
@@ -514,7 +522,7 @@ Status ModelImporter::applyInputShapes(Graph& graph) {
   return Status::ok();
 }
 
-StatusOr<std::unique_ptr<Graph>> ModelImporter::run(const ::onnx::ModelProto& model) {
+StatusOr<std::unique_ptr<Graph>> ModelImporter::run(::onnx::ModelProto& model) {
   auto fail = [&](const Status& s) { return Status(s.code(), source_ + ": " + s.message()); };
   if (!model.has_graph()) return fail(Status::invalid("model has no graph"));
   if (Status s = readOpsets(model); !s.isOk()) return fail(s);
@@ -528,7 +536,8 @@ StatusOr<std::unique_ptr<Graph>> ModelImporter::run(const ::onnx::ModelProto& mo
       std::make_unique<Graph>(model.graph().name().empty() ? "main" : model.graph().name());
   for (const auto& [domain, version] : opsets_) graph->setOpsetImport(domain, version);
   try {
-    if (Status s = importGraph(model.graph(), *graph, nullptr, false); !s.isOk()) return fail(s);
+    Status built = importGraph(model.graph(), *graph, nullptr, false, model.mutable_graph());
+    if (!built.isOk()) return fail(built);
     if (Status s = applyInputShapes(*graph); !s.isOk()) return fail(s);
   } catch (const Error& e) {  // an IR invariant the checks above missed
     return fail(Status(e.code(), e.what()));
@@ -542,9 +551,10 @@ StatusOr<std::unique_ptr<Graph>> ModelImporter::run(const ::onnx::ModelProto& mo
   return graph;
 }
 
-StatusOr<std::unique_ptr<Graph>> parseAndImport(std::string_view bytes,
-                                                const ImportOptions& options,
-                                                const std::string& source) {
+// Parses serialized ModelProto bytes, refusing more than maxModelBytes and
+// anything protobuf does not consume completely.
+Status parseModel(std::string_view bytes, const ImportOptions& options, const std::string& source,
+                  ::onnx::ModelProto* model) {
   if (bytes.size() > options.maxModelBytes)
     return Status(StatusCode::kLimitExceeded, source + ": model is " +
                                                   std::to_string(bytes.size()) +
@@ -554,15 +564,13 @@ StatusOr<std::unique_ptr<Graph>> parseAndImport(std::string_view bytes,
     return Status(StatusCode::kLimitExceeded,
                   source + ": model is " + std::to_string(bytes.size()) +
                       " bytes; protobuf cannot parse messages over 2 GiB");
-  ::onnx::ModelProto model;
   google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(bytes.data()),
                                                 static_cast<int>(bytes.size()));
   stream.SetTotalBytesLimit(INT_MAX);
-  if (!model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
+  if (!model->ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
     return Status::invalid(source +
                            ": not a valid ONNX model: the protobuf is truncated or malformed");
-  ModelImporter importer(options, source);
-  return importer.run(model);
+  return Status::ok();
 }
 
 // Names in a hostile file may hold newlines or terminal escapes; errors are
@@ -587,8 +595,10 @@ StatusOr<std::unique_ptr<Graph>> oneLine(StatusOr<std::unique_ptr<Graph>> result
 
 StatusOr<std::unique_ptr<Graph>> importOnnxBytes(std::string_view bytes,
                                                  const ImportOptions& options) {
-  return oneLine(
-      parseAndImport(bytes, options, options.sourceName.empty() ? "<memory>" : options.sourceName));
+  std::string source = options.sourceName.empty() ? "<memory>" : options.sourceName;
+  ::onnx::ModelProto model;
+  if (Status s = parseModel(bytes, options, source, &model); !s.isOk()) return oneLine(s);
+  return oneLine(ModelImporter(options, source).run(model));
 }
 
 StatusOr<std::unique_ptr<Graph>> importOnnxFile(const std::string& path,
@@ -600,23 +610,28 @@ StatusOr<std::unique_ptr<Graph>> importOnnxFile(const std::string& path,
   if (!std::filesystem::is_regular_file(path, ec))
     return oneLine(Status::invalid(source + ": not a regular file"));
   auto size = std::filesystem::file_size(path, ec);
-  if (ec) return Status(StatusCode::kNotFound, source + ": cannot read: " + ec.message());
+  if (ec) return oneLine(Status(StatusCode::kNotFound, source + ": cannot read: " + ec.message()));
   // Checked before reading so a huge file is never loaded into memory.
   if (size > options.maxModelBytes)
-    return Status(StatusCode::kLimitExceeded, source + ": model file is " + std::to_string(size) +
-                                                  " bytes, over the maxModelBytes limit of " +
-                                                  std::to_string(options.maxModelBytes));
+    return oneLine(
+        Status(StatusCode::kLimitExceeded, source + ": model file is " + std::to_string(size) +
+                                               " bytes, over the maxModelBytes limit of " +
+                                               std::to_string(options.maxModelBytes)));
   std::ifstream in(path, std::ios::binary);
   std::string bytes(static_cast<size_t>(size), '\0');
   if (!in || !in.read(bytes.data(), static_cast<std::streamsize>(size)))
-    return Status(StatusCode::kNotFound, source + ": cannot read the model file");
+    return oneLine(Status(StatusCode::kNotFound, source + ": cannot read the model file"));
 
   ImportOptions withFolder = options;
   if (withFolder.externalDataDir.empty()) {
     std::filesystem::path parent = std::filesystem::path(path).parent_path();
     withFolder.externalDataDir = parent.empty() ? "." : parent.string();
   }
-  return oneLine(parseAndImport(bytes, withFolder, source));
+  ::onnx::ModelProto model;
+  Status parsed = parseModel(bytes, withFolder, source, &model);
+  std::string().swap(bytes);  // the parsed proto holds everything from here on
+  if (!parsed.isOk()) return oneLine(parsed);
+  return oneLine(ModelImporter(withFolder, source).run(model));
 }
 
 StatusOr<std::pair<std::string, std::vector<int64_t>>> parseInputShapeSpec(std::string_view spec) {
