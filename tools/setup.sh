@@ -8,7 +8,8 @@
 #   test  builds the `ci` and `asan` presets and runs every test in both,
 #         ending with a summary.
 # Safe to rerun: installed packages are skipped and builds are incremental.
-# SUBGRAPH_JOBS overrides the build parallelism (default: nproc).
+# SUBGRAPH_JOBS overrides the build parallelism (default: nproc);
+# SUBGRAPH_DEMO_BACKENDS the backends the demo partitions for.
 set -euo pipefail
 
 usage() {
@@ -134,8 +135,11 @@ run_demo() {
     demo_run "Demo: generate ResNet-50" "$bin" zoo resnet50 -o "$model"
     demo_run "Demo: summarize ResNet-50" "$bin" inspect "$model"
     if have_command partition; then
-      demo_run "Demo: partition ResNet-50 across the available backends" \
-        "$bin" partition "$model" -o "$out/resnet50.partitioned.sg"
+      local backends=${SUBGRAPH_DEMO_BACKENDS:-convbnrelu,convaddrelu}
+      demo_run "Demo: partition ResNet-50 for the backends $backends" \
+        "$bin" partition "$model" --backend "$backends" \
+        --report "$out/resnet50.report.json" --dot "$out/resnet50.partitioned.dot" \
+        -o "$out/resnet50.partitioned.sg"
       if have_command run; then
         demo_run "Demo: run the partitioned ResNet-50" \
           "$bin" run "$out/resnet50.partitioned.sg"
