@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_set>
 #include <utility>
@@ -89,6 +90,8 @@ struct Scope {
   std::unordered_set<const Value*> values;
 
   Scope(const Graph& g, const Scope* enclosing) : graph(&g), parent(enclosing) {
+    nodes.reserve(g.numNodes());
+    values.reserve(g.numValues());
     for (Node* n : g.nodes()) nodes.insert(n);
     for (Value* v : g.values()) values.insert(v);
   }
@@ -148,22 +151,34 @@ class Verifier {
 
   void checkLinks(const Scope& scope) {
     const Graph& g = *scope.graph;
+    // How many input slots read each value, to compare with use-list sizes
+    // below. Comparing counts (rather than searching each use list for each
+    // slot) keeps this linear even for a weight shared by thousands of nodes.
+    std::vector<uint32_t> slotsReading(g.valueIdBound(), 0);
     for (Node* n : g.nodes()) {
       if (n->graph() != &g)
         report(StatusCode::kInternal, describeNode(*n) + " is stored in graph '" + g.name() +
                                           "' but believes it belongs to another graph");
-      checkNodeInputLinks(scope, *n);
+      for (size_t i = 0; i < n->numInputs(); ++i) {
+        Value* v = n->input(i);
+        if (!v) continue;
+        if (isLive(scope, v))
+          ++slotsReading[v->id()];
+        else
+          reportForeignValue(scope, v, describeNode(*n) + " input " + std::to_string(i));
+      }
       checkNodeOutputLinks(scope, *n);
     }
-    for (Value* v : g.values()) checkValueLinks(scope, *v);
+    for (Value* v : g.values()) checkValueLinks(scope, *v, slotsReading[v->id()]);
     checkGraphInputLinks(scope);
     checkGraphOutputLinks(scope);
   }
 
-  // Reports a pointer to a value that is not live in this graph; returns
-  // whether the pointer may be dereferenced.
-  bool checkValuePointer(const Scope& scope, const Value* v, const std::string& where) {
-    if (scope.values.count(v)) return true;
+  static bool isLive(const Scope& scope, const Value* v) { return scope.values.count(v) != 0; }
+
+  // Reports a pointer to a value that is not live in this graph; such a
+  // pointer must not be followed any further.
+  void reportForeignValue(const Scope& scope, const Value* v, const std::string& where) {
     linksBroken_ = true;
     if (const Graph* owner = scope.outerOwner(v))
       report(StatusCode::kInvalidArgument,
@@ -172,22 +187,25 @@ class Verifier {
     else
       report(StatusCode::kInternal, where + " points at a value that is not in graph '" +
                                         scope.graph->name() + "' (removed, or from another graph)");
-    return false;
   }
 
-  void checkNodeInputLinks(const Scope& scope, const Node& n) {
-    for (size_t i = 0; i < n.numInputs(); ++i) {
-      Value* v = n.input(i);
-      if (!v) continue;
-      if (!checkValuePointer(scope, v, describeNode(n) + " input " + std::to_string(i))) continue;
-      size_t recorded =
-          static_cast<size_t>(std::count(v->uses().begin(), v->uses().end(),
-                                         Use{const_cast<Node*>(&n), static_cast<uint32_t>(i)}));
-      if (recorded != 1)
-        report(StatusCode::kInternal, "value '" + v->name() + "' is input " + std::to_string(i) +
-                                          " of " + describeNode(n) + " but its use list records " +
-                                          "that use " + std::to_string(recorded) + " times");
-    }
+  // Called when every use of `v` names a live node whose input reads `v`,
+  // yet the use count differs from the number of input slots reading `v`:
+  // some slot is unrecorded or some use is recorded twice. Finds which, by a
+  // scan that only this error path pays for.
+  void diagnoseUseCount(const Scope& scope, const Value& v) {
+    std::multiset<std::pair<const Node*, uint32_t>> recorded;
+    for (const Use& use : v.uses()) recorded.insert({use.user, use.inputIndex});
+    for (const Node* n : scope.graph->nodes())
+      for (size_t i = 0; i < n->numInputs(); ++i) {
+        if (n->input(i) != &v) continue;
+        size_t times = recorded.count({n, static_cast<uint32_t>(i)});
+        if (times != 1)
+          report(StatusCode::kInternal, "value '" + v.name() + "' is input " + std::to_string(i) +
+                                            " of " + describeNode(*n) +
+                                            " but its use list records that use " +
+                                            std::to_string(times) + " times");
+      }
   }
 
   void checkNodeOutputLinks(const Scope& scope, const Node& n) {
@@ -196,19 +214,17 @@ class Verifier {
       if (!v)
         report(StatusCode::kInternal,
                describeNode(n) + " output " + std::to_string(j) + " is null");
-      else
-        checkValuePointer(scope, v, describeNode(n) + " output " + std::to_string(j));
+      else if (!isLive(scope, v))
+        reportForeignValue(scope, v, describeNode(n) + " output " + std::to_string(j));
     }
   }
 
-  void checkValueLinks(const Scope& scope, const Value& v) {
+  void checkValueLinks(const Scope& scope, const Value& v, size_t slotsReading) {
     const Graph& g = *scope.graph;
     if (v.graph() != &g)
       report(StatusCode::kInternal, "value '" + v.name() + "' is stored in graph '" + g.name() +
                                         "' but believes it belongs to another graph");
-    if (g.findValue(v.name()) != &v)
-      report(StatusCode::kInternal, "value '" + v.name() + "' is not the value the graph finds " +
-                                        "under that name (duplicate or stale name)");
+    size_t matching = 0;
     for (const Use& use : v.uses()) {
       if (!scope.nodes.count(use.user)) {
         report(StatusCode::kInternal, "value '" + v.name() +
@@ -216,11 +232,14 @@ class Verifier {
                                           g.name() + "' (removed?)");
         continue;
       }
-      if (use.user->input(use.inputIndex) != &v)
+      if (use.user->input(use.inputIndex) == &v)
+        ++matching;
+      else
         report(StatusCode::kInternal, "value '" + v.name() + "' lists a use as input " +
                                           std::to_string(use.inputIndex) + " of " +
                                           describeNode(*use.user) + ", which reads another value");
     }
+    if (matching == v.uses().size() && matching != slotsReading) diagnoseUseCount(scope, v);
     if (Node* p = v.producer()) {
       if (!scope.nodes.count(p))
         report(StatusCode::kInternal, "value '" + v.name() + "' names a producer that is not in " +
@@ -267,8 +286,8 @@ class Verifier {
       Value* v = g.outputs()[k];
       if (!v)
         report(StatusCode::kInvalidArgument, "graph output " + std::to_string(k) + " is null");
-      else
-        checkValuePointer(scope, v, "graph output " + std::to_string(k));
+      else if (!isLive(scope, v))
+        reportForeignValue(scope, v, "graph output " + std::to_string(k));
     }
   }
 
@@ -378,9 +397,14 @@ class Verifier {
         report(StatusCode::kInvalidArgument, describeNode(n) + " is missing required attribute '" +
                                                  spec.name + "' (" +
                                                  std::string(attrKindName(spec.kind)) + ")");
-    std::unordered_set<std::string> seen;
-    for (const Attribute& attr : n.attributes()) {
-      if (!seen.insert(attr.name()).second)
+    auto attrs = n.attributes();
+    for (size_t k = 0; k < attrs.size(); ++k) {
+      const Attribute& attr = attrs[k];
+      // Nodes carry a handful of attributes, so a quadratic scan for
+      // duplicates beats allocating a set per node.
+      bool repeated = std::any_of(attrs.begin(), attrs.begin() + static_cast<std::ptrdiff_t>(k),
+                                  [&](const Attribute& a) { return a.name() == attr.name(); });
+      if (repeated)
         report(StatusCode::kInvalidArgument,
                describeNode(n) + " has attribute '" + attr.name() + "' twice");
       const AttrSpec* spec = schema.findAttr(attr.name());
@@ -399,42 +423,63 @@ class Verifier {
     }
   }
 
-  // Element types seen so far per type constraint, with the operand that set
-  // each, so that a clash can name both operands.
-  using Bindings = std::map<std::string, std::pair<DataType, std::string>>;
+  // One operand that has bound a type constraint to an element type; the
+  // text naming it is built only if a clash needs it.
+  struct Binding {
+    const TypeConstraint* constraint;
+    DataType dtype;
+    const char* kind;
+    size_t index;
+    const OperandSpec* spec;
+    const Value* value;
+  };
 
   void checkTypeConstraints(const Node& n, const OpSchema& schema) {
-    Bindings bound;
+    // Ops have at most a few constraints, so a small vector scanned linearly
+    // is cheaper than a map keyed by constraint name.
+    std::vector<Binding> bound;
     for (size_t i = 0; i < n.numInputs(); ++i)
-      checkOperandType(n, schema, operandAt(schema.inputs, i), "input", i, n.input(i), bound);
+      checkOperandType(
+          n, schema,
+          {nullptr, DataType::kUndefined, "input", i, operandAt(schema.inputs, i), n.input(i)},
+          bound);
     for (size_t j = 0; j < n.numOutputs(); ++j)
-      checkOperandType(n, schema, operandAt(schema.outputs, j), "output", j, n.output(j), bound);
+      checkOperandType(
+          n, schema,
+          {nullptr, DataType::kUndefined, "output", j, operandAt(schema.outputs, j), n.output(j)},
+          bound);
   }
 
-  void checkOperandType(const Node& n, const OpSchema& schema, const OperandSpec* spec,
-                        const char* kind, size_t index, const Value* v, Bindings& bound) {
-    if (!spec || !v || spec->typeConstraint.empty()) return;
-    DataType dtype = v->type().dtype;
-    if (dtype == DataType::kUndefined) return;
-    const TypeConstraint* constraint = schema.findTypeConstraint(spec->typeConstraint);
+  void checkOperandType(const Node& n, const OpSchema& schema, Binding operand,
+                        std::vector<Binding>& bound) {
+    if (!operand.spec || !operand.value || operand.spec->typeConstraint.empty()) return;
+    operand.dtype = operand.value->type().dtype;
+    if (operand.dtype == DataType::kUndefined) return;
+    operand.constraint = schema.findTypeConstraint(operand.spec->typeConstraint);
+    const TypeConstraint* constraint = operand.constraint;
     if (!constraint) return;  // registerSchema rejects this; nothing to check against
-    std::string operand = operandText(kind, index, spec, v);
+    auto describe = [](const Binding& b) { return operandText(b.kind, b.index, b.spec, b.value); };
     if (!constraint->allowed.empty() &&
-        std::find(constraint->allowed.begin(), constraint->allowed.end(), dtype) ==
+        std::find(constraint->allowed.begin(), constraint->allowed.end(), operand.dtype) ==
             constraint->allowed.end()) {
-      report(StatusCode::kInvalidArgument, describeNode(n) + ": " + operand + " has element type " +
-                                               std::string(dataTypeName(dtype)) +
-                                               ", but type constraint " + constraint->name +
-                                               " allows only " + allowedTypesText(*constraint));
+      report(StatusCode::kInvalidArgument,
+             describeNode(n) + ": " + describe(operand) + " has element type " +
+                 std::string(dataTypeName(operand.dtype)) + ", but type constraint " +
+                 constraint->name + " allows only " + allowedTypesText(*constraint));
       return;
     }
-    auto [it, inserted] = bound.try_emplace(constraint->name, dtype, operand);
-    if (!inserted && it->second.first != dtype)
+    auto first = std::find_if(bound.begin(), bound.end(),
+                              [&](const Binding& b) { return b.constraint == constraint; });
+    if (first == bound.end()) {
+      bound.push_back(operand);
+      return;
+    }
+    if (first->dtype != operand.dtype)
       report(StatusCode::kInvalidArgument,
-             describeNode(n) + ": " + operand + " has element type " +
-                 std::string(dataTypeName(dtype)) + ", but " + it->second.second +
+             describeNode(n) + ": " + describe(operand) + " has element type " +
+                 std::string(dataTypeName(operand.dtype)) + ", but " + describe(*first) +
                  " already bound type constraint " + constraint->name + " to " +
-                 std::string(dataTypeName(it->second.first)));
+                 std::string(dataTypeName(first->dtype)));
   }
 
   void runOpVerifier(const Node& n, const OpSchema& schema) {

@@ -223,6 +223,28 @@ TEST(Verifier, RejectsBodyLinkedToOuterValueDirectly) {
                              "reads value 'x' of enclosing graph 'g' directly"));
 }
 
+/// A use list naming a node of another graph (an internal invariant
+/// violation) is reported as such, without following the stray pointer.
+TEST(Verifier, RejectsUseListNamingForeignNode) {
+  //   graph g:   x -> Relu r -> (output)
+  //   graph other: Neg stray, linked straight to g's x (so x records it)
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4]) {
+      %r = Relu(%x) @r
+      return %r
+    })");
+  Graph other("other");
+  Node* stray = other.addNode("Neg", {}, 1, {}, "stray");
+  other.setNodeInput(stray, 0, g->findValue("x"));
+  Status status = verify(*g);
+  EXPECT_EQ(status.code(), StatusCode::kInternal);
+  EXPECT_EQ(status.message(),
+            "value 'x' lists a use by a node that is not in graph 'g' (removed?)");
+  EXPECT_EQ(verify(other).message(),
+            "Neg node 'stray' input 0 points at a value that is not in "
+            "graph 'other' (removed, or from another graph)");
+}
+
 //===--- Step 3: cycles -------------------------------------------------===//
 
 /// A cycle is reported with the nodes on it, in feed order.

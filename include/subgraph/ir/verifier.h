@@ -9,7 +9,8 @@
 // every graph held in a node attribute (If/Loop bodies):
 //  1. Links: every node input, node output, use, graph input and graph
 //     output points at a live object of this graph; use lists match node
-//     inputs exactly (internal invariants; code kInternal).
+//     inputs exactly (internal invariants; code kInternal). Value-name
+//     uniqueness is not re-checked: Graph refuses duplicates on insertion.
 //  2. Definitions: every value read by a node or returned by the graph has a
 //     producer, is a graph input or is a constant; no value has two
 //     producers; no graph input or constant is also computed by a node. In a
