@@ -23,40 +23,39 @@
 #include "subgraph/analysis/algorithms.h"
 #include "subgraph/analysis/graph_traits.h"
 #include "subgraph/ir/graph.h"
+#include "subgraph/ir/text_format.h"
 
 namespace subgraph {
 namespace {
 
 using Traits = boost::graph_traits<Graph>;
 
-const TensorType kF32x4(DataType::kFloat32, {4});
-
 // The diamond used by several tests:
 //
 //        x      w (constant)
 //        |     /
 //     Mul m (x * w)
-//      /     \   (m feeds a and b)
+//      /     \   (ym feeds a and b)
 //  Relu a   Sigmoid b
 //      \     /
-//      Add s (a + b)
+//      Add s (ya + yb)
 //        |
 //     (output)
 struct Diamond {
-  Graph g{"diamond"};
-  Node* m;
-  Node* a;
-  Node* b;
-  Node* s;
-  Diamond() {
-    Value* x = g.addInput("x", kF32x4);
-    Value* w = g.addInitializer("w", Tensor::splat(DataType::kFloat32, {4}, 0.5));
-    m = g.addNode("Mul", {x, w}, 1, {}, "m");
-    a = g.addNode("Relu", {m->output(0)}, 1, {}, "a");
-    b = g.addNode("Sigmoid", {m->output(0)}, 1, {}, "b");
-    s = g.addNode("Add", {a->output(0), b->output(0)}, 1, {}, "s");
-    g.addOutput(s->output(0));
-  }
+  std::unique_ptr<Graph> owner = parseGraphOrThrow(R"(
+    graph @diamond(%x: f32[4]) {
+      %w = const f32[4] splat(0.5)
+      %ym = Mul(%x, %w) @m
+      %ya = Relu(%ym) @a
+      %yb = Sigmoid(%ym) @b
+      %ys = Add(%ya, %yb) @s
+      return %ys
+    })");
+  const Graph& g = *owner;
+  Node* m = g.findNode("m");
+  Node* a = g.findNode("a");
+  Node* b = g.findNode("b");
+  Node* s = g.findNode("s");
 };
 
 // Every edge goes from an earlier to a later position of `order`.
@@ -159,14 +158,17 @@ TEST(BoostGraph, ValueReadTwiceGivesParallelEdges) {
   //   x -> Relu r -> y
   //                  |\      (y feeds both operands)
   //                 Mul m (y * y)
-  Graph g;
-  Value* x = g.addInput("x", kF32x4);
-  Node* r = g.addNode("Relu", {x}, 1, {}, "r");
-  Node* m = g.addNode("Mul", {r->output(0), r->output(0)}, 1, {}, "m");
-  EXPECT_EQ(out_degree(r, g), 2u);
-  EXPECT_EQ(in_degree(m, g), 2u);
+  auto owner = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4]) {
+      %y = Relu(%x) @r
+      %z = Mul(%y, %y) @m
+      return %z
+    })");
+  const Graph& g = *owner;
+  EXPECT_EQ(out_degree(g.findNode("r"), g), 2u);
+  EXPECT_EQ(in_degree(g.findNode("m"), g), 2u);
   std::vector<uint32_t> indices;
-  auto [first, last] = in_edges(m, g);
+  auto [first, last] = in_edges(g.findNode("m"), g);
   for (auto it = first; it != last; ++it) indices.push_back(it->inputIndex);
   EXPECT_EQ(indices, (std::vector<uint32_t>{0, 1}));
 }
@@ -207,14 +209,19 @@ TEST(BoostGraph, FindsNoCycleInDag) {
 TEST(BoostGraph, FindsPlantedCycle) {
   //   x -> Add p (x + t) -> Relu q -> Relu r -> Relu t -> (output)
   //             ^-------------------------------------+
-  Graph g;
-  Value* x = g.addInput("x", kF32x4);
-  Node* p = g.addNode("Add", {x, x}, 1, {}, "p");
-  Node* q = g.addNode("Relu", {p->output(0)}, 1, {}, "q");
-  Node* r = g.addNode("Relu", {q->output(0)}, 1, {}, "r");
-  Node* t = g.addNode("Relu", {r->output(0)}, 1, {}, "t");
-  g.addOutput(t->output(0));
-  g.setNodeInput(p, 1, t->output(0));
+  auto owner = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4]) {
+      %yp = Add(%x, %yt) @p
+      %yq = Relu(%yp) @q
+      %yr = Relu(%yq) @r
+      %yt = Relu(%yr) @t
+      return %yt
+    })");
+  const Graph& g = *owner;
+  Node* p = g.findNode("p");
+  Node* q = g.findNode("q");
+  Node* r = g.findNode("r");
+  Node* t = g.findNode("t");
 
   int backEdges = 0;
   boost::depth_first_search(g, boost::visitor(BackEdgeCounter(&backEdges)));
@@ -235,11 +242,12 @@ TEST(BoostGraph, FindsPlantedCycle) {
 TEST(BoostGraph, FindsSelfLoop) {
   //   x -> Add a (x + a) --+
   //          ^-------------+
-  Graph g;
-  Value* x = g.addInput("x", kF32x4);
-  Node* a = g.addNode("Add", {x, x}, 1, {}, "a");
-  g.setNodeInput(a, 1, a->output(0));
-  EXPECT_EQ(findCycle(g), (std::vector<Node*>{a}));
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4]) {
+      %y = Add(%x, %y) @a
+      return %y
+    })");
+  EXPECT_EQ(findCycle(*g), (std::vector<Node*>{g->findNode("a")}));
 }
 
 /// Removed nodes are not vertices; vertex_index stays dense so Boost's
@@ -248,14 +256,17 @@ TEST(BoostGraph, FindsSelfLoop) {
 TEST(BoostGraph, SkipsRemovedNodes) {
   //   x -> Relu r0 -> Relu r1 -> Relu r2 -> Relu r3 -> (output)
   // then r1 and r2 are bypassed and removed (ids 1 and 2 become holes).
-  Graph g;
-  Value* v = g.addInput("x", kF32x4);
+  auto owner = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4]) {
+      %y0 = Relu(%x) @r0
+      %y1 = Relu(%y0) @r1
+      %y2 = Relu(%y1) @r2
+      %y3 = Relu(%y2) @r3
+      return %y3
+    })");
+  Graph& g = *owner;
   std::vector<Node*> chain;
-  for (int i = 0; i < 4; ++i) {
-    chain.push_back(g.addNode("Relu", {v}, 1, {}, "r" + std::to_string(i)));
-    v = chain.back()->output(0);
-  }
-  g.addOutput(v);
+  for (const char* name : {"r0", "r1", "r2", "r3"}) chain.push_back(g.findNode(name));
   g.setNodeInput(chain[3], 0, chain[0]->output(0));
   g.removeNode(chain[2]);
   g.removeNode(chain[1]);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "subgraph/ir/graph.h"
+#include "subgraph/ir/text_format.h"
 
 namespace subgraph {
 namespace {
@@ -90,55 +91,58 @@ std::vector<Use> usesOf(const Value* v) { return {v->uses().begin(), v->uses().e
 /// addNode records one use per input slot, including a value read twice.
 TEST(GraphMutation, AddNodeRecordsUsesAndProducer) {
   //   x
-  //   |\      (x feeds both operands)
-  //   Add (x + x)
-  //   |
-  //   y
-  Graph g;
-  Value* x = g.addInput("x", kF32x4);
-  Node* add = g.addNode("Add", {x, x}, 1, {}, "add");
-  ASSERT_TRUE(linksAreConsistent(g));
+  //   |\      (x feeds both operands of the Add about to be added)
+  //   Add add
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4]) {
+      return %x
+    })");
+  Value* x = g->findValue("x");
+  Node* add = g->addNode("Add", {x, x}, 1, {}, "add");
+  ASSERT_TRUE(linksAreConsistent(*g));
   EXPECT_EQ(usesOf(x), (std::vector<Use>{{add, 0}, {add, 1}}));
   EXPECT_EQ(add->output(0)->producer(), add);
   EXPECT_EQ(add->output(0)->name(), "add");
-  EXPECT_EQ(g.numNodes(), 1u);
+  EXPECT_EQ(g->numNodes(), 1u);
 }
 
 /// removeNode deletes the outputs and drops the uses the node made.
 TEST(GraphMutation, RemoveNodeDropsUsesAndOutputs) {
-  //   x
-  //   |
-  //  Relu a     (removed; its output is unused)
-  Graph g;
-  Value* x = g.addInput("x", kF32x4);
-  Node* a = g.addNode("Relu", {x}, 1, {}, "a");
-  ValueId out = a->output(0)->id();
-  g.removeNode(a);
-  ASSERT_TRUE(linksAreConsistent(g));
+  //   x -> Relu a -> y      (a is removed; y is unused)
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4]) {
+      %y = Relu(%x) @a
+      return %x
+    })");
+  Value* x = g->findValue("x");
+  ValueId y = g->findValue("y")->id();
+  g->removeNode(g->findNode("a"));
+  ASSERT_TRUE(linksAreConsistent(*g));
   EXPECT_FALSE(x->hasUses());
-  EXPECT_EQ(g.value(out), nullptr);
-  EXPECT_EQ(g.findValue("a"), nullptr);
-  EXPECT_EQ(g.numNodes(), 0u);
+  EXPECT_EQ(g->value(y), nullptr);
+  EXPECT_EQ(g->findValue("y"), nullptr);
+  EXPECT_EQ(g->numNodes(), 0u);
 }
 
 /// A node whose output is still read cannot be removed, and the failed call
 /// changes nothing.
 TEST(GraphMutation, DoesNotRemoveNodeWithUsedOutput) {
   //   x -> Relu a -> Relu b -> (output)
-  Graph g;
-  Value* x = g.addInput("x", kF32x4);
-  Node* a = g.addNode("Relu", {x}, 1, {}, "a");
-  Node* b = g.addNode("Relu", {a->output(0)}, 1, {}, "b");
-  g.addOutput(b->output(0));
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4]) {
+      %y = Relu(%x) @a
+      %z = Relu(%y) @b
+      return %z
+    })");
   try {
-    g.removeNode(a);
+    g->removeNode(g->findNode("a"));
     FAIL() << "removeNode accepted a node whose output is used";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("'a'"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(g.removeNode(b), Error);  // b's output is a graph output
-  EXPECT_TRUE(linksAreConsistent(g));
-  EXPECT_EQ(g.numNodes(), 2u);
+  EXPECT_THROW(g->removeNode(g->findNode("b")), Error);  // b's output is a graph output
+  EXPECT_TRUE(linksAreConsistent(*g));
+  EXPECT_EQ(g->numNodes(), 2u);
 }
 
 /// removeNode(keepOutputs) leaves the outputs, uses intact and without a
@@ -147,24 +151,27 @@ TEST(GraphMutation, RemoveNodeKeepingOutputsThenReattach) {
   //   x -> Relu a -> y -> Relu b -> (output)
   // becomes
   //   x -> Sigmoid a2 -> y -> Relu b -> (output)
-  Graph g;
-  Value* x = g.addInput("x", kF32x4);
-  Node* a = g.addNode("Relu", {x}, 1, {}, "a");
-  Value* y = a->output(0);
-  Node* b = g.addNode("Relu", {y}, 1, {}, "b");
-  g.addOutput(b->output(0));
-  NodeId oldId = a->id();
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4]) {
+      %y = Relu(%x) @a
+      %z = Relu(%y) @b
+      return %z
+    })");
+  Value* x = g->findValue("x");
+  Value* y = g->findValue("y");
+  Node* b = g->findNode("b");
+  NodeId oldId = g->findNode("a")->id();
 
-  g.removeNode(a, /*keepOutputs=*/true);
-  ASSERT_TRUE(linksAreConsistent(g));
+  g->removeNode(g->findNode("a"), /*keepOutputs=*/true);
+  ASSERT_TRUE(linksAreConsistent(*g));
   EXPECT_EQ(y->producer(), nullptr);
   EXPECT_EQ(usesOf(y), (std::vector<Use>{{b, 0}}));
   EXPECT_FALSE(x->hasUses());
-  EXPECT_EQ(g.node(oldId), nullptr);
+  EXPECT_EQ(g->node(oldId), nullptr);
 
   const OpKey* sigmoid = OpRegistry::global().intern("", "Sigmoid");
-  Node* a2 = g.addNode(sigmoid, {x}, {y}, {}, "a2");
-  ASSERT_TRUE(linksAreConsistent(g));
+  Node* a2 = g->addNode(sigmoid, {x}, {y}, {}, "a2");
+  ASSERT_TRUE(linksAreConsistent(*g));
   EXPECT_EQ(y->producer(), a2);
   EXPECT_EQ(y->producerIndex(), 0u);
   EXPECT_EQ(usesOf(x), (std::vector<Use>{{a2, 0}}));
@@ -174,130 +181,150 @@ TEST(GraphMutation, RemoveNodeKeepingOutputsThenReattach) {
 /// replaceAllUsesWith moves every use and every graph-output slot.
 TEST(GraphMutation, ReplaceAllUsesWithMovesUsesAndGraphOutputs) {
   //      x
-  //     / \     (x feeds a and b)
+  //     / \      (x feeds a and b)
   //  Relu a  Relu b
   //   |  \    |
-  //   |   Add c (a + b)
-  //   out0   out1 (= c)
-  // replace a's output with b's output.
-  Graph g;
-  Value* x = g.addInput("x", kF32x4);
-  Node* a = g.addNode("Relu", {x}, 1, {}, "a");
-  Node* b = g.addNode("Relu", {x}, 1, {}, "b");
-  Node* c = g.addNode("Add", {a->output(0), b->output(0)}, 1, {}, "c");
-  g.addOutput(a->output(0));
-  g.addOutput(c->output(0));
-  g.replaceAllUsesWith(a->output(0), b->output(0));
-  ASSERT_TRUE(linksAreConsistent(g));
-  EXPECT_FALSE(a->output(0)->hasUses());
-  EXPECT_EQ(c->input(0), b->output(0));
-  EXPECT_EQ(usesOf(b->output(0)), (std::vector<Use>{{c, 1}, {c, 0}}));
-  EXPECT_EQ(g.outputs()[0], b->output(0));
-  EXPECT_EQ(g.outputs()[1], c->output(0));
-  g.removeNode(a);  // now dead
-  EXPECT_TRUE(linksAreConsistent(g));
+  //   |   Add c (ya + yb)
+  //  out0    out1
+  // then every use of ya is replaced by yb.
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4]) {
+      %ya = Relu(%x) @a
+      %yb = Relu(%x) @b
+      %yc = Add(%ya, %yb) @c
+      return %ya, %yc
+    })");
+  Value* ya = g->findValue("ya");
+  Value* yb = g->findValue("yb");
+  Node* c = g->findNode("c");
+  g->replaceAllUsesWith(ya, yb);
+  ASSERT_TRUE(linksAreConsistent(*g));
+  EXPECT_FALSE(ya->hasUses());
+  EXPECT_EQ(c->input(0), yb);
+  EXPECT_EQ(usesOf(yb), (std::vector<Use>{{c, 1}, {c, 0}}));
+  EXPECT_EQ(g->outputs()[0], yb);
+  EXPECT_EQ(g->outputs()[1], g->findValue("yc"));
+  g->removeNode(g->findNode("a"));  // now dead
+  EXPECT_TRUE(linksAreConsistent(*g));
 }
 
 /// insertBetween with a consumer redirects only that consumer's uses.
 TEST(GraphMutation, InsertBetweenOneConsumer) {
-  //        x
+  //        x  -> (output 0)
   //      /   \   (x feeds a and b)
-  //  Relu a  Relu b       x is also graph output 0
-  // insert Identity between x and b only.
-  Graph g;
-  Value* x = g.addInput("x", kF32x4);
-  Node* a = g.addNode("Relu", {x}, 1, {}, "a");
-  Node* b = g.addNode("Relu", {x}, 1, {}, "b");
-  g.addOutput(x);
-  Node* id = g.insertBetween(x, b, "Identity", {}, "id");
-  ASSERT_TRUE(linksAreConsistent(g));
+  //  Relu a  Relu b
+  // Identity id is inserted between x and b only.
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4]) {
+      %ya = Relu(%x) @a
+      %yb = Relu(%x) @b
+      return %x, %ya, %yb
+    })");
+  Value* x = g->findValue("x");
+  Node* a = g->findNode("a");
+  Node* b = g->findNode("b");
+  Node* id = g->insertBetween(x, b, "Identity", {}, "id");
+  ASSERT_TRUE(linksAreConsistent(*g));
   EXPECT_EQ(a->input(0), x);
   EXPECT_EQ(b->input(0), id->output(0));
   EXPECT_EQ(usesOf(x), (std::vector<Use>{{a, 0}, {id, 0}}));
-  EXPECT_EQ(g.outputs()[0], x);
+  EXPECT_EQ(g->outputs()[0], x);
   EXPECT_EQ(id->output(0)->type(), kF32x4);
 }
 
 /// insertBetween without a consumer redirects every use and graph output.
 TEST(GraphMutation, InsertBetweenAllConsumers) {
-  //        x
+  //        x  -> (output 0)
   //      /   \   (x feeds a and b)
-  //  Relu a  Relu b       x is also graph output 0
-  // insert Identity after x for everyone.
-  Graph g;
-  Value* x = g.addInput("x", kF32x4);
-  Node* a = g.addNode("Relu", {x}, 1, {}, "a");
-  Node* b = g.addNode("Relu", {x}, 1, {}, "b");
-  g.addOutput(x);
-  Node* id = g.insertBetween(x, nullptr, "Identity", {}, "id");
-  ASSERT_TRUE(linksAreConsistent(g));
+  //  Relu a  Relu b
+  // Identity id is inserted after x for everyone.
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4]) {
+      %ya = Relu(%x) @a
+      %yb = Relu(%x) @b
+      return %x, %ya, %yb
+    })");
+  Value* x = g->findValue("x");
+  Node* id = g->insertBetween(x, nullptr, "Identity", {}, "id");
+  ASSERT_TRUE(linksAreConsistent(*g));
   EXPECT_EQ(usesOf(x), (std::vector<Use>{{id, 0}}));
-  EXPECT_EQ(a->input(0), id->output(0));
-  EXPECT_EQ(b->input(0), id->output(0));
-  EXPECT_EQ(g.outputs()[0], id->output(0));
+  EXPECT_EQ(g->findNode("a")->input(0), id->output(0));
+  EXPECT_EQ(g->findNode("b")->input(0), id->output(0));
+  EXPECT_EQ(g->outputs()[0], id->output(0));
 }
 
 /// insertBetween refuses a consumer that does not read the value.
 TEST(GraphMutation, DoesNotInsertBetweenForNonConsumer) {
   //   x -> Relu a      y -> Relu b      (b does not read x)
-  Graph g;
-  Value* x = g.addInput("x", kF32x4);
-  Value* y = g.addInput("y", kF32x4);
-  g.addNode("Relu", {x}, 1, {}, "a");
-  Node* b = g.addNode("Relu", {y}, 1, {}, "b");
-  EXPECT_THROW(g.insertBetween(x, b, "Identity"), Error);
-  EXPECT_TRUE(linksAreConsistent(g));
-  EXPECT_EQ(g.numNodes(), 2u);
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4], %y: f32[4]) {
+      %ya = Relu(%x) @a
+      %yb = Relu(%y) @b
+      return %ya, %yb
+    })");
+  EXPECT_THROW(g->insertBetween(g->findValue("x"), g->findNode("b"), "Identity"), Error);
+  EXPECT_TRUE(linksAreConsistent(*g));
+  EXPECT_EQ(g->numNodes(), 2u);
 }
 
 /// setNodeInput replaces, clears and grows input slots.
 TEST(GraphMutation, SetNodeInputReplacesClearsAndGrows) {
-  //   x, y -> Clip c (input, min?, max?)
-  Graph g;
-  Value* x = g.addInput("x", kF32x4);
-  Value* y = g.addInput("y", kF32x4);
-  Node* c = g.addNode("Clip", {x}, 1, {}, "c");
-  g.setNodeInput(c, 0, y);
-  ASSERT_TRUE(linksAreConsistent(g));
+  //   x -> Clip c (input, min?, max?)      y unused
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4], %y: f32[4]) {
+      %z = Clip(%x) @c
+      return %z
+    })");
+  Value* x = g->findValue("x");
+  Value* y = g->findValue("y");
+  Node* c = g->findNode("c");
+  g->setNodeInput(c, 0, y);
+  ASSERT_TRUE(linksAreConsistent(*g));
   EXPECT_FALSE(x->hasUses());
   EXPECT_EQ(usesOf(y), (std::vector<Use>{{c, 0}}));
 
-  g.setNodeInput(c, 2, x);  // grows: slot 1 becomes an omitted (null) input
-  ASSERT_TRUE(linksAreConsistent(g));
+  g->setNodeInput(c, 2, x);  // grows: slot 1 becomes an omitted (null) input
+  ASSERT_TRUE(linksAreConsistent(*g));
   ASSERT_EQ(c->numInputs(), 3u);
   EXPECT_EQ(c->input(1), nullptr);
   EXPECT_EQ(usesOf(x), (std::vector<Use>{{c, 2}}));
 
-  g.setNodeInput(c, 2, nullptr);
-  ASSERT_TRUE(linksAreConsistent(g));
+  g->setNodeInput(c, 2, nullptr);
+  ASSERT_TRUE(linksAreConsistent(*g));
   EXPECT_FALSE(x->hasUses());
 
-  g.appendNodeInput(c, y);
-  ASSERT_TRUE(linksAreConsistent(g));
+  g->appendNodeInput(c, y);
+  ASSERT_TRUE(linksAreConsistent(*g));
   EXPECT_EQ(usesOf(y), (std::vector<Use>{{c, 0}, {c, 3}}));
 }
 
 /// Node ids are table indices: stable across removals and never reused.
 TEST(GraphMutation, NodeIdsAreStableAndNeverReused) {
-  //   x -> Relu a -> Relu b -> Relu c      (b removed, then d added)
-  Graph g;
-  Value* x = g.addInput("x", kF32x4);
-  Node* a = g.addNode("Relu", {x}, 1, {}, "a");
-  Node* b = g.addNode("Relu", {a->output(0)}, 1, {}, "b");
-  Node* c = g.addNode("Relu", {b->output(0)}, 1, {}, "c");
-  NodeId aId = a->id(), bId = b->id(), cId = c->id();
-  g.setNodeInput(c, 0, a->output(0));
-  g.removeNode(b);
-  Node* d = g.addNode("Relu", {x}, 1, {}, "d");
-  ASSERT_TRUE(linksAreConsistent(g));
-  EXPECT_EQ(g.node(aId), a);
-  EXPECT_EQ(g.node(bId), nullptr);
-  EXPECT_EQ(g.node(cId), c);
+  //   x -> Relu a -> Relu b -> Relu c -> (output)
+  // c is rewired to read a, b removed, then d added.
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4]) {
+      %ya = Relu(%x) @a
+      %yb = Relu(%ya) @b
+      %yc = Relu(%yb) @c
+      return %yc
+    })");
+  Node* a = g->findNode("a");
+  Node* c = g->findNode("c");
+  NodeId aId = a->id(), bId = g->findNode("b")->id(), cId = c->id();
+  EXPECT_EQ((std::vector<NodeId>{aId, bId, cId}), (std::vector<NodeId>{0, 1, 2}));
+  g->setNodeInput(c, 0, a->output(0));
+  g->removeNode(g->findNode("b"));
+  Node* d = g->addNode("Relu", {g->findValue("x")}, 1, {}, "d");
+  ASSERT_TRUE(linksAreConsistent(*g));
+  EXPECT_EQ(g->node(aId), a);
+  EXPECT_EQ(g->node(bId), nullptr);
+  EXPECT_EQ(g->node(cId), c);
   EXPECT_EQ(d->id(), 3u);
-  EXPECT_EQ(g.nodeIdBound(), 4u);
-  EXPECT_EQ(g.numNodes(), 3u);
+  EXPECT_EQ(g->nodeIdBound(), 4u);
+  EXPECT_EQ(g->numNodes(), 3u);
   std::vector<NodeId> live;
-  for (Node* n : g.nodes()) live.push_back(n->id());
+  for (Node* n : g->nodes()) live.push_back(n->id());
   EXPECT_EQ(live, (std::vector<NodeId>{aId, cId, 3u}));
 }
 
@@ -306,26 +333,29 @@ TEST(GraphMutation, NodeIdsAreStableAndNeverReused) {
 TEST(GraphMutation, ClonePreservesIdsNamesAndUses) {
   //      x         w (constant)
   //     / \       /
-  //  Relu a  Mul m (x * w)      (a removed after creation -> id hole)
+  //  Relu a  Mul m (x * w)      (a is removed before cloning -> id hole)
   //           |
-  //          Add s (m + x) -> output
-  Graph g("orig");
-  Value* x = g.addInput("x", kF32x4);
-  Value* w = g.addInitializer("w", Tensor::splat(DataType::kFloat32, {4}, 2.0));
-  Node* a = g.addNode("Relu", {x}, 1, {}, "a");
-  Node* m = g.addNode("Mul", {x, w}, 1, {Attribute("note", std::string("keep"))}, "m");
-  Node* s = g.addNode("Add", {m->output(0), x}, 1, {}, "s");
-  g.addOutput(s->output(0));
-  NodeId removedId = a->id();
-  g.removeNode(a);
+  //          Add s (m + x) -> (output)
+  auto g = parseGraphOrThrow(R"(
+    graph @orig(%x: f32[4]) {
+      %w = const f32[4] splat(2.0)
+      %ya = Relu(%x) @a
+      %ym = Mul(%x, %w) {note = "keep"} @m
+      %s = Add(%ym, %x) @s
+      return %s
+    })");
+  NodeId removedId = g->findNode("a")->id();
+  g->removeNode(g->findNode("a"));
+  Node* s = g->findNode("s");
+  Value* x = g->findValue("x");
 
-  std::unique_ptr<Graph> copy = g.clone();
+  std::unique_ptr<Graph> copy = g->clone();
   ASSERT_TRUE(linksAreConsistent(*copy));
   EXPECT_EQ(copy->name(), "orig");
-  EXPECT_EQ(copy->nodeIdBound(), g.nodeIdBound());
-  EXPECT_EQ(copy->valueIdBound(), g.valueIdBound());
+  EXPECT_EQ(copy->nodeIdBound(), g->nodeIdBound());
+  EXPECT_EQ(copy->valueIdBound(), g->valueIdBound());
   EXPECT_EQ(copy->node(removedId), nullptr);
-  for (Node* n : g.nodes()) {
+  for (Node* n : g->nodes()) {
     Node* cn = copy->node(n->id());
     ASSERT_NE(cn, nullptr);
     EXPECT_NE(cn, n);
@@ -333,7 +363,8 @@ TEST(GraphMutation, ClonePreservesIdsNamesAndUses) {
     EXPECT_EQ(cn->opType(), n->opType());
     EXPECT_EQ(cn->attributes().size(), n->attributes().size());
   }
-  for (Value* v : g.values()) {
+  EXPECT_EQ(copy->findNode("m")->getString("note"), "keep");
+  for (Value* v : g->values()) {
     Value* cv = copy->value(v->id());
     ASSERT_NE(cv, nullptr);
     EXPECT_EQ(cv->name(), v->name());
@@ -350,33 +381,33 @@ TEST(GraphMutation, ClonePreservesIdsNamesAndUses) {
 
   copy->setNodeInput(copy->node(s->id()), 1, copy->findValue("w"));
   EXPECT_EQ(s->input(1), x) << "mutating the clone changed the original";
-  EXPECT_TRUE(linksAreConsistent(g));
+  EXPECT_TRUE(linksAreConsistent(*g));
   EXPECT_TRUE(linksAreConsistent(*copy));
 }
 
 /// topologicalOrder breaks ties by id, so equal graphs give equal orders,
-/// and a node inserted later still lands right after its producer's
-/// dependencies.
+/// and a node inserted later still lands right after its producer.
 TEST(GraphMutation, TopologicalOrderIsDeterministic) {
   //        x
-  //      / | \   (x feeds c, b and a)
-  //  Relu c Relu b Relu a     (created c, b, a: ids 0, 1, 2)
+  //      / | \   (x feeds c, b and a; created in that order: ids 0, 1, 2)
+  //  Relu c Relu b Relu a
   //      \  |  /
   //       Sum s
-  // then Identity i inserted between b and s (id 4).
-  Graph g;
-  Value* x = g.addInput("x", kF32x4);
-  Node* c = g.addNode("Relu", {x}, 1, {}, "c");
-  Node* b = g.addNode("Relu", {x}, 1, {}, "b");
-  Node* a = g.addNode("Relu", {x}, 1, {}, "a");
-  Node* s = g.addNode("Sum", {c->output(0), b->output(0), a->output(0)}, 1, {}, "s");
-  g.addOutput(s->output(0));
-  g.insertBetween(b->output(0), s, "Identity", {}, "i");
+  // then Identity i is inserted between b and s (id 4).
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4]) {
+      %yc = Relu(%x) @c
+      %yb = Relu(%x) @b
+      %ya = Relu(%x) @a
+      %s = Sum(%yc, %yb, %ya) @s
+      return %s
+    })");
+  g->insertBetween(g->findValue("yb"), g->findNode("s"), "Identity", {}, "i");
 
-  auto order = g.topologicalOrder();
+  auto order = g->topologicalOrder();
   ASSERT_TRUE(order.isOk()) << order.status().message();
   EXPECT_EQ(names(order.value()), (std::vector<std::string>{"c", "b", "a", "i", "s"}));
-  std::unique_ptr<Graph> copy = g.clone();
+  std::unique_ptr<Graph> copy = g->clone();
   auto again = copy->topologicalOrder();
   ASSERT_TRUE(again.isOk());
   EXPECT_EQ(names(again.value()), names(order.value()));
@@ -384,15 +415,17 @@ TEST(GraphMutation, TopologicalOrderIsDeterministic) {
 
 /// A cycle is reported by name instead of yielding a partial order.
 TEST(GraphMutation, DoesNotOrderCyclicGraph) {
-  //   x -> Add p (x + q) -> Relu q --+
-  //          ^-----------------------+
-  Graph g;
-  Value* x = g.addInput("x", kF32x4);
-  Node* p = g.addNode("Add", {x, x}, 1, {}, "p");
-  Node* q = g.addNode("Relu", {p->output(0)}, 1, {}, "q");
-  g.setNodeInput(p, 1, q->output(0));
-  ASSERT_TRUE(linksAreConsistent(g));
-  auto order = g.topologicalOrder();
+  //   x -> Add p (x + x) -> Relu q
+  // then p's second input is pointed at q's output, closing a cycle.
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4]) {
+      %yp = Add(%x, %x) @p
+      %yq = Relu(%yp) @q
+      return %yq
+    })");
+  g->setNodeInput(g->findNode("p"), 1, g->findValue("yq"));
+  ASSERT_TRUE(linksAreConsistent(*g));
+  auto order = g->topologicalOrder();
   ASSERT_FALSE(order.isOk());
   EXPECT_NE(order.status().message().find("cycle"), std::string::npos);
 }
