@@ -92,6 +92,17 @@ class DotWriter {
 
   void writeOpNode(const Node& n, const char* indent) {
     std::string label = n.qualifiedOpType() + "\n" + n.displayName();
+    // Bodies are not drawn; say at least that they exist and how big they
+    // are, so an If or Loop does not look like a plain op.
+    for (const Attribute& attr : n.attributes()) {
+      if (attr.kind() == AttrKind::kGraph && attr.asGraph()) {
+        size_t count = attr.asGraph()->numNodes();
+        label +=
+            "\n" + attr.name() + ": " + std::to_string(count) + (count == 1 ? " node" : " nodes");
+      } else if (attr.kind() == AttrKind::kGraphs) {
+        label += "\n" + attr.name() + ": " + std::to_string(attr.asGraphs().size()) + " graphs";
+      }
+    }
     if (auto note = options_.notes.find(n.id()); note != options_.notes.end())
       label += "\n" + note->second;
     os_ << indent << nodeDotId(n) << " [label=" << quoted(label) << "];\n";

@@ -189,6 +189,27 @@ TEST(Graphviz, DrawsDanglingValues) {
   EXPECT_EQ(parseDot(dot), std::make_pair(3L, 2L));
 }
 
+/// Nodes holding bodies (If, Loop) say so in their label.
+TEST(Graphviz, SummarizesBodiesInNodeLabels) {
+  //   flag -> If(then: Relu(x), else: Neg(Relu(x))) -> r
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%flag: bool[], %x: f32[4]) {
+      %r = If(%flag) {
+        then_branch = graph @then() {
+          %t = Relu(%x)
+          return %t
+        },
+        else_branch = graph @else() {
+          %e1 = Relu(%x)
+          %e2 = Neg(%e1)
+          return %e2
+        }} @if
+      return %r
+    })");
+  EXPECT_THAT(toDot(*g),
+              HasSubstr("[label=\"If\\nif\\nthen_branch: 1 node\\nelse_branch: 2 nodes\"]"));
+}
+
 /// The palette cycles and gives "#rrggbb" colours.
 TEST(Graphviz, PaletteCycles) {
   EXPECT_EQ(dotPaletteColor(0), "#8dd3c7");
