@@ -13,6 +13,7 @@
 #include "subgraph/ir/shape_inference.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace subgraph {
 namespace {
@@ -204,6 +205,26 @@ Status runInferFn(const OpSchema& schema, InferenceContext& ctx) {
   }
 }
 
+// InferFns index operands by position, so a node whose operand counts do
+// not fit its schema, or that lacks a required input, is rejected first.
+Status checkOperandCounts(const Node& node, const OpSchema& schema) {
+  auto range = [](size_t lo, size_t hi) {
+    if (hi == SIZE_MAX) return "at least " + std::to_string(lo);
+    return lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi);
+  };
+  if (node.numInputs() < schema.minInputs() || node.numInputs() > schema.maxInputs())
+    return Status::invalid(nodeLabel(node) + ": has " + std::to_string(node.numInputs()) +
+                           " inputs, expected " + range(schema.minInputs(), schema.maxInputs()));
+  if (node.numOutputs() < schema.minOutputs() || node.numOutputs() > schema.maxOutputs())
+    return Status::invalid(nodeLabel(node) + ": has " + std::to_string(node.numOutputs()) +
+                           " outputs, expected " + range(schema.minOutputs(), schema.maxOutputs()));
+  for (size_t i = 0; i < node.numInputs() && i < schema.inputs.size(); ++i)
+    if (!node.input(i) && schema.inputs[i].arity == Arity::kSingle)
+      return Status::invalid(nodeLabel(node) + ": required input '" + schema.inputs[i].name +
+                             "' is missing");
+  return Status::ok();
+}
+
 // Runs one node's InferFn and stores merged types (and shape values).
 Status inferOne(Node& node, const InferShapesOptions& options, ShapeValueMap* shapeValues) {
   const OpSchema* schema = node.schema();
@@ -213,6 +234,7 @@ Status inferOne(Node& node, const InferShapesOptions& options, ShapeValueMap* sh
                   nodeLabel(node) + ": " +
                       (schema ? "op has no shape inference" : "op has no registered schema"));
   }
+  SUBGRAPH_RETURN_IF_ERROR(checkOperandCounts(node, *schema));
   InferenceContext ctx(node, shapeValues);
   SUBGRAPH_RETURN_IF_ERROR(runInferFn(*schema, ctx));
   for (size_t i = 0; i < node.numOutputs(); ++i) {

@@ -147,8 +147,10 @@ Status inferRange(InferenceContext& ctx) {
   std::optional<double> start = scalar(0), limit = scalar(1), delta = scalar(2);
   if (start && limit && delta) {
     if (*delta == 0) return ctx.fail("delta must not be 0");
-    const int64_t count =
-        std::max<int64_t>(0, static_cast<int64_t>(std::ceil((*limit - *start) / *delta)));
+    const double steps = std::ceil((*limit - *start) / *delta);
+    if (!std::isfinite(steps) || steps > 1e15)
+      return ctx.fail("the range would have " + std::to_string(steps) + " elements");
+    const int64_t count = std::max<int64_t>(0, static_cast<int64_t>(steps));
     (*out.shape)[0] = Dim(count);
     if (isInteger(dtype) && count <= 64) {
       ShapeValue values;

@@ -70,12 +70,20 @@ IntListArg intListArg(const InferenceContext& ctx, size_t input, std::string_vie
   return arg;
 }
 
+std::optional<int64_t> checkedMul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
 Dim dimProduct(std::span<const Dim> dims) {
   int64_t product = 1;
   const Dim* nonStatic = nullptr;
   for (const Dim& d : dims) {
     if (d.isStatic()) {
-      product *= d.size();
+      std::optional<int64_t> p = checkedMul(product, d.size());
+      if (!p) return Dim::unknown();
+      product = *p;
     } else {
       if (nonStatic) return Dim::unknown();
       nonStatic = &d;

@@ -54,6 +54,10 @@ struct IntListArg {
 };
 IntListArg intListArg(const InferenceContext& ctx, size_t input, std::string_view attr);
 
+/// a * b, or nullopt if it overflows int64 (dims from a hostile file can be
+/// huge).
+std::optional<int64_t> checkedMul(int64_t a, int64_t b);
+
 /// Product of dims: static if all are static, else unknown (a single
 /// non-static dim times static 1s is that dim).
 Dim dimProduct(std::span<const Dim> dims);

@@ -189,41 +189,49 @@ Status verifySplit(const Node& node) {
 
 namespace {
 
-// Elements of one sliced axis after numpy clamping; nullopt when the dim is
-// not static and the slice is not the whole axis.
+// The numpy-clamped slice of an axis of size n: first index and count.
+// Computed without overflow for any int64 start, end and (non-zero) step.
+struct SliceRange {
+  int64_t first = 0;
+  int64_t count = 0;
+};
+
+SliceRange clampSlice(int64_t n, int64_t start, int64_t end, int64_t step) {
+  if (n == 0) return {};
+  if (start < 0) start += n;
+  if (end < 0) end += n;
+  // |step| as unsigned, valid even for INT64_MIN.
+  const uint64_t stride =
+      step > 0 ? static_cast<uint64_t>(step) : static_cast<uint64_t>(-(step + 1)) + 1;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, n);
+    end = std::clamp<int64_t>(end, 0, n);
+    if (end <= start) return {start, 0};
+    return {start, static_cast<int64_t>((static_cast<uint64_t>(end - start) - 1) / stride + 1)};
+  }
+  start = std::clamp<int64_t>(start, 0, n - 1);
+  end = std::clamp<int64_t>(end, -1, n - 1);
+  if (start <= end) return {start, 0};
+  return {start, static_cast<int64_t>((static_cast<uint64_t>(start - end) - 1) / stride + 1)};
+}
+
+// Elements of one sliced axis; nullopt when the dim is not static and the
+// slice is not the whole axis.
 std::optional<Dim> slicedDim(const Dim& dim, int64_t start, int64_t end, int64_t step) {
   if (!dim.isStatic()) {
     // [0:INT_MAX:1] (what exporters write for "to the end") keeps the dim.
     if (step == 1 && start == 0 && end >= std::numeric_limits<int32_t>::max()) return dim;
     return std::nullopt;
   }
-  const int64_t n = dim.size();
-  if (start < 0) start += n;
-  if (end < 0) end += n;
-  if (step > 0) {
-    start = std::clamp<int64_t>(start, 0, n);
-    end = std::clamp<int64_t>(end, 0, n);
-    return Dim(end > start ? (end - start + step - 1) / step : 0);
-  }
-  start = std::clamp<int64_t>(start, 0, n - 1);
-  end = std::clamp<int64_t>(end, -1, n - 1);
-  return Dim(start > end ? (start - end - step - 1) / -step : 0);
+  return Dim(clampSlice(dim.size(), start, end, step).count);
 }
 
-// Start/end/step indices of the elements a 1-D slice keeps, for shape values.
+// Indices of the elements a 1-D slice keeps, for shape values.
 std::vector<int64_t> sliceIndices(int64_t n, int64_t start, int64_t end, int64_t step) {
+  const SliceRange r = clampSlice(n, start, end, step);
   std::vector<int64_t> out;
-  if (start < 0) start += n;
-  if (end < 0) end += n;
-  if (step > 0) {
-    start = std::clamp<int64_t>(start, 0, n);
-    end = std::clamp<int64_t>(end, 0, n);
-    for (int64_t i = start; i < end; i += step) out.push_back(i);
-  } else {
-    start = std::clamp<int64_t>(start, 0, n - 1);
-    end = std::clamp<int64_t>(end, -1, n - 1);
-    for (int64_t i = start; i > end; i += step) out.push_back(i);
-  }
+  // Within the count, first + i * step stays inside [0, n).
+  for (int64_t i = 0; i < r.count; ++i) out.push_back(r.first + i * step);
   return out;
 }
 
@@ -473,11 +481,12 @@ Status inferResize(InferenceContext& ctx) {
   if (scales) {
     for (size_t i = 0; i < axes.size(); ++i) {
       const double s = scales->elementAsDouble(static_cast<int64_t>(i));
-      if (!(s > 0)) return ctx.fail("scales must be positive");
+      if (!(s > 0) || !std::isfinite(s)) return ctx.fail("scales must be positive and finite");
       Dim& d = shape[axes[i]];
       if (s == 1.0) continue;
-      d = d.isStatic() ? Dim(static_cast<int64_t>(std::floor(static_cast<double>(d.size()) * s)))
-                       : Dim::unknown();
+      const double scaled = std::floor(static_cast<double>(d.size()) * s);
+      if (d.isStatic() && scaled > 1e15) return ctx.fail("scales make a dim too large");
+      d = d.isStatic() ? Dim(static_cast<int64_t>(scaled)) : Dim::unknown();
     }
   } else {
     const std::string policy = node.getString("keep_aspect_ratio_policy", "stretch");
@@ -613,7 +622,7 @@ Status inferOneHot(InferenceContext& ctx) {
     Dim depth;
     if (const Tensor* t = ctx.constantInput(1); t && t->numElements() == 1) {
       const double v = t->elementAsDouble(0);
-      if (v < 1) return ctx.fail("depth must be >= 1");
+      if (!(v >= 1) || v > 1e15) return ctx.fail("depth must be a positive count");
       depth = Dim(static_cast<int64_t>(v));
     }
     Shape shape = *indices;

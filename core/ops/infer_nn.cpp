@@ -66,6 +66,8 @@ StatusOr<Window> readWindow(const Node& node, size_t k, const std::vector<int64_
                                  intsToString(weights));
   } else {
     w.kernel = weights;
+    for (int64_t v : weights)
+      if (v < 1) return nodeError(node, "W has an empty spatial dim " + intsToString(weights));
   }
   SUBGRAPH_RETURN_IF_ERROR(list("strides", k, 1, 1, w.strides));
   SUBGRAPH_RETURN_IF_ERROR(list("dilations", k, 1, 1, w.dilations));

@@ -25,22 +25,28 @@ Dim inferMinusOne(const Shape& in, const Shape& target, size_t minusOne) {
   int64_t inStatic = 1, outStatic = 1;
   std::map<std::string, int> symbols;  // count in input minus count in target
   for (const Dim& d : in) {
-    if (d.isStatic())
-      inStatic *= d.size();
-    else if (d.isSymbolic())
+    if (d.isStatic()) {
+      std::optional<int64_t> p = checkedMul(inStatic, d.size());
+      if (!p) return Dim::unknown();
+      inStatic = *p;
+    } else if (d.isSymbolic()) {
       ++symbols[d.symbolName()];
-    else
+    } else {
       return Dim::unknown();
+    }
   }
   for (size_t i = 0; i < target.size(); ++i) {
     if (i == minusOne) continue;
     const Dim& d = target[i];
-    if (d.isStatic())
-      outStatic *= d.size();
-    else if (d.isSymbolic())
+    if (d.isStatic()) {
+      std::optional<int64_t> p = checkedMul(outStatic, d.size());
+      if (!p) return Dim::unknown();
+      outStatic = *p;
+    } else if (d.isSymbolic()) {
       --symbols[d.symbolName()];
-    else
+    } else {
       return Dim::unknown();
+    }
   }
   std::vector<std::string> left;
   for (const auto& [name, count] : symbols) {
@@ -312,7 +318,8 @@ Status inferTile(InferenceContext& ctx) {
         const int64_t r = (*repeats)[i];
         if (r < 0) return ctx.fail("repeats " + intsToString(*repeats) + " has a negative entry");
         const Dim& d = (*in)[i];
-        shape.push_back(r == 1 ? d : d.isStatic() ? Dim(d.size() * r) : r == 0 ? Dim(0) : Dim());
+        std::optional<int64_t> product = d.isStatic() ? checkedMul(d.size(), r) : std::nullopt;
+        shape.push_back(r == 1 ? d : product ? Dim(*product) : r == 0 ? Dim(0) : Dim());
       }
       out.shape = std::move(shape);
     } else {

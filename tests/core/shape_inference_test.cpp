@@ -992,6 +992,41 @@ TEST(InferShapes, ReportsWrongAttributeKindAsError) {
             "Conv node 'conv': attribute 'strides' is int, expected ints");
 }
 
+/// Nodes whose operand counts do not fit the schema, or that lack a
+/// required input, fail before their InferFn runs.
+TEST(InferShapes, RejectsWrongOperandCounts) {
+  Graph g;
+  Value* x = g.addInput("x", TensorType(DataType::kFloat32, {4}));
+  g.addNode("Relu", {x}, 0, {}, "relu");
+  EXPECT_EQ(inferShapes(g).message(), "Relu node 'relu': has 0 outputs, expected 1");
+  Graph h;
+  Value* y = h.addInput("y", TensorType(DataType::kFloat32, {4}));
+  h.addNode("Split", {y}, 0, {}, "split");
+  EXPECT_EQ(inferShapes(h).message(), "Split node 'split': has 0 outputs, expected at least 1");
+  Graph k;
+  Value* z = k.addInput("z", TensorType(DataType::kFloat32, {1, 3, 4, 4}));
+  k.addNode("Conv", {z, nullptr}, 1, {}, "conv");
+  EXPECT_EQ(inferShapes(k).message(), "Conv node 'conv': required input 'W' is missing");
+}
+
+/// Slices with extreme steps and bounds clamp without overflowing.
+TEST(InferIndexing, SliceWithExtremeStepsDoesNotOverflow) {
+  auto g = inferred(R"(
+    graph @g(%x: f32[10, 0]) {
+      %min = const i64[1] [-9223372036854775808]
+      %max = const i64[1] [9223372036854775807]
+      %zero = const i64[1] [0]
+      %one = const i64[1] [1]
+      %a = Slice(%x, %zero, %max, %zero, %max)
+      %b = Slice(%x, %max, %min, %zero, %min)
+      %c = Slice(%x, %zero, %max, %one, %min)
+      return %a, %b, %c
+    })");
+  EXPECT_EQ(typeOf(*g, "a"), "f32[1, 0]");
+  EXPECT_EQ(typeOf(*g, "b"), "f32[1, 0]");
+  EXPECT_EQ(typeOf(*g, "c"), "f32[10, 0]");
+}
+
 /// Unknown ops are skipped by default and rejected on request.
 TEST(InferShapes, UnknownOpsFollowOptions) {
   constexpr std::string_view kText = R"(
