@@ -290,6 +290,17 @@ TEST(Verifier, RejectsWrongInputCount) {
   EXPECT_EQ(problem(*g), "Relu node 'r' has 2 inputs, but Relu takes exactly 1");
 }
 
+/// Too many results for a single-output op.
+TEST(Verifier, RejectsWrongOutputCount) {
+  //   x -> Relu r -> (a, b)      (Relu produces one output)
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4]) {
+      %a, %b = Relu(%x) @r
+      return %a, %b
+    })");
+  EXPECT_EQ(problem(*g), "Relu node 'r' has 2 outputs, but Relu produces exactly 1");
+}
+
 /// A variadic operand with a minimum count enforces it.
 TEST(Verifier, RejectsTooFewVariadicInputs) {
   //   _, x -> test.PackAtLeastTwo p      (needs the optional slot plus two)
