@@ -150,6 +150,7 @@ class IrInEdgeIterator : public boost::iterator_facade<IrInEdgeIterator, IrEdge,
 class IrEdgeIterator
     : public boost::iterator_facade<IrEdgeIterator, IrEdge, boost::forward_traversal_tag, IrEdge> {
  public:
+  /// Iterator over the graph's live nodes.
   using NodeIterator = LiveRange<Node>::iterator;
 
   /// A singular iterator, as Boost's concepts require.
@@ -211,6 +212,7 @@ class IrAdjacencyIterator : public boost::iterator_facade<IrAdjacencyIterator, N
 /// the file comment for why it is not always the node id.
 class NodeIndexMap {
  public:
+  /// Property-map typedefs required by Boost: Node* -> size_t, read-only.
   using key_type = Node*;
   using value_type = size_t;
   using reference = size_t;
@@ -240,6 +242,7 @@ class NodeIndexMap {
 /// A property map from a node to its id, for tables sized with
 /// Graph::nodeIdBound().
 struct NodeIdMap {
+  /// Property-map typedefs required by Boost: Node* -> size_t, read-only.
   using key_type = Node*;
   using value_type = size_t;
   using reference = size_t;
