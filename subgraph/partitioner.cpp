@@ -136,6 +136,8 @@ struct RunState {
 ///     region stands; otherwise the kept set is split into connected
 ///     components and each component, while not convex, into its convex
 ///     parts by the same re-entry search (or rejected, per FilterSplit).
+///     Each part is checked after the previous ones were committed, since
+///     parts that are convex one by one can still form a cycle together.
 ///  7. For each part of at least minRegionSize nodes, extract its body and
 ///     ask CreateSubgraphNode. On acceptance contract the part into one
 ///     group, restoring the rank order with a Pearce-Kelly reorder
@@ -187,7 +189,7 @@ class PropertyPass final : private PartitionState {
   void excludeForCycle(Node* seed, std::vector<Reentry> reentered);
   std::string cycleReason(const Reentry& r) const;
   Status filterAndCommit();
-  std::vector<std::vector<Node*>> splitIntoConvexParts(std::vector<Node*> kept);
+  void commitConvexParts(std::vector<Node*> kept);
   std::vector<std::vector<Node*>> connectedComponents(const std::vector<Node*>& nodes);
   void commit(std::vector<Node*> part);
   Status connectAll();
@@ -208,7 +210,7 @@ class PropertyPass final : private PartitionState {
   std::vector<uint32_t> excluded_;   // == seedMark_: excluded for this seed
   std::vector<uint32_t> candidate_;  // == candidateMark_: in the grown region
   std::vector<uint32_t> scratch_;    // == scratchMark_: Filter result, components
-  uint32_t seedMark_ = 1;  // excluded_ starts at 0: nothing excluded
+  uint32_t seedMark_ = 1;            // excluded_ starts at 0: nothing excluded
   uint32_t candidateMark_ = 0;
   uint32_t scratchMark_ = 0;
   std::vector<Node*> region_;
@@ -372,15 +374,23 @@ Status PropertyPass::filterAndCommit() {
               "dropped by Filter of " + label_ + (why.empty() ? "" : ": " + why));
   }
   if (keptNodes.empty()) return Status::ok();
-  std::vector<std::vector<Node*>> parts = splitIntoConvexParts(keptNodes);
-  if (parts.size() > 1 && options_.filterSplit == FilterSplit::kReject) {
-    for (Node* n : keptNodes)
-      run_.note(*n, ReasonKind::kFilter,
-                "Filter of " + label_ + " kept a set that is not one connected, convex region (" +
-                    std::to_string(parts.size()) + " parts), and the property rejects splits");
+  if (options_.filterSplit == FilterSplit::kReject) {
+    std::vector<std::vector<Node*>> components = connectedComponents(keptNodes);
+    std::string problem;
+    if (components.size() > 1)
+      problem = std::to_string(components.size()) + " disconnected parts";
+    else if (!dag_.findReentries(keptNodes, QuotientDag::Direction::kForward).empty())
+      problem = "a set that is not convex";
+    if (problem.empty()) {
+      commit(std::move(keptNodes));
+    } else {
+      for (Node* n : keptNodes)
+        run_.note(*n, ReasonKind::kFilter,
+                  "Filter of " + label_ + " kept " + problem + ", and the property rejects splits");
+    }
     return Status::ok();
   }
-  for (std::vector<Node*>& part : parts) commit(std::move(part));
+  commitConvexParts(std::move(keptNodes));
   return Status::ok();
 }
 
@@ -414,11 +424,12 @@ std::vector<std::vector<Node*>> PropertyPass::connectedComponents(const std::vec
   return components;
 }
 
-std::vector<std::vector<Node*>> PropertyPass::splitIntoConvexParts(std::vector<Node*> kept) {
-  // Each step either accepts a connected, convex component or splits it
+void PropertyPass::commitConvexParts(std::vector<Node*> kept) {
+  // Each step either commits a connected, convex component or splits it
   // into the re-entered members and the rest, both strictly smaller (the
-  // lowest-ranked member is never re-entered), so this terminates.
-  std::vector<std::vector<Node*>> parts;
+  // lowest-ranked member is never re-entered), so this terminates. A part
+  // is checked only after the parts before it were committed: two parts
+  // that are each convex may still form a cycle together.
   std::deque<std::vector<Node*>> work;
   for (auto& c : connectedComponents(kept)) work.push_back(std::move(c));
   while (!work.empty()) {
@@ -427,7 +438,7 @@ std::vector<std::vector<Node*>> PropertyPass::splitIntoConvexParts(std::vector<N
     std::vector<Reentry> reentered =
         dag_.findReentries(component, QuotientDag::Direction::kForward);
     if (reentered.empty()) {
-      parts.push_back(std::move(component));
+      commit(std::move(component));
       continue;
     }
     ++scratchMark_;
@@ -437,7 +448,6 @@ std::vector<std::vector<Node*>> PropertyPass::splitIntoConvexParts(std::vector<N
     for (auto* side : {&rest, &cut})
       for (auto& c : connectedComponents(*side)) work.push_back(std::move(c));
   }
-  return parts;
 }
 
 void PropertyPass::commit(std::vector<Node*> part) {

@@ -45,6 +45,14 @@ uint64_t mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+/// "prefix<i>". (Not `"prefix" + std::to_string(i)`: GCC 12 warns about
+/// that spelling with a false -Wrestrict in optimized builds, bug 105329.)
+std::string numbered(const char* prefix, size_t i) {
+  std::string name(prefix);
+  name += std::to_string(i);
+  return name;
+}
+
 /// A deterministic stream of small random numbers.
 class Rng {
  public:
@@ -147,11 +155,11 @@ std::unique_ptr<Graph> randomGraph(Rng& rng) {
   std::vector<Value*> pool;
   size_t numInputs = 1 + rng.below(2);
   for (size_t i = 0; i < numInputs; ++i)
-    pool.push_back(g->addInput("in" + std::to_string(i), TensorType(DataType::kFloat32, {2})));
+    pool.push_back(g->addInput(numbered("in", i), TensorType(DataType::kFloat32, {2})));
   size_t numConsts = rng.below(3);
   for (size_t i = 0; i < numConsts; ++i)
     pool.push_back(
-        g->addInitializer("k" + std::to_string(i), Tensor::splat(DataType::kFloat32, {2}, 1.0)));
+        g->addInitializer(numbered("k", i), Tensor::splat(DataType::kFloat32, {2}, 1.0)));
   size_t numNodes = 1 + rng.below(14);
   for (size_t i = 0; i < numNodes; ++i) {
     std::vector<Value*> inputs;
@@ -163,7 +171,7 @@ std::unique_ptr<Graph> randomGraph(Rng& rng) {
                                        : pool[rng.below(pool.size())]);
     }
     size_t outs = rng.percent(20) ? 2 : 1;
-    Node* n = g->addNode("p.Op", inputs, outs, {}, "n" + std::to_string(i));
+    Node* n = g->addNode("p.Op", inputs, outs, {}, numbered("n", i));
     for (Value* v : n->outputs()) pool.push_back(v);
   }
   for (Value* v : pool)
@@ -197,9 +205,9 @@ std::vector<SubgraphBackend> randomBackends(Rng& rng) {
       o.mergeDuplicatedInputs = rng.percent(70);
       o.inlineConstants = rng.percent(50);
       o.filterSplit = rng.percent(70) ? FilterSplit::kSplit : FilterSplit::kReject;
-      properties.push_back(std::make_unique<RandomProperty>("p" + std::to_string(p), c, o));
+      properties.push_back(std::make_unique<RandomProperty>(numbered("p", p), c, o));
     }
-    backends.push_back(makeBackend("b" + std::to_string(b), std::move(properties)));
+    backends.push_back(makeBackend(numbered("b", b), std::move(properties)));
   }
   return backends;
 }
@@ -272,8 +280,9 @@ bool isConvex(const std::vector<uint64_t>& reach, uint64_t mask) {
   return (out & in & ~mask) == 0;
 }
 
-/// Checks one case; returns "" or what is wrong.
-std::string checkCase(uint64_t seed) {
+/// Checks one case; returns "" or what is wrong. With `verbose` (a replay)
+/// it prints the input graph and the partitioned graph.
+std::string checkCase(uint64_t seed, bool verbose = false) {
   Rng rng(seed);
   std::unique_ptr<Graph> graph = randomGraph(rng);
   std::unique_ptr<Graph> original = graph->clone();
@@ -281,7 +290,12 @@ std::string checkCase(uint64_t seed) {
   std::vector<SubgraphBackend> backends = randomBackends(rng);
 
   gResetViolations = 0;
+  if (verbose) std::cout << "input graph:\n" << printGraph(*graph);
   StatusOr<PartitionReport> result = partitionGraph(*graph, backends);
+  if (verbose) {
+    std::cout << "after partitioning:\n" << printGraph(*graph);
+    if (result.isOk()) std::cout << "report:\n" << reportToJson(*result) << "\n";
+  }
   if (!result.isOk()) return "partitionGraph failed: " + result.status().message();
   const PartitionReport& report = *result;
   if (gResetViolations) return "a selector was reused without Reset()";
@@ -390,7 +404,7 @@ TEST(PartitionProperty, RandomGraphsAgainstOracle) {
   if (const char* replay = std::getenv("SUBGRAPH_PROPTEST_SEED"); replay && *replay) {
     uint64_t seed = std::strtoull(replay, nullptr, 0);
     std::cout << "replaying partition property case seed " << seed << "\n";
-    std::string error = checkCase(seed);
+    std::string error = checkCase(seed, /*verbose=*/true);
     EXPECT_EQ(error, "") << "case seed " << seed;
     return;
   }

@@ -378,7 +378,8 @@ TEST(Partitioner, DoesNotFuseNonConvexFilterResult) {
     })");
   PartitionReport none = partitionOk(*h, opBackend(kSupported, reject, dropNeg));
   EXPECT_THAT(none.regions, IsEmpty());
-  EXPECT_THAT(reasonFor(none, "a"), HasSubstr("not one connected, convex region (2 parts)"));
+  EXPECT_THAT(reasonFor(none, "a"),
+              HasSubstr("kept a set that is not convex, and the property rejects splits"));
 }
 
 //   %x -> Relu -> Neg -> %y

@@ -1,0 +1,263 @@
+//===- tests/subgraph/pattern_selector_test.cpp - Declarative patterns ----===//
+//
+// Each test draws a small graph, partitions it with one PatternProperty,
+// and checks the regions; negative tests say why a near-match must not
+// fuse. Pattern validation errors are checked one per kind.
+//
+//===----------------------------------------------------------------------===//
+#include "subgraph/partition/pattern_selector.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "partition_test_util.h"
+
+namespace subgraph::partition {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using namespace testing;
+
+using Regions = std::vector<std::vector<std::string>>;
+
+SubgraphBackend patternBackend(Pattern pattern, PropertyOptions options = {}) {
+  std::vector<std::unique_ptr<SubgraphProperty>> properties;
+  std::string name = pattern.name();
+  properties.push_back(std::make_unique<PatternProperty>(name, std::move(pattern), options));
+  return makeBackend("pat", std::move(properties));
+}
+
+Pattern convBnAct() {
+  return Pattern::chain(
+      "conv_bn_act",
+      {"Conv", "BatchNormalization", OpMatcher::anyOf({"Relu", "Clip", "HardSwish"}).optional()});
+}
+
+// Conv -> BN -> <activation> blocks; the activation is a parameter.
+std::string convBnBlock(const std::string& activation) {
+  return R"(
+    graph @g(%x: f32[1, 4, 8, 8]) {
+      %w = const f32[4, 4, 3, 3] splat(0.5)
+      %s = const f32[4] splat(1.0)
+      %b = const f32[4] splat(0.0)
+      %m = const f32[4] splat(0.0)
+      %v = const f32[4] splat(1.0)
+      %c = Conv(%x, %w) {pads = [1, 1, 1, 1]} @conv
+      %n = BatchNormalization(%c, %s, %b, %m, %v) @bn
+      %y = )" +
+         activation + R"((%n) @act
+      return %y
+    })";
+}
+
+//   %x -> Conv -> BatchNormalization -> HardSwish -> %y
+/// The optional activation joins the region when it is one of the allowed ops.
+TEST(PatternSelector, MatchesChainWithOptionalActivation) {
+  auto g = parseGraphOrThrow(convBnBlock("HardSwish"));
+  PartitionReport report = partitionOk(*g, patternBackend(convBnAct()));
+  EXPECT_EQ(regionSets(report), (Regions{{"act", "bn", "conv"}}));
+  EXPECT_THAT(report.regions[0].inputs, ElementsAre("x"));
+}
+
+//   %x -> Conv -> BatchNormalization -> Sigmoid -> %y
+/// An activation outside the allowed set is left out; Conv+BN still fuse.
+TEST(PatternSelector, DoesNotFuseActivationOutsideTheAllowedSet) {
+  auto g = parseGraphOrThrow(convBnBlock("Sigmoid"));
+  PartitionReport report = partitionOk(*g, patternBackend(convBnAct()));
+  EXPECT_EQ(regionSets(report), (Regions{{"bn", "conv"}}));
+  EXPECT_EQ(reasonFor(report, "act"), "no selector matched");
+}
+
+//   %x -> Conv -> Relu -> %y
+/// A Conv without a BatchNormalization consumer does not seed, and the
+/// report says what was missing.
+TEST(PatternSelector, DoesNotFuseConvWithoutBatchNormalization) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[1, 4, 8, 8]) {
+      %w = const f32[4, 4, 1, 1] splat(0.5)
+      %c = Conv(%x, %w) @conv
+      %y = Relu(%c) @relu
+      return %y
+    })");
+  PartitionReport report = partitionOk(*g, patternBackend(convBnAct()));
+  EXPECT_THAT(report.regions, IsEmpty());
+  EXPECT_EQ(reasonFor(report, "conv"),
+            "not selected by pat/conv_bn_act: pattern 'conv_bn_act': Relu 'relu' is not "
+            "BatchNormalization");
+}
+
+//   %x -> Conv(group = 2) -> BatchNormalization -> %y
+/// A predicate on attributes rejects the anchor, with the predicate's reason.
+TEST(PatternSelector, DoesNotFuseWhenAttributePredicateFails) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[1, 4, 8, 8]) {
+      %w = const f32[4, 2, 1, 1] splat(0.5)
+      %s = const f32[4] splat(1.0)
+      %b = const f32[4] splat(0.0)
+      %m = const f32[4] splat(0.0)
+      %v = const f32[4] splat(1.0)
+      %c = Conv(%x, %w) {group = 2} @conv
+      %y = BatchNormalization(%c, %s, %b, %m, %v) @bn
+      return %y
+    })");
+  Pattern p = Pattern::chain(
+      "dense_conv_bn",
+      {OpMatcher("Conv").where(predicates::attrEquals("group", int64_t{1})), "BatchNormalization"});
+  PartitionReport report = partitionOk(*g, patternBackend(std::move(p)));
+  EXPECT_THAT(report.regions, IsEmpty());
+  EXPECT_THAT(reasonFor(report, "conv"), HasSubstr("attribute 'group' is not 1"));
+}
+
+//   %x: f32[0, 4, 8, 8] -> Conv -> BatchNormalization -> %y
+/// A zero-size tensor fails the shape predicate, which says which value.
+TEST(PatternSelector, DoesNotFuseZeroSizeTensorsWhenThePatternForbidsThem) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[0, 4, 8, 8]) {
+      %w = const f32[4, 4, 1, 1] splat(0.5)
+      %s = const f32[4] splat(1.0)
+      %b = const f32[4] splat(0.0)
+      %m = const f32[4] splat(0.0)
+      %v = const f32[4] splat(1.0)
+      %c = Conv(%x, %w) @conv
+      %y = BatchNormalization(%c, %s, %b, %m, %v) @bn
+      return %y
+    })");
+  Pattern p = Pattern::chain(
+      "conv_bn", {OpMatcher("Conv").where(predicates::noZeroSizeDims()), "BatchNormalization"});
+  PartitionReport report = partitionOk(*g, patternBackend(std::move(p)));
+  EXPECT_THAT(report.regions, IsEmpty());
+  EXPECT_THAT(reasonFor(report, "conv"), HasSubstr("input 'x' is empty: f32[0, 4, 8, 8]"));
+}
+
+//   %x -> Conv -> Add(residual %x) -> Relu -> %y
+/// A small DAG pattern: the Add's other input (the residual) comes from
+/// outside and stays a region input.
+TEST(PatternSelector, MatchesConvAddReluWithResidualInput) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[1, 4, 8, 8]) {
+      %w = const f32[4, 4, 1, 1] splat(0.5)
+      %c = Conv(%x, %w) @conv
+      %a = Add(%x, %c) @add
+      %y = Relu(%a) @relu
+      return %y
+    })");
+  PatternBuilder builder("conv_add_relu");
+  size_t conv = builder.add("Conv");
+  size_t add = builder.add("Add");
+  size_t relu = builder.add("Relu");
+  builder.connect(conv, add).connect(add, relu, 0);
+  PartitionReport report = partitionOk(*g, patternBackend(builder.build().value()));
+  EXPECT_EQ(regionSets(report), (Regions{{"add", "conv", "relu"}}));
+  EXPECT_THAT(report.regions[0].inputs, ElementsAre("x"));
+}
+
+//   %x -> Conv(a) -> Relu(r1);  Conv(a) -> BN(b) -> %y
+/// Backtracking: the first consumer of the Conv is not a BN, the second is.
+TEST(PatternSelector, FindsMatchAmongSeveralConsumers) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[1, 4, 8, 8]) {
+      %w = const f32[4, 4, 1, 1] splat(0.5)
+      %s = const f32[4] splat(1.0)
+      %b = const f32[4] splat(0.0)
+      %m = const f32[4] splat(0.0)
+      %v = const f32[4] splat(1.0)
+      %c = Conv(%x, %w) @conv
+      %r = Relu(%c) @relu
+      %y = BatchNormalization(%c, %s, %b, %m, %v) @bn
+      return %r, %y
+    })");
+  PartitionReport report = partitionOk(*g, patternBackend(convBnAct()));
+  EXPECT_EQ(regionSets(report), (Regions{{"bn", "conv"}}));
+  // The Conv's output is still read by the Relu, so it escapes the region.
+  EXPECT_THAT(report.regions[0].outputs, ElementsAre("c", "y"));
+}
+
+//   %x -> Conv -> BN -> Relu(r) -> %y ; BN -> Sin -> Add(r, sin) ... (r also feeds Add)
+/// A retry after a cycle-forming node is excluded matches around it: the
+/// optional Relu would close a cycle, so Conv+BN fuse without it.
+TEST(PatternSelector, RematchesAroundExcludedOptionalNode) {
+  // bn -> relu is in the pattern; bn -> sin -> relu would leave and re-enter.
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[1, 4, 8, 8]) {
+      %w = const f32[4, 4, 1, 1] splat(0.5)
+      %s = const f32[4] splat(1.0)
+      %b = const f32[4] splat(0.0)
+      %m = const f32[4] splat(0.0)
+      %v = const f32[4] splat(1.0)
+      %c = Conv(%x, %w) @conv
+      %n = BatchNormalization(%c, %s, %b, %m, %v) @bn
+      %t = Sin(%n) @sin
+      %y = Add(%n, %t) @add
+      return %y
+    })");
+  Pattern p =
+      Pattern::chain("conv_bn_add", {"Conv", "BatchNormalization", OpMatcher("Add").optional()});
+  PartitionReport report = partitionOk(*g, patternBackend(std::move(p)));
+  EXPECT_EQ(regionSets(report), (Regions{{"bn", "conv"}}));
+  EXPECT_THAT(reasonFor(report, "add"), HasSubstr("would form a cycle through node Sin 'sin'"));
+}
+
+/// Every pattern mistake is reported with the pattern's name.
+TEST(PatternSelector, RejectsMalformedPatterns) {
+  EXPECT_THAT(PatternBuilder("empty").build().status().message(),
+              HasSubstr("pattern 'empty': it has no nodes"));
+  {
+    PatternBuilder b("optional_anchor");
+    b.add(OpMatcher("Conv").optional());
+    EXPECT_THAT(b.build().status().message(), HasSubstr("the anchor (node 0) cannot be optional"));
+  }
+  {
+    PatternBuilder b("island");
+    b.add("Conv");
+    b.add("Relu");
+    EXPECT_THAT(b.build().status().message(), HasSubstr("node 1 (Relu) has no edge"));
+  }
+  {
+    PatternBuilder b("dangling");
+    b.add("Conv");
+    b.connect(0, 5);
+    EXPECT_THAT(b.build().status().message(), HasSubstr("an edge refers to node 5"));
+  }
+  {
+    PatternBuilder b("through_optional");
+    b.add("Conv");
+    b.add(OpMatcher("Relu").optional());
+    b.add("Add");
+    b.connect(0, 1).connect(1, 2);
+    EXPECT_THAT(b.build().status().message(),
+                HasSubstr("required node 2 (Add) connects to earlier nodes only through "
+                          "optional ones"));
+  }
+}
+
+//   %x -> Conv -> BN -> Relu
+/// matchPattern reports the matched node for each pattern node, and null
+/// for a skipped optional one.
+TEST(PatternSelector, MatchPatternReportsAssignment) {
+  auto g = parseGraphOrThrow(convBnBlock("Neg"));
+  PatternMatch match = matchPattern(convBnAct(), *g->findNode("conv"));
+  ASSERT_TRUE(match.ok()) << match.failure;
+  ASSERT_EQ(match.nodes.size(), 3u);
+  EXPECT_EQ(match.nodes[0]->name(), "conv");
+  EXPECT_EQ(match.nodes[1]->name(), "bn");
+  EXPECT_EQ(match.nodes[2], nullptr);
+}
+
+/// Decision::And keeps the first "no"; Or joins both reasons.
+TEST(Decision, CombinesReasons) {
+  Decision yes = Decision::yes();
+  Decision a = Decision::no("too big");
+  Decision b = Decision::no("wrong type");
+  EXPECT_TRUE(yes.And(yes).canFuse());
+  EXPECT_EQ(a.And(b).reason(), "too big");
+  EXPECT_EQ(yes.And(b).reason(), "wrong type");
+  EXPECT_TRUE(a.Or(yes).canFuse());
+  EXPECT_EQ(a.Or(b).reason(), "too big and wrong type");
+  EXPECT_EQ(Decision(false).explain("fallback"), "fallback");
+  EXPECT_EQ(Decision::noIf(false, "never").explain(), "yes");
+}
+
+}  // namespace
+}  // namespace subgraph::partition
