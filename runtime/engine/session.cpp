@@ -33,6 +33,7 @@ struct Session::Impl {
 
   SessionOptions options;
   State state = State::kEmpty;
+  std::string partitionReportJson;
   std::unique_ptr<Graph> graph;
   std::vector<std::shared_ptr<Backend>> backends;
   /// Per program device: where frames get their blocks (an arena or the
@@ -250,8 +251,10 @@ struct Session::Impl {
 Session::Session(SessionOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
   int threads = impl_->options.threads;
-  impl_->arena =
-      std::make_unique<tbb::task_arena>(threads > 0 ? threads : tbb::task_arena::automatic);
+  // Copy `automatic` into a local: binding the static member to the
+  // conditional's reference would odr-use it, and oneTBB does not define it.
+  const int automatic = tbb::task_arena::automatic;
+  impl_->arena = std::make_unique<tbb::task_arena>(threads > 0 ? threads : automatic);
 }
 
 Session::~Session() = default;
@@ -406,5 +409,11 @@ size_t Session::numFramesCreated() const {
 }
 
 std::vector<std::shared_ptr<Backend>> Session::backends() const { return impl_->backends; }
+
+const std::string& Session::partitionReportJson() const { return impl_->partitionReportJson; }
+
+void Session::setPartitionReportJson(std::string json) {
+  impl_->partitionReportJson = std::move(json);
+}
 
 }  // namespace subgraph::runtime

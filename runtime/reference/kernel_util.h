@@ -154,6 +154,20 @@ bool visitType(DataType dtype, F&& f) {
 #undef SUBGRAPH_VISIT_CASE
 }
 
+/// Calls f(TypeTag<U>{}) with U an unsigned integer as wide as one element
+/// of `dtype`, for kernels that only move elements around. Returns false
+/// for sizes other than 1, 2, 4 and 8 bytes.
+template <typename F>
+bool visitBySize(DataType dtype, F&& f) {
+  switch (dataTypeSize(dtype)) {
+    case 1: f(TypeTag<uint8_t>{}); return true;
+    case 2: f(TypeTag<uint16_t>{}); return true;
+    case 4: f(TypeTag<uint32_t>{}); return true;
+    case 8: f(TypeTag<uint64_t>{}); return true;
+    default: return false;
+  }
+}
+
 /// True if `dtype` belongs to the families in `bits`.
 bool typeInSet(DataType dtype, unsigned bits);
 

@@ -18,6 +18,16 @@ std::shared_ptr<Provider> referenceProvider() {
     reference::registerUnaryKernels(*p);
     reference::registerBinaryKernels(*p);
     reference::registerConvKernels(*p);
+    reference::registerMatMulKernels(*p);
+    reference::registerPoolingKernels(*p);
+    reference::registerNormalizationKernels(*p);
+    reference::registerSoftmaxKernels(*p);
+    reference::registerReduceKernels(*p);
+    reference::registerShapeKernels(*p);
+    reference::registerDataMovementKernels(*p);
+    reference::registerGeneratorKernels(*p);
+    reference::registerCastKernels(*p);
+    reference::registerResizeKernels(*p);
     return p;
   }();
   return provider;

@@ -102,10 +102,11 @@ TEST(MemoryPlannerTest, RandomizedPlacementNeverOverlapsLiveBuffers) {
     const auto& bufs = plan->buffers;
     for (size_t i = 0; i < bufs.size(); ++i) {
       EXPECT_LE(bufs[i].offset + bufs[i].bytes, plan->dynamicBlockBytes) << "seed=" << seed;
-      for (size_t j = i + 1; j < bufs.size(); ++j)
-        if (overlapsInTime(bufs[i], bufs[j]))
-          ASSERT_FALSE(overlapsInSpace(bufs[i], bufs[j]))
-              << "seed=" << seed << " buffers " << i << " and " << j;
+      for (size_t j = i + 1; j < bufs.size(); ++j) {
+        if (!overlapsInTime(bufs[i], bufs[j])) continue;
+        ASSERT_FALSE(overlapsInSpace(bufs[i], bufs[j]))
+            << "seed=" << seed << " buffers " << i << " and " << j;
+      }
     }
     EXPECT_GE(plan->dynamicBlockBytes, plan->peakDynamicBytes) << "seed=" << seed;
   }

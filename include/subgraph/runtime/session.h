@@ -4,7 +4,7 @@
 //
 //   Session s(options);
 //   s.load(graph);        // takes a copy of the graph
-//   s.partition();        // optional: fuse regions for the chosen backends
+//   s.partition({"convbn"});  // optional: fuse regions for partition backends
 //   s.compile();          // kernels, copies, static memory, session prologues
 //   auto out = s.run({{"x", tensor}});
 //
@@ -107,8 +107,8 @@ struct SessionCallbacks {
 
 /// How a session is built.
 struct SessionOptions {
-  /// Registered backend names, in priority order. "reference" is always
-  /// added last if not named.
+  /// Registered runtime backend names (BackendRegistry), in priority
+  /// order. "reference" is always added last if not named.
   std::vector<std::string> backends;
   /// Backend instances to use ahead of the named ones (embedding, tests).
   std::vector<std::shared_ptr<Backend>> backendInstances;
@@ -173,9 +173,16 @@ class Session {
   /// Rewrites the loaded graph with `partitioner` (which fuses regions into
   /// "subgraph.*" nodes). Must come after load() and before compile().
   Status partition(const std::function<Status(Graph&)>& partitioner);
-  /// Partitions with the built-in partitioner for this session's backends.
-  /// kUnsupported when the runtime was built without the partitioner.
-  Status partition();
+  /// Partitions with the built-in partitioner for the partition backends
+  /// named in `backendNames` (highest priority first; see
+  /// subgraph/partition/backend_registry.h). Fused nodes get the domain
+  /// "subgraph.<backend>"; a runtime backend with a kernel for that op runs
+  /// them, else the default region executor does. kUnsupported when the
+  /// runtime was built without the partitioner.
+  Status partition(const std::vector<std::string>& backendNames);
+  /// The partitioner's JSON report of the last partition(names) call, or
+  /// empty.
+  const std::string& partitionReportJson() const;
   /// True if the runtime was built with the partitioner.
   static bool hasPartitioner();
 
@@ -208,6 +215,8 @@ class Session {
   struct Impl;
 
  private:
+  void setPartitionReportJson(std::string json);
+
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,0 +1,312 @@
+//===- runtime/reference/resize.cpp - Resize ------------------------------===//
+//
+// ONNX Resize (opsets 10-18): nearest (four rounding modes), linear (n-d
+// multilinear) and cubic interpolation, under every coordinate
+// transformation mode exporters use (half_pixel, pytorch_half_pixel,
+// align_corners, asymmetric, tf_half_pixel_for_nn, tf_crop_and_resize), with
+// exclude_outside and extrapolation_value. Sizes come from `sizes`, or from
+// floor(in * scale).
+//
+// Interpolation is separable: for each resized axis and output coordinate a
+// table of (input index, weight) taps is built once, following the ONNX
+// reference implementation (neighbours clamped as if edge-padded, weights
+// from the fractional position, in double); each output element is the sum
+// over the product of its axes' taps. Zero-weight taps are dropped, so
+// un-resized axes cost one tap.
+//
+//===----------------------------------------------------------------------===//
+#include <algorithm>
+#include <cmath>
+
+#include "reference/kernel_util.h"
+#include "reference/kernels.h"
+
+namespace subgraph::runtime::reference {
+namespace {
+
+struct Tap {
+  int64_t index;
+  double weight;
+};
+
+// Taps of every output coordinate along one axis; `outside` marks
+// coordinates that map outside the input under tf_crop_and_resize.
+struct AxisTaps {
+  std::vector<std::vector<Tap>> taps;
+  std::vector<bool> outside;
+};
+
+class ResizeKernel final : public Kernel {
+ public:
+  explicit ResizeKernel(const Node& node)
+      : mode_(node.getString("mode", "nearest")),
+        coordMode_(node.getString("coordinate_transformation_mode", "half_pixel")),
+        nearestMode_(node.getString("nearest_mode", "round_prefer_floor")),
+        cubicA_(node.getFloat("cubic_coeff_a", -0.75f)),
+        excludeOutside_(node.getInt("exclude_outside", 0) != 0),
+        extrapolation_(node.getFloat("extrapolation_value", 0.0f)),
+        axes_(node.getInts("axes")),
+        opset10_(opsetOf(node) < 11) {
+    if (opset10_) coordMode_ = "asymmetric";  // Resize-10 had no attribute for it.
+    if (mode_ != "nearest" && mode_ != "linear" && mode_ != "cubic")
+      throwNodeError(node, "unknown mode '" + mode_ + "'");
+    static const char* const kCoordModes[] = {
+        "half_pixel",           "pytorch_half_pixel", "align_corners",       "asymmetric",
+        "tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric"};
+    if (std::find(std::begin(kCoordModes), std::end(kCoordModes), coordMode_) ==
+        std::end(kCoordModes))
+      throwNodeError(node, "unknown coordinate_transformation_mode '" + coordMode_ + "'");
+    if (nearestMode_ != "round_prefer_floor" && nearestMode_ != "round_prefer_ceil" &&
+        nearestMode_ != "floor" && nearestMode_ != "ceil")
+      throwNodeError(node, "unknown nearest_mode '" + nearestMode_ + "'");
+    if (node.getInt("antialias", 0) != 0)
+      throw Error(StatusCode::kUnsupported, nodeErrorPrefix(&node) + "antialias is not supported");
+    std::string policy = node.getString("keep_aspect_ratio_policy", "stretch");
+    if (policy != "stretch")
+      throw Error(StatusCode::kUnsupported, nodeErrorPrefix(&node) + "keep_aspect_ratio_policy '" +
+                                                policy + "' is not supported");
+  }
+
+  std::vector<size_t> shapeInputs() const override {
+    return opset10_ ? std::vector<size_t>{1} : std::vector<size_t>{1, 2, 3};
+  }
+
+  Status resize(ResizeContext& ctx) const override {
+    const TensorDesc& x = ctx.inputDesc(0);
+    if (!typeInSet(x.dtype, kNumeric)) return unsupportedType(ctx.node(), x.dtype);
+    std::vector<double> scales, roi;
+    std::vector<int64_t> out;
+    SUBGRAPH_RETURN_IF_ERROR(params(
+        ctx, x.dims, [&](size_t i) { return ctx.hasInput(i) ? ctx.inputContent(i) : nullptr; },
+        scales, roi, out));
+    ctx.setOutput(0, TensorDesc{x.dtype, out, nullptr});
+    return Status::ok();
+  }
+
+  Status run(RunContext& ctx) const override {
+    const TensorView& x = ctx.input(0);
+    std::vector<double> scales, roi;
+    std::vector<int64_t> out;
+    SUBGRAPH_RETURN_IF_ERROR(params(
+        ctx, x.dims(), [&](size_t i) { return ctx.hasInput(i) ? &ctx.input(i) : nullptr; }, scales,
+        roi, out));
+    const size_t rank = x.rank();
+    std::vector<AxisTaps> axes(rank);
+    for (size_t d = 0; d < rank; ++d)
+      axes[d] = axisTaps(x.dims()[d], out[d], scales[d], roi[d], roi[d + rank]);
+    std::vector<int64_t> strides = contiguousStrides(x.dims());
+    bool ok = visitType<kNumeric>(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* px = x.data<T>();
+      T* py = ctx.output(0).mutableData<T>();
+      const int64_t total = ctx.output(0).numElements();
+      parallelFor(total, 16, [&](int64_t begin, int64_t end) {
+        std::vector<int64_t> coord(rank), t(rank);
+        for (int64_t i = begin; i < end; ++i) {
+          int64_t rest = i;
+          bool outside = false;
+          for (size_t d = rank; d-- > 0;) {
+            coord[d] = rest % out[d];
+            rest /= out[d];
+            outside = outside || axes[d].outside[static_cast<size_t>(coord[d])];
+          }
+          if (outside) {
+            py[i] = store<T>(static_cast<Compute<T>>(extrapolation_));
+            continue;
+          }
+          // Sum over the product of per-axis taps (an odometer over t).
+          std::fill(t.begin(), t.end(), 0);
+          double sum = 0;
+          for (;;) {
+            double w = 1;
+            int64_t off = 0;
+            for (size_t d = 0; d < rank; ++d) {
+              const Tap& tap =
+                  axes[d].taps[static_cast<size_t>(coord[d])][static_cast<size_t>(t[d])];
+              w *= tap.weight;
+              off += tap.index * strides[d];
+            }
+            sum += w * static_cast<double>(load(px[off]));
+            size_t d = rank;
+            while (d-- > 0) {
+              if (++t[d] < static_cast<int64_t>(axes[d].taps[static_cast<size_t>(coord[d])].size()))
+                break;
+              t[d] = 0;
+            }
+            if (d == static_cast<size_t>(-1)) break;
+          }
+          if constexpr (std::is_integral_v<Compute<T>>)
+            py[i] = store<T>(static_cast<Compute<T>>(std::nearbyint(sum)));
+          else
+            py[i] = store<T>(static_cast<Compute<T>>(sum));
+        }
+      });
+    });
+    return ok ? Status::ok() : unsupportedType(ctx.node(), x.dtype());
+  }
+
+ private:
+  // Reads roi, scales and sizes (through `input(i)`) and derives the output
+  // dims; scales and roi come back per input axis.
+  template <typename Ctx, typename Input>
+  Status params(const Ctx& ctx, const std::vector<int64_t>& dims, Input input,
+                std::vector<double>& scales, std::vector<double>& roi,
+                std::vector<int64_t>& out) const {
+    const size_t rank = dims.size();
+    const TensorView* roiIn = opset10_ ? nullptr : input(1);
+    const TensorView* scalesIn = input(opset10_ ? 1 : 2);
+    const TensorView* sizesIn = opset10_ ? nullptr : input(3);
+    if (scalesIn && scalesIn->numElements() == 0) scalesIn = nullptr;
+    if (sizesIn && sizesIn->numElements() == 0) sizesIn = nullptr;
+    if (!scalesIn == !sizesIn) return ctx.fail("exactly one of scales and sizes must be given");
+    // Axes the scales/sizes/roi entries refer to (opset 18), else all.
+    std::vector<int64_t> axes;
+    for (int64_t a : axes_) {
+      int64_t axis = a;
+      if (!normalizeAxis(axis, static_cast<int64_t>(rank)))
+        return ctx.fail("axis " + std::to_string(a) + " is out of range");
+      axes.push_back(axis);
+    }
+    if (axes.empty())
+      for (size_t d = 0; d < rank; ++d) axes.push_back(static_cast<int64_t>(d));
+    roi.assign(2 * rank, 0.0);
+    for (size_t d = 0; d < rank; ++d) roi[d + rank] = 1.0;
+    if (roiIn && roiIn->numElements() > 0) {
+      std::vector<double> r = readDoubles(*roiIn);
+      if (r.size() != 2 * axes.size())
+        return ctx.fail("roi needs " + std::to_string(2 * axes.size()) + " values");
+      for (size_t i = 0; i < axes.size(); ++i) {
+        roi[static_cast<size_t>(axes[i])] = r[i];
+        roi[static_cast<size_t>(axes[i]) + rank] = r[i + axes.size()];
+      }
+    }
+    scales.assign(rank, 1.0);
+    out = dims;
+    if (sizesIn) {
+      std::vector<int64_t> sizes = readInts(*sizesIn);
+      if (sizes.size() != axes.size())
+        return ctx.fail("sizes " + dimsToString(sizes) + " need " + std::to_string(axes.size()) +
+                        " entries");
+      for (size_t i = 0; i < axes.size(); ++i) {
+        size_t d = static_cast<size_t>(axes[i]);
+        if (sizes[i] < 0) return ctx.fail("sizes " + dimsToString(sizes) + " has a negative entry");
+        out[d] = sizes[i];
+        scales[d] =
+            dims[d] > 0 ? static_cast<double>(sizes[i]) / static_cast<double>(dims[d]) : 1.0;
+      }
+    } else {
+      std::vector<double> s = readDoubles(*scalesIn);
+      if (s.size() != axes.size())
+        return ctx.fail("scales need " + std::to_string(axes.size()) + " entries");
+      for (size_t i = 0; i < axes.size(); ++i) {
+        size_t d = static_cast<size_t>(axes[i]);
+        if (!(s[i] > 0)) return ctx.fail("scales must be positive, got " + std::to_string(s[i]));
+        scales[d] = s[i];
+        double extent = coordMode_ == "tf_crop_and_resize" ? roi[d + rank] - roi[d] : 1.0;
+        out[d] = static_cast<int64_t>(std::floor(static_cast<double>(dims[d]) * extent * s[i]));
+      }
+    }
+    for (size_t d = 0; d < rank; ++d)
+      if (out[d] > 0 && dims[d] == 0)
+        return ctx.fail("cannot resize an empty axis " + std::to_string(d));
+    return Status::ok();
+  }
+
+  // The input coordinate of output coordinate `x`; sets `outside` for
+  // tf_crop_and_resize points beyond the input.
+  double original(double x, int64_t in, double scale, double roiStart, double roiEnd,
+                  bool& outside) const {
+    const double inLen = static_cast<double>(in);
+    const double outLen = scale * inLen;  // As the ONNX reference: not rounded.
+    outside = false;
+    if (coordMode_ == "align_corners") return outLen == 1 ? 0 : x * (inLen - 1) / (outLen - 1);
+    if (coordMode_ == "asymmetric") return x / scale;
+    if (coordMode_ == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
+    if (coordMode_ == "pytorch_half_pixel") return outLen == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
+    if (coordMode_ == "half_pixel_symmetric") {
+      double adjustment = static_cast<double>(static_cast<int64_t>(outLen)) / outLen;
+      double center = inLen / 2, offset = center * (1 - adjustment);
+      return offset + (x + 0.5) / scale - 0.5;
+    }
+    if (coordMode_ == "tf_crop_and_resize") {
+      double v = outLen == 1 ? (roiEnd - roiStart) * (inLen - 1) / 2
+                             : x * (roiEnd - roiStart) * (inLen - 1) / (outLen - 1);
+      v += roiStart * (inLen - 1);
+      outside = v < 0 || v > inLen - 1;
+      return v;
+    }
+    return (x + 0.5) / scale - 0.5;  // half_pixel
+  }
+
+  AxisTaps axisTaps(int64_t in, int64_t outCount, double scale, double roiStart,
+                    double roiEnd) const {
+    AxisTaps a;
+    a.taps.resize(static_cast<size_t>(outCount));
+    a.outside.assign(static_cast<size_t>(outCount), false);
+    auto clampIndex = [in](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
+    for (int64_t o = 0; o < outCount; ++o) {
+      bool outside = false;
+      double xo = original(static_cast<double>(o), in, scale, roiStart, roiEnd, outside);
+      a.outside[static_cast<size_t>(o)] = outside;
+      std::vector<Tap>& taps = a.taps[static_cast<size_t>(o)];
+      const double fl = std::floor(xo);
+      const int64_t x0 = static_cast<int64_t>(fl);
+      const double r = xo - fl;
+      if (mode_ == "nearest") {
+        bool up;
+        if (r == 0)
+          up = false;
+        else if (nearestMode_ == "round_prefer_floor")
+          up = r > 0.5;
+        else if (nearestMode_ == "round_prefer_ceil")
+          up = r >= 0.5;
+        else
+          up = nearestMode_ == "ceil";
+        taps.push_back({clampIndex(up ? x0 + 1 : x0), 1.0});
+        continue;
+      }
+      std::vector<int64_t> idx;
+      std::vector<double> w;
+      if (mode_ == "linear") {
+        idx = {x0, x0 + 1};
+        w = {1 - r, r};
+      } else {
+        const double A = cubicA_;
+        auto c = [A](double s) {  // Keys' cubic convolution kernel at distance s
+          s = std::fabs(s);
+          if (s <= 1) return ((A + 2) * s - (A + 3)) * s * s + 1;
+          if (s < 2) return ((A * s - 5 * A) * s + 8 * A) * s - 4 * A;
+          return 0.0;
+        };
+        idx = {x0 - 1, x0, x0 + 1, x0 + 2};
+        w = {c(r + 1), c(r), c(1 - r), c(2 - r)};
+      }
+      if (excludeOutside_) {
+        double sum = 0;
+        for (size_t k = 0; k < idx.size(); ++k) {
+          if (idx[k] < 0 || idx[k] >= in) w[k] = 0;
+          sum += w[k];
+        }
+        if (sum != 0)
+          for (double& v : w) v /= sum;
+      }
+      for (size_t k = 0; k < idx.size(); ++k)
+        if (w[k] != 0) taps.push_back({clampIndex(idx[k]), w[k]});
+      if (taps.empty()) taps.push_back({clampIndex(x0), 0.0});
+    }
+    return a;
+  }
+
+  std::string mode_, coordMode_, nearestMode_;
+  float cubicA_;
+  bool excludeOutside_;
+  float extrapolation_;
+  std::vector<int64_t> axes_;
+  bool opset10_;
+};
+
+}  // namespace
+
+void registerResizeKernels(Provider& p) { p.add("Resize", creatorFor<ResizeKernel>()); }
+
+}  // namespace subgraph::runtime::reference

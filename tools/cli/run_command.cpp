@@ -1,0 +1,457 @@
+//===- tools/cli/run_command.cpp - `subgraph run` -------------------------===//
+//
+// Runs a model and writes its outputs:
+//
+//   subgraph run MODEL [--backend A,B] [--shape NAME=DIMS]...
+//       [--input NAME=FILE.npy|FILE.pb]... [--random-inputs SEED]
+//       [--output-dir DIR] [--runs N] [--warmup N] [--threads N]
+//       [--check] [--tolerance T] [--json] [--profile]
+//
+// Backends come from --backend, else $SUBGRAPH_BACKEND ("NONE", or neither,
+// runs unpartitioned). With backends, the model is partitioned for them; a
+// fused region runs on the runtime backend of the same name when one is
+// registered, else on the reference backend through its body graph.
+//
+// Each output is written as DIR/<output name>.npy (random inputs as
+// DIR/inputs/<name>.npy, so other runtimes can be fed the same data).
+// --runs N times N requests after --warmup ones and reports the median,
+// min and max latency and the throughput. --check also runs the graph
+// unpartitioned on the reference backend and compares every output: an
+// element passes when |a - b| <= T * (1 + |b|); any failing element makes
+// the command fail after the report. --json prints one JSON object instead
+// of text; --profile adds a per-node and per-region time table.
+//
+//===----------------------------------------------------------------------===//
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cli_util.h"
+#include "command.h"
+
+#ifdef SUBGRAPH_CLI_HAVE_RUNTIME
+#include "subgraph/runtime/npy.h"
+#include "subgraph/runtime/reference_backend.h"
+#include "subgraph/runtime/session.h"
+#include "subgraph/runtime/tensor_file.h"
+#endif
+#ifdef SUBGRAPH_CLI_HAVE_PARTITION
+#include "subgraph/partition/backend_registry.h"
+#endif
+
+namespace subgraph::cli {
+namespace {
+
+struct RunCommandOptions {
+  std::string file;
+  std::string backends;
+  bool backendsGiven = false;
+  std::vector<std::string> shapes;
+  std::vector<std::string> inputs;
+  int64_t randomSeed = -1;
+  bool randomGiven = false;
+  std::string outputDir;
+  int runs = 1;
+  int warmup = 0;
+  int threads = 0;
+  bool check = false;
+  double tolerance = 1e-4;
+  bool json = false;
+  bool profile = false;
+  bool allowUnknownOps = false;
+};
+
+#ifdef SUBGRAPH_CLI_HAVE_RUNTIME
+using runtime::NamedTensor;
+using runtime::RunResult;
+using runtime::Session;
+using runtime::SessionOptions;
+
+// Backend names from --backend or $SUBGRAPH_BACKEND; empty means run
+// unpartitioned.
+std::vector<std::string> chosenBackends(const RunCommandOptions& options) {
+  std::string list = options.backends;
+  std::string origin = "--backend";
+  if (!options.backendsGiven) {
+    const char* env = secure_getenv("SUBGRAPH_BACKEND");
+    if (!env || !*env) return {};
+    list = env;
+    origin = "SUBGRAPH_BACKEND";
+  }
+#ifdef SUBGRAPH_CLI_HAVE_PARTITION
+  auto names = partition::parseBackendList(list);
+  if (!names) throw UsageError(origin + ": " + names.status().message());
+  return names.value();
+#else
+  if (list == "NONE") return {};
+  throw Error(StatusCode::kUnsupported,
+              origin + " names backends, but this subgraph was built without the partitioner");
+#endif
+}
+
+// Random data for one input: floats uniform in [-1, 1), integers in
+// [0, 10), booleans fair.
+Tensor randomTensor(DataType dtype, const std::vector<int64_t>& dims, std::mt19937_64& rng) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  std::vector<std::byte> bytes(static_cast<size_t>(n) * dataTypeSize(dtype));
+  auto fill = [&](auto tag, auto draw) {
+    using T = decltype(tag);
+    T* p = reinterpret_cast<T*>(bytes.data());
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(draw());
+  };
+  std::uniform_real_distribution<double> real(-1.0, 1.0);
+  std::uniform_int_distribution<int> small(0, 9);
+  switch (dtype) {
+    case DataType::kFloat32: fill(float{}, [&] { return real(rng); }); break;
+    case DataType::kFloat64: fill(double{}, [&] { return real(rng); }); break;
+    case DataType::kInt64: fill(int64_t{}, [&] { return small(rng); }); break;
+    case DataType::kInt32: fill(int32_t{}, [&] { return small(rng); }); break;
+    case DataType::kInt16: fill(int16_t{}, [&] { return small(rng); }); break;
+    case DataType::kInt8: fill(int8_t{}, [&] { return small(rng); }); break;
+    case DataType::kUInt8: fill(uint8_t{}, [&] { return small(rng); }); break;
+    case DataType::kUInt16: fill(uint16_t{}, [&] { return small(rng); }); break;
+    case DataType::kUInt32: fill(uint32_t{}, [&] { return small(rng); }); break;
+    case DataType::kUInt64: fill(uint64_t{}, [&] { return small(rng); }); break;
+    case DataType::kBool: fill(uint8_t{}, [&] { return small(rng) % 2; }); break;
+    default:
+      throw Error(StatusCode::kUnsupported,
+                  "--random-inputs cannot make " + std::string(dataTypeName(dtype)) + " data");
+  }
+  return Tensor(dtype, dims, std::move(bytes));
+}
+
+// Inputs from --input files, the rest random when --random-inputs is set.
+std::vector<NamedTensor> gatherInputs(const Graph& graph, const RunCommandOptions& options,
+                                      std::vector<std::string>& randomNames) {
+  std::map<std::string, Tensor> given;
+  for (const std::string& spec : options.inputs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      throw UsageError("--input '" + spec + "': expected NAME=FILE.npy or NAME=FILE.pb");
+    std::string name = spec.substr(0, eq);
+    if (given.count(name)) throw UsageError("--input '" + name + "' is given twice");
+    StatusOr<NamedTensor> t = runtime::readTensorFile(spec.substr(eq + 1));
+    if (!t) throw Error(t.status());
+    given.emplace(name, std::move(t.value().tensor));
+  }
+  std::mt19937_64 rng(static_cast<uint64_t>(std::max<int64_t>(options.randomSeed, 0)));
+  std::vector<NamedTensor> inputs;
+  for (const Value* v : graph.inputs()) {
+    if (auto it = given.find(v->name()); it != given.end()) {
+      inputs.push_back({v->name(), it->second});
+      given.erase(it);
+      continue;
+    }
+    if (v->isInitializer()) continue;  // its constant is the default
+    if (!options.randomGiven)
+      throw Error(StatusCode::kInvalidArgument, "no data for input '" + v->name() + "' (" +
+                                                    v->type().toString() + "): pass --input " +
+                                                    v->name() + "=FILE or --random-inputs SEED");
+    const TensorType& type = v->type();
+    if (!type.shape || !isStaticShape(*type.shape))
+      throw Error(StatusCode::kInvalidArgument,
+                  "input '" + v->name() + "' has type " + type.toString() +
+                      "; give its dims with --shape " + v->name() + "=D1,D2,...");
+    std::vector<int64_t> dims;
+    for (const Dim& d : *type.shape) dims.push_back(d.size());
+    inputs.push_back({v->name(), randomTensor(type.dtype, dims, rng)});
+    randomNames.push_back(v->name());
+  }
+  if (!given.empty())
+    throw Error(StatusCode::kNotFound,
+                "--input names '" + given.begin()->first + "', which is not a graph input");
+  return inputs;
+}
+
+// A file name for a value name: path separators and other awkward
+// characters become '_'.
+std::string fileNameFor(const std::string& name) {
+  std::string out;
+  for (char c : name)
+    out +=
+        std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ? c : '_';
+  if (out.empty() || out == "." || out == "..") out = "_" + out;
+  return out;
+}
+
+struct Comparison {
+  std::string name;
+  double maxAbs = 0, maxRel = 0;
+  int64_t failing = 0;
+  bool shapeMismatch = false;
+};
+
+double elementAt(const Tensor& t, int64_t i) {
+  return t.dtype() == DataType::kBool
+             ? static_cast<double>(t.bytes()[static_cast<size_t>(i)] != std::byte{0})
+             : t.elementAsDouble(i);
+}
+
+Comparison compare(const NamedTensor& got, const NamedTensor& want, double tolerance) {
+  Comparison c;
+  c.name = got.name;
+  if (got.tensor.dims() != want.tensor.dims() || got.tensor.dtype() != want.tensor.dtype()) {
+    c.shapeMismatch = true;
+    c.failing = 1;
+    return c;
+  }
+  for (int64_t i = 0, n = got.tensor.numElements(); i < n; ++i) {
+    double a = elementAt(got.tensor, i), b = elementAt(want.tensor, i);
+    if (std::isnan(a) && std::isnan(b)) continue;
+    double abs = std::fabs(a - b);
+    if (std::isnan(abs)) abs = std::numeric_limits<double>::infinity();
+    c.maxAbs = std::max(c.maxAbs, abs);
+    c.maxRel = std::max(c.maxRel, abs / std::max(std::fabs(b), 1e-12));
+    if (abs > tolerance * (1 + std::fabs(b))) ++c.failing;
+  }
+  return c;
+}
+
+struct Latency {
+  double median = 0, min = 0, max = 0;
+};
+
+Latency summarize(std::vector<double> ms) {
+  std::sort(ms.begin(), ms.end());
+  Latency l;
+  if (ms.empty()) return l;
+  l.min = ms.front();
+  l.max = ms.back();
+  size_t n = ms.size();
+  l.median = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+  return l;
+}
+
+// Median time per step over the profiled runs, keyed by step index.
+struct StepTime {
+  runtime::StepInfo step;
+  std::vector<double> ms;
+};
+
+void runRun(const RunCommandOptions& options) {
+  if (options.runs < 1) throw UsageError("--runs must be at least 1");
+  if (options.warmup < 0) throw UsageError("--warmup must not be negative");
+  if (options.threads < 0) throw UsageError("--threads must not be negative");
+  if (!(options.tolerance >= 0)) throw UsageError("--tolerance must not be negative");
+  std::vector<std::string> backends = chosenBackends(options);
+
+  LoadOptions load;
+  load.inputShapes = parseShapeSpecs(options.shapes);
+  load.allowUnknownOps = options.allowUnknownOps;
+  std::unique_ptr<Graph> graph = loadModel(options.file, load);
+  std::vector<std::string> randomNames;
+  std::vector<NamedTensor> inputs = gatherInputs(*graph, options, randomNames);
+  std::unique_ptr<Graph> original = options.check ? graph->clone() : nullptr;
+
+  SessionOptions sessionOptions;
+  sessionOptions.threads = options.threads;
+  // A fused region runs on the runtime backend of its partition backend's
+  // name when one exists; other names are partition-only.
+  for (const std::string& name : backends)
+    for (const std::string& known : runtime::BackendRegistry::global().names())
+      if (known == name) sessionOptions.backends.push_back(name);
+  Session session(sessionOptions);
+  throwIfError(session.load(std::move(graph)));
+  if (!backends.empty()) throwIfError(session.partition(backends));
+  throwIfError(session.compile());
+
+  runtime::RunOptions runOptions;
+  runOptions.profile = options.profile || options.json;
+  for (int i = 0; i < options.warmup; ++i) {
+    StatusOr<RunResult> r = session.run(inputs);
+    if (!r) throw Error(r.status());
+  }
+  std::vector<double> latencies;
+  std::map<size_t, StepTime> stepTimes;
+  RunResult last;
+  for (int i = 0; i < options.runs; ++i) {
+    StatusOr<RunResult> r = session.run(inputs, runOptions);
+    if (!r) throw Error(r.status());
+    latencies.push_back(r.value().wallMs);
+    for (const runtime::StepTiming& t : r.value().steps) {
+      StepTime& st = stepTimes[t.step.index];
+      st.step = t.step;
+      st.ms.push_back(t.ms);
+    }
+    last = std::move(r).value();
+  }
+  Latency latency = summarize(latencies);
+
+  std::vector<std::string> written;
+  if (!options.outputDir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options.outputDir, ec);
+    if (ec) throw Error(options.outputDir + ": cannot create the output folder: " + ec.message());
+    for (const NamedTensor& out : last.outputs) {
+      std::string path =
+          (std::filesystem::path(options.outputDir) / (fileNameFor(out.name) + ".npy")).string();
+      throwIfError(runtime::writeNpyFile(path, out.tensor));
+      written.push_back(path);
+    }
+    if (!randomNames.empty()) {
+      std::filesystem::path dir = std::filesystem::path(options.outputDir) / "inputs";
+      std::filesystem::create_directories(dir, ec);
+      if (ec) throw Error(dir.string() + ": cannot create the folder: " + ec.message());
+      for (const NamedTensor& in : inputs)
+        if (std::find(randomNames.begin(), randomNames.end(), in.name) != randomNames.end())
+          throwIfError(
+              runtime::writeNpyFile((dir / (fileNameFor(in.name) + ".npy")).string(), in.tensor));
+    }
+  }
+
+  std::vector<Comparison> comparisons;
+  if (options.check) {
+    Session oracle;
+    throwIfError(oracle.load(std::move(original)));
+    throwIfError(oracle.compile());
+    StatusOr<RunResult> want = oracle.run(inputs);
+    if (!want) throw Error(want.status());
+    for (size_t o = 0; o < last.outputs.size(); ++o)
+      comparisons.push_back(compare(last.outputs[o], want.value().outputs[o], options.tolerance));
+  }
+
+  std::vector<StepTime> steps;
+  for (auto& [index, st] : stepTimes) steps.push_back(st);
+  std::stable_sort(steps.begin(), steps.end(), [](const StepTime& a, const StepTime& b) {
+    return summarize(a.ms).median > summarize(b.ms).median;
+  });
+  const double throughput = latency.median > 0 ? 1000.0 / latency.median : 0;
+
+  if (options.json) {
+    nlohmann::ordered_json json;
+    json["model"] = options.file;
+    json["backends"] = backends;
+    json["threads"] = options.threads;
+    json["runs"] = options.runs;
+    json["latency_ms"] = {{"median", latency.median}, {"min", latency.min}, {"max", latency.max}};
+    json["throughput_per_s"] = throughput;
+    nlohmann::ordered_json outs = nlohmann::ordered_json::array();
+    for (size_t o = 0; o < last.outputs.size(); ++o) {
+      const NamedTensor& out = last.outputs[o];
+      nlohmann::ordered_json entry = {{"name", out.name},
+                                      {"dtype", std::string(dataTypeName(out.tensor.dtype()))},
+                                      {"shape", out.tensor.dims()}};
+      if (o < written.size()) entry["file"] = written[o];
+      if (o < comparisons.size())
+        entry["check"] = {{"max_abs_error", comparisons[o].maxAbs},
+                          {"max_rel_error", comparisons[o].maxRel},
+                          {"ok", comparisons[o].failing == 0}};
+      outs.push_back(std::move(entry));
+    }
+    json["outputs"] = std::move(outs);
+    nlohmann::ordered_json regions = nlohmann::ordered_json::array();
+    nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+    for (const StepTime& st : steps) {
+      nlohmann::ordered_json entry = {{"name", st.step.name},
+                                      {"op", st.step.op},
+                                      {"backend", st.step.backend},
+                                      {"provider", st.step.provider},
+                                      {"ms", summarize(st.ms).median}};
+      (st.step.isRegion ? regions : nodes).push_back(entry);
+    }
+    json["regions"] = std::move(regions);
+    if (options.profile) json["nodes"] = std::move(nodes);
+    if (auto plan = session.planReport()) {
+      json["memory"] = {{"frame_bytes", plan->frameBytes},
+                        {"static_bytes", plan->staticBytes},
+                        {"precomputed_bytes", plan->precomputedBytes}};
+    }
+    std::cout << json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  } else {
+    for (const NamedTensor& out : last.outputs) {
+      std::string dims;
+      for (int64_t d : out.tensor.dims()) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+      std::cout << fmt::format("output {}: {}[{}]\n", out.name, dataTypeName(out.tensor.dtype()),
+                               dims);
+    }
+    for (const std::string& path : written) std::cout << "wrote " << path << "\n";
+    if (options.runs > 1 || options.warmup > 0)
+      std::cout << fmt::format(
+                       "latency: median {:.3f} ms, min {:.3f} ms, max {:.3f} ms over {} runs\n",
+                       latency.median, latency.min, latency.max, options.runs)
+                << fmt::format("throughput: {:.2f} inferences/s\n", throughput);
+    for (const Comparison& c : comparisons) {
+      if (c.shapeMismatch)
+        std::cout << fmt::format("check {}: shape or type differs from the reference\n", c.name);
+      else
+        std::cout << fmt::format(
+            "check {}: max abs error {:.3g}, max rel error {:.3g}, {}\n", c.name, c.maxAbs,
+            c.maxRel,
+            c.failing ? fmt::format("{} elements past tolerance {}", c.failing, options.tolerance)
+                      : "ok");
+    }
+    if (options.profile) {
+      double total = 0;
+      for (const StepTime& st : steps) total += summarize(st.ms).median;
+      std::cout << fmt::format("{:>10}  {:>6}  {:<10}  {:<28}  {}\n", "ms", "%", "backend", "op",
+                               "node");
+      for (const StepTime& st : steps) {
+        double ms = summarize(st.ms).median;
+        std::cout << fmt::format("{:>10.3f}  {:>5.1f}%  {:<10}  {:<28}  {}{}\n", ms,
+                                 total > 0 ? 100 * ms / total : 0, st.step.backend, st.step.op,
+                                 st.step.name, st.step.isRegion ? " [region]" : "");
+      }
+    }
+  }
+  std::cout.flush();
+  for (const Comparison& c : comparisons)
+    if (c.failing)
+      throw Error(StatusCode::kInvalidArgument,
+                  c.shapeMismatch
+                      ? fmt::format("check failed: output '{}' differs in shape or type", c.name)
+                      : fmt::format("check failed: output '{}' has {} elements past tolerance {} "
+                                    "(max abs error {:.3g}, max rel error {:.3g})",
+                                    c.name, c.failing, options.tolerance, c.maxAbs, c.maxRel));
+}
+#endif
+
+const CommandRegistration kRun("run", [](CLI::App& app) {
+  auto options = std::make_shared<RunCommandOptions>();
+  CLI::App* cmd = app.add_subcommand("run", "Run a model on the runtime and write its outputs");
+  cmd->add_option("MODEL", options->file, "Model file (.sg text graph, .onnx)")->required();
+  cmd->add_option("--backend", options->backends,
+                  "Partition for these backends (A,B; default $SUBGRAPH_BACKEND; NONE for none)")
+      ->each([options](const std::string&) { options->backendsGiven = true; });
+  addShapeOption(*cmd, options->shapes);
+  cmd->add_option("--input", options->inputs,
+                  "Feed input NAME from a .npy or .pb file (NAME=FILE)");
+  cmd->add_option("--random-inputs", options->randomSeed,
+                  "Fill inputs not given by --input from this seed")
+      ->each([options](const std::string&) { options->randomGiven = true; });
+  cmd->add_option("--output-dir", options->outputDir, "Write each output as DIR/<name>.npy");
+  cmd->add_option("--runs", options->runs, "Timed runs (reports latency when > 1)");
+  cmd->add_option("--warmup", options->warmup, "Untimed runs before the timed ones");
+  cmd->add_option("--threads", options->threads, "Worker threads (0: one per core)");
+  cmd->add_flag("--check", options->check,
+                "Compare with the unpartitioned graph on the reference backend");
+  cmd->add_option("--tolerance", options->tolerance,
+                  "Allowed |a-b| <= T*(1+|b|) for --check (default 1e-4)");
+  cmd->add_flag("--json", options->json, "Print one JSON object");
+  cmd->add_flag("--profile", options->profile, "Print per-node and per-region times");
+  cmd->add_flag("--allow-unknown-ops", options->allowUnknownOps,
+                "Accept ops without a schema when loading");
+  cmd->callback([options] {
+#ifdef SUBGRAPH_CLI_HAVE_RUNTIME
+    runRun(*options);
+#else
+    throw Error(StatusCode::kUnsupported, "this subgraph was built without the runtime");
+#endif
+  });
+});
+
+}  // namespace
+}  // namespace subgraph::cli
