@@ -40,7 +40,7 @@ std::optional<ShapeValue> foldShapeArithmetic(const InferenceContext& ctx) {
   if (ctx.numInputs() != 2 || !isInteger(ctx.inputType(0).dtype)) return std::nullopt;
   std::optional<ShapeValue> a = ctx.shapeValueInput(0);
   std::optional<ShapeValue> b = ctx.shapeValueInput(1);
-  if (!a || !b) return std::nullopt;
+  if (!a || !b || a->empty() || b->empty()) return std::nullopt;
   if (a->size() != b->size() && a->size() != 1 && b->size() != 1) return std::nullopt;
   size_t n = std::max(a->size(), b->size());
   ShapeValue out;
