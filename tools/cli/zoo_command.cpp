@@ -138,10 +138,13 @@ void runZoo(const ZooCommandOptions& options, CLI::App& cmd) {
   std::string destination = options.output == "-"
                                 ? "written to stdout"
                                 : fmt::format("wrote {} ({})", options.output, size);
-  std::string summary =
-      fmt::format("{}: {} nodes, {:.2f}M params, {} in {:.2f} s (build {:.2f} s, write {:.2f} s)",
-                  options.model, graph->numNodes(), static_cast<double>(params) / 1e6, destination,
-                  secondsSince(start), buildSeconds, writeSeconds);
+  // Synthetic graphs share a few hundred parameters; "0.00M" would hide them.
+  std::string paramText = params >= 100'000
+                              ? fmt::format("{:.2f}M", static_cast<double>(params) / 1e6)
+                              : std::to_string(params);
+  std::string summary = fmt::format(
+      "{}: {} nodes, {} params, {} in {:.2f} s (build {:.2f} s, write {:.2f} s)", options.model,
+      graph->numNodes(), paramText, destination, secondsSince(start), buildSeconds, writeSeconds);
   // Stdout belongs to the model when it is written there.
   (options.output == "-" ? std::cerr : std::cout) << summary << std::endl;
 }
