@@ -231,6 +231,7 @@ void runInspect(const InspectOptions& options) {
     printText(report, std::cout);
   }
   std::cout.flush();
+  if (!std::cout) throw Error("<stdout>: write failed");
   if (report.verification && !report.verification->isOk())
     throw Error(
         report.verification->code(),
