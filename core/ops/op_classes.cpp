@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <sstream>
 
@@ -239,6 +240,17 @@ size_t hashAttr(const std::vector<std::shared_ptr<Graph>>& v) {
   return h;
 }
 
+bool attrsWellTyped(const Node& node) {
+  const OpSchema* schema = node.schema();
+  if (!schema) return false;
+  for (const Attribute& a : node.attributes())
+    if (const AttrSpec* spec = schema->findAttr(a.name()); spec && spec->kind != a.kind())
+      return false;
+  for (const AttrSpec& spec : schema->attributes)
+    if (spec.required && !node.hasAttr(spec.name)) return false;
+  return true;
+}
+
 size_t hashUndeclaredAttrs(const Node& node) {
   const OpSchema* schema = node.schema();
   // Attribute order is not semantic: combine with a commutative sum.
@@ -251,6 +263,13 @@ size_t hashUndeclaredAttrs(const Node& node) {
 bool sameOperands(const Node& a, const Node& b) {
   return &a.opKey() == &b.opKey() && a.numOutputs() == b.numOutputs() &&
          std::equal(a.inputs().begin(), a.inputs().end(), b.inputs().begin(), b.inputs().end());
+}
+
+bool sameAttr(float a, float b) { return std::memcmp(&a, &b, sizeof(float)) == 0; }
+
+bool sameAttr(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
 bool sameAttr(const Tensor* a, const Tensor* b) {
@@ -352,13 +371,13 @@ void printAttr(std::ostream& os, bool& first, std::string_view name,
             [&](const std::shared_ptr<Graph>& g) { os << "graph @" << (g ? g->name() : ""); });
 }
 
-void printNodeTail(const Node& node, std::ostream& os, bool noAttrsPrinted) {
+void printNodeTail(const Node& node, std::ostream& os, bool noAttrsPrinted, bool typedPrinted) {
   // Attributes the schema does not declare are printed too, so that the
   // output never hides what is on the node.
   bool first = noAttrsPrinted;
   const OpSchema* schema = node.schema();
   for (const Attribute& a : node.attributes()) {
-    if (schema && schema->findAttr(a.name())) continue;
+    if (typedPrinted && schema && schema->findAttr(a.name())) continue;
     std::visit(
         [&](const auto& v) {
           using T = std::decay_t<decltype(v)>;

@@ -176,6 +176,23 @@ TEST(OpClasses, PrintShowsEffectiveAttributes) {
   EXPECT_THAT(os2.str(), HasSubstr("Conv(%x, %w, %b)"));
 }
 
+//   %x, %w -> Conv {group = "2"} @conv   (a string where an int belongs)
+/// print(), hash() and isEqual() do not throw on mistyped attributes: they
+/// fall back to the raw attributes.
+TEST(OpClasses, DoesNotThrowOnMistypedAttributes) {
+  Graph g;
+  Value* x = g.addInput("x", f32({1, 4, 8, 8}));
+  auto* conv = static_cast<ConvNode*>(
+      g.addNode("Conv", {x, x}, 1, {{"group", std::string("2")}, {"alpha", 0.5f}}, "conv"));
+  g.renameValue(conv->getY(), "y");
+  std::ostringstream os;
+  EXPECT_NO_THROW(conv->print(os));
+  EXPECT_EQ(os.str(), "%y = Conv(%x, %x) {group = \"2\", alpha = 0.5} @conv");
+  EXPECT_NO_THROW((void)conv->hash());
+  EXPECT_TRUE(conv->isEqual(*conv));
+  EXPECT_THAT(conv->verify().message(), HasSubstr("attribute 'group' is string, expected int"));
+}
+
 //   %x [N, 3, 224, 224] -> Conv(7x7, s2, p3) -> Relu -> MaxPool(3x3, s2, p1)
 /// Builders infer output types, so models can be assembled in code.
 TEST(OpClasses, BuildersInferTypes) {

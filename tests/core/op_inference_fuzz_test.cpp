@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <random>
+#include <sstream>
 
 #include "subgraph/ir/op_classes.h"
 #include "subgraph/ir/shape_inference.h"
@@ -138,6 +139,19 @@ class NodeFuzzer {
   std::mt19937 rng_;
 };
 
+/// The generated members that must not throw on a malformed node.
+template <typename T>
+void exerciseTypedClass(Node* node) {
+  T* typed = dyn_cast<T>(node);
+  if (!typed) return;
+  std::ostringstream os;
+  typed->print(os);
+  EXPECT_FALSE(os.str().empty());
+  (void)typed->hash();
+  EXPECT_TRUE(typed->isEqual(*typed));
+  (void)typed->verify();
+}
+
 /// Inference and verification return a Status for any malformed node.
 TEST(OpInferenceFuzz, RandomNodesNeverThrowOrCrash) {
   const char* env = std::getenv("SUBGRAPH_FUZZ_SEED");
@@ -156,6 +170,12 @@ TEST(OpInferenceFuzz, RandomNodesNeverThrowOrCrash) {
         Status s = inferShapes(*g);
         (s.isOk() ? inferred : rejected)++;
         if (verifyAgainstSchema(*node).isOk() && schema->verify) (void)schema->verify(*node);
+        exerciseTypedClass<ConvNode>(node);
+        exerciseTypedClass<CastNode>(node);
+        exerciseTypedClass<SliceNode>(node);
+        exerciseTypedClass<ResizeNode>(node);
+        exerciseTypedClass<ConstantNode>(node);
+        exerciseTypedClass<IfNode>(node);
       } catch (const std::exception& e) {
         ADD_FAILURE() << schema->name << " trial " << trial << " threw: " << e.what();
       }

@@ -527,7 +527,9 @@ void emitClassDecl(std::ostream& os, const Op& op) {
         "  /// the op's own rules; the error names this node.\n";
   os << "  Status verify() const;\n";
   os << "  /// Hash of op, inputs, output count and effective attribute values:\n"
-        "  /// defaults are applied, so spelling out a default does not change it.\n";
+        "  /// defaults are applied, so spelling out a default does not change it.\n"
+        "  /// hash(), isEqual() and print() never throw: on a node whose\n"
+        "  /// attributes have the wrong kinds they use the raw attributes.\n";
   os << "  size_t hash() const;\n";
   os << "  /// Same inputs, output count and effective attribute values.\n";
   os << "  bool isEqual(const " << cls << "& other) const;\n";
@@ -647,13 +649,22 @@ void emitClassDefs(std::ostream& os, const Op& op) {
     os << "  return Status::ok();\n";
   os << "}\n\n";
 
-  os << "size_t " << cls << "::hash() const {\n  size_t h = detail::hashOperands(*this);\n";
+  // A node whose declared attributes have the wrong kind (or that lacks a
+  // required one) cannot be read through the typed getters; hash, isEqual
+  // and print then fall back to the raw attributes instead of throwing.
+  const bool hasAttrs = !op.attrs.empty();
+  os << "size_t " << cls << "::hash() const {\n";
+  if (hasAttrs) os << "  if (!detail::attrsWellTyped(*this)) return Node::hash();\n";
+  os << "  size_t h = detail::hashOperands(*this);\n";
   for (const Attr& a : op.attrs)
     os << "  detail::hashMix(h, detail::hashAttr(get" << a.accessor << "()));\n";
   os << "  detail::hashMix(h, detail::hashUndeclaredAttrs(*this));\n  return h;\n}\n\n";
 
-  os << "bool " << cls << "::isEqual(const " << cls << "& other) const {\n"
-     << "  return detail::sameOperands(*this, other)";
+  os << "bool " << cls << "::isEqual(const " << cls << "& other) const {\n";
+  if (hasAttrs)
+    os << "  if (!detail::attrsWellTyped(*this) || !detail::attrsWellTyped(other))\n"
+          "    return isStructurallyEqual(other);\n";
+  os << "  return detail::sameOperands(*this, other)";
   for (const Attr& a : op.attrs)
     os << " &&\n         detail::sameAttr(get" << a.accessor << "(), other.get" << a.accessor
        << "())";
@@ -665,10 +676,15 @@ void emitClassDefs(std::ostream& os, const Op& op) {
 
   os << "void " << cls << "::print(std::ostream& os) const {\n"
      << "  detail::printNodeHead(*this, os);\n  bool first = true;\n";
-  for (const Attr& a : op.attrs)
-    os << "  detail::printAttr(os, first, " << cppString(a.name) << ", get" << a.accessor
-       << "());\n";
-  os << "  detail::printNodeTail(*this, os, first);\n}\n\n";
+  if (hasAttrs) {
+    os << "  const bool typed = detail::attrsWellTyped(*this);\n  if (typed) {\n";
+    for (const Attr& a : op.attrs)
+      os << "    detail::printAttr(os, first, " << cppString(a.name) << ", get" << a.accessor
+         << "());\n";
+    os << "  }\n  detail::printNodeTail(*this, os, first, typed);\n}\n\n";
+  } else {
+    os << "  detail::printNodeTail(*this, os, first, true);\n}\n\n";
+  }
 
   // Builder.
   os << cls << "* create" << op.name << "(Graph& graph";

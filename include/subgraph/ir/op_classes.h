@@ -73,6 +73,10 @@ T requiredAttr(const Node& node, std::string_view name);
 template <typename T>
 std::optional<T> optionalAttr(const Node& node, std::string_view name);
 
+/// True if every declared attribute stored on `node` has its declared kind
+/// and every required one is present, i.e. the typed getters cannot throw.
+bool attrsWellTyped(const Node& node);
+
 /// Hash building blocks for the generated hash() members.
 void hashMix(size_t& seed, size_t value);
 size_t hashOperands(const Node& node);
@@ -98,7 +102,16 @@ template <typename T>
 bool sameAttr(const T& a, const T& b) {
   return a == b;
 }
+/// Floats compare bitwise, as Attribute's operator== does, so that a NaN
+/// attribute equals itself.
+bool sameAttr(float a, float b);
+bool sameAttr(const std::vector<float>& a, const std::vector<float>& b);
 bool sameAttr(const Tensor* a, const Tensor* b);
+template <typename T>
+bool sameAttr(const std::optional<T>& a, const std::optional<T>& b) {
+  if (!a || !b) return !a && !b;
+  return sameAttr(*a, *b);
+}
 bool sameUndeclaredAttrs(const Node& a, const Node& b);
 
 /// Copies `node` into `graph` with new inputs; see the generated clone().
@@ -123,7 +136,9 @@ template <typename T>
 void printAttr(std::ostream& os, bool& first, std::string_view name, const std::optional<T>& v) {
   if (v) printAttr(os, first, name, *v);
 }
-void printNodeTail(const Node& node, std::ostream& os, bool noAttrsPrinted);
+/// Prints the attributes not printed through typed getters (all of them
+/// when `typedPrinted` is false), then the node name.
+void printNodeTail(const Node& node, std::ostream& os, bool noAttrsPrinted, bool typedPrinted);
 
 /// Throws `Error` ("createConv: required input 'X' is null") for a null
 /// required input of a builder.
