@@ -40,7 +40,7 @@ class OpSchemaBuilder {
 
   /// The opset version the op first appeared in (default 1).
   OpSchemaBuilder& since(int version);
-  /// A one-paragraph description, shown by docs and `subgraph ops`.
+  /// A one-paragraph description of what the op computes.
   OpSchemaBuilder& doc(std::string text);
   /// Marks the op elementwise (output element i depends only on input
   /// element i after broadcasting); fusers rely on it.
