@@ -118,6 +118,18 @@ TEST_F(OpGen, GeneratesClassRegistrationAndDocs) {
   EXPECT_THAT(read("ops.md"), HasSubstr("| Scale | 3 | yes | X, bias? | Y |"));
 }
 
+/// An op may live in another domain; its key and schema use it.
+TEST_F(OpGen, SupportsOtherDomains) {
+  auto [status, output] = run({table("ms.json", R"({"ops": [{"name": "FastGelu",
+      "domain": "com.microsoft", "doc": "d", "inputs": [{"name": "X"}], "outputs": [{"name": "Y"}]}]})")});
+  ASSERT_EQ(status, 0) << output;
+  EXPECT_THAT(read("out.h"), HasSubstr("/// FastGelu (com.microsoft, since opset 1): d"));
+  EXPECT_THAT(read("out.cpp"),
+              HasSubstr("OpRegistry::global().intern(\"com.microsoft\", kOpType)"));
+  EXPECT_THAT(read("out.cpp"), HasSubstr("s.domain = \"com.microsoft\";"));
+  EXPECT_THAT(read("ops.md"), HasSubstr("| com.microsoft.FastGelu | 1 |"));
+}
+
 /// Each table mistake stops generation with one line naming file and op.
 TEST_F(OpGen, RejectsMalformedTables) {
   EXPECT_THAT(errorFor(R"({"name": "A", "doc": "d", "outputs": [{"name": "Y"}],
