@@ -57,8 +57,8 @@ Status resizeSteps(const Program& p, Plan& plan, std::span<const TensorDesc> inp
   for (size_t i = 0; i < p.inputSlots.size(); ++i) {
     size_t slot = static_cast<size_t>(p.inputSlots[i]);
     plan.descs[slot] = inputDescs[i];
-    if (inputData[i])
-      contents[slot] = TensorView(&plan.descs[slot], const_cast<void*>(inputData[i]));
+    // Bound even without data: a zero-element content has no bytes.
+    contents[slot] = TensorView(&plan.descs[slot], const_cast<void*>(inputData[i]));
   }
   for (size_t s = 0; s < numSlots; ++s) {
     const Slot& slot = p.slots[s];
@@ -87,7 +87,8 @@ Status resizeSteps(const Program& p, Plan& plan, std::span<const TensorDesc> inp
       if (i >= step.inputs.size() || step.inputs[i] < 0) continue;
       const Slot& slot = p.slots[static_cast<size_t>(step.inputs[i])];
       const TensorView& c = contents[static_cast<size_t>(slot.contentSource)];
-      if (!c.raw() && plan.descs[static_cast<size_t>(slot.contentSource)].byteSize() > 0)
+      if (!c.valid() ||
+          (!c.raw() && plan.descs[static_cast<size_t>(slot.contentSource)].byteSize() > 0))
         return Status(StatusCode::kInternal, nodeErrorPrefix(step.node) + "contents of input '" +
                                                  slot.name + "' are not known at resize time");
       inContents[i] = &c;

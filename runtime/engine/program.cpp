@@ -22,6 +22,7 @@
 #include <set>
 #include <tuple>
 
+#include "engine/captures.h"
 #include "engine/region_kernel.h"
 #include "subgraph/runtime/memory_planner.h"
 #include "subgraph/runtime/reference_backend.h"
@@ -36,6 +37,21 @@ std::string placementName(const Device& device, const Layout* layout) {
     s += layout->name();
   }
   return s;
+}
+
+// The values a node's step reads: its inputs (null for omitted ones), then
+// the values its nested graphs capture from this graph (see captures.h).
+StatusOr<std::vector<const Value*>> stepInputValues(const Node& node) {
+  std::vector<const Value*> values(node.inputs().begin(), node.inputs().end());
+  if (isFusedRegion(node)) return values;  // region bodies are self-contained
+  for (const std::string& name : capturedNames(node)) {
+    const Value* v = node.graph()->findValue(name);
+    if (!v)
+      return Status::invalid(nodeErrorPrefix(&node) + "a nested graph reads '" + name +
+                             "', which no enclosing graph defines");
+    values.push_back(v);
+  }
+  return values;
 }
 
 // A node's chosen kernel before slots exist.
@@ -238,8 +254,10 @@ class ProgramBuilder {
     step.shapeInputs = step.kernel->shapeInputs();
     step.exclusive = step.kernel->usesOwnThreads();
     step.precomputed = precomputed_.count(&node) > 0;
-    for (size_t i = 0; i < node.numInputs(); ++i) {
-      const Value* v = node.input(i);
+    StatusOr<std::vector<const Value*>> inputs = stepInputValues(node);
+    if (!inputs.isOk()) return inputs.status();
+    for (size_t i = 0; i < inputs.value().size(); ++i) {
+      const Value* v = inputs.value()[i];
       if (!v) {
         step.inputs.push_back(-1);
         continue;
@@ -307,15 +325,22 @@ class ProgramBuilder {
 Status markPrecomputed(const Program& program, const Graph& graph, std::vector<Assignment>& nodes,
                        std::set<const Node*>& precomputed) {
   std::vector<bool> needs(graph.valueIdBound(), false);
+  std::map<const Node*, std::vector<const Value*>> inputsOf;
+  for (const Assignment& a : nodes) {
+    StatusOr<std::vector<const Value*>> in = stepInputValues(*a.node);
+    if (!in.isOk()) return in.status();
+    inputsOf[a.node] = std::move(in).value();
+  }
   for (const Assignment& a : nodes)
     for (size_t i : a.kernel->shapeInputs())
-      if (const Value* v = a.node->input(i)) needs[v->id()] = true;
+      if (i < inputsOf[a.node].size() && inputsOf[a.node][i])
+        needs[inputsOf[a.node][i]->id()] = true;
   for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
     Assignment& a = *it;
     bool outputNeeded = false;
     for (const Value* out : a.node->outputs()) outputNeeded = outputNeeded || needs[out->id()];
     // Constant-like nodes with no inputs are evaluated once per plan too.
-    bool isSource = a.node->numInputs() == 0 && !a.isRegion;
+    bool isSource = inputsOf[a.node].empty() && !a.isRegion;
     if (!outputNeeded && !isSource) continue;
     const Backend& backend = *program.backends[static_cast<size_t>(a.backend)];
     if (!backend.device().isHost() || a.backend != program.referenceBackend) {
@@ -324,7 +349,7 @@ Status markPrecomputed(const Program& program, const Graph& graph, std::vector<A
     }
     precomputed.insert(a.node);
     if (a.kernel->readsInputData())
-      for (const Value* in : a.node->inputs())
+      for (const Value* in : inputsOf[a.node])
         if (in) needs[in->id()] = true;
   }
   return Status::ok();

@@ -1,4 +1,4 @@
-//===- runtime/reference/cast.cpp - Cast ----------------------------------===//
+//===- runtime/reference/cast.cpp - Cast and CastLike ---------------------===//
 //
 // Cast between every fixed-size element type. Values convert through the
 // compute types (float for f16/bf16). Float-to-integer conversions that C++
@@ -31,9 +31,11 @@ To convert(From v) {
   }
 }
 
+// Cast, and CastLike, which takes the target type from its second input.
 class CastKernel final : public Kernel {
  public:
-  explicit CastKernel(const Node& node) {
+  CastKernel(const Node& node, bool like) : like_(like) {
+    if (like) return;
     if (!node.attr("to")) throwNodeError(node, "the 'to' attribute is required");
     to_ = static_cast<DataType>(node.getInt("to"));
     if (to_ == DataType::kString)
@@ -48,17 +50,24 @@ class CastKernel final : public Kernel {
   Status resize(ResizeContext& ctx) const override {
     const TensorDesc& x = ctx.inputDesc(0);
     if (!typeInSet(x.dtype, kAllTypes)) return unsupportedType(ctx.node(), x.dtype);
-    ctx.setOutput(0, TensorDesc{to_, x.dims, nullptr});
+    DataType to = to_;
+    if (like_) {
+      if (!ctx.hasInput(1)) return ctx.fail("target_type is required");
+      to = ctx.inputDesc(1).dtype;
+      if (!typeInSet(to, kAllTypes)) return unsupportedType(ctx.node(), to);
+    }
+    ctx.setOutput(0, TensorDesc{to, x.dims, nullptr});
     return Status::ok();
   }
 
   Status run(RunContext& ctx) const override {
     const TensorView& x = ctx.input(0);
+    const DataType to = ctx.output(0).dtype();
     const int64_t n = x.numElements();
     visitType<kAllTypes>(x.dtype(), [&](auto from) {
       using S = typename decltype(from)::type;
-      visitType<kAllTypes>(to_, [&](auto to) {
-        using D = typename decltype(to)::type;
+      visitType<kAllTypes>(to, [&](auto target) {
+        using D = typename decltype(target)::type;
         const S* src = x.data<S>();
         D* dst = ctx.output(0).mutableData<D>();
         if constexpr (std::is_same_v<S, D>) {
@@ -75,11 +84,21 @@ class CastKernel final : public Kernel {
   }
 
  private:
+  bool like_;
   DataType to_ = DataType::kFloat32;
 };
 
+KernelCreator cast(bool like) {
+  return [like](const Node& node, const Backend&) -> StatusOr<std::unique_ptr<Kernel>> {
+    return std::unique_ptr<Kernel>(std::make_unique<CastKernel>(node, like));
+  };
+}
+
 }  // namespace
 
-void registerCastKernels(Provider& p) { p.add("Cast", creatorFor<CastKernel>()); }
+void registerCastKernels(Provider& p) {
+  p.add("Cast", cast(false));
+  p.add("CastLike", cast(true));
+}
 
 }  // namespace subgraph::runtime::reference

@@ -1,6 +1,7 @@
 //===- runtime/reference/data_movement.cpp - Ops that move elements -------===//
 //
-// Transpose, Concat, Split, Slice, Gather, Expand, Tile and Pad. None of them
+// Transpose, Concat, Split, Slice, Gather, Expand, Tile, Pad, DepthToSpace,
+// SpaceToDepth and Trilu. None of them
 // computes on element values, so each is written once over unsigned integers
 // of the element's width and works for every element type. Parameters that
 // decide the output shape (Slice starts/ends/axes/steps, Split sizes, Expand
@@ -625,9 +626,122 @@ class PadKernel final : public Kernel {
   float valueAttr_;
 };
 
+// DepthToSpace (DCR and CRD modes) and SpaceToDepth on [N, C, H, W].
+class DepthSpaceKernel final : public Kernel {
+ public:
+  DepthSpaceKernel(const Node& node, bool toSpace)
+      : toSpace_(toSpace),
+        block_(node.getInt("blocksize", 0)),
+        crd_(node.getString("mode", "DCR") == "CRD") {
+    if (block_ <= 0) throwNodeError(node, "blocksize must be positive");
+    std::string mode = node.getString("mode", "DCR");
+    if (toSpace && mode != "DCR" && mode != "CRD")
+      throwNodeError(node, "unknown mode '" + mode + "'");
+  }
+
+  Status resize(ResizeContext& ctx) const override {
+    const TensorDesc& x = ctx.inputDesc(0);
+    if (x.dims.size() != 4) return ctx.fail("input must be [N, C, H, W], got " + x.toString());
+    const int64_t b = block_, n = x.dims[0], c = x.dims[1], h = x.dims[2], w = x.dims[3];
+    if (toSpace_) {
+      if (c % (b * b) != 0)
+        return ctx.fail("channels " + std::to_string(c) + " are not a multiple of blocksize^2");
+      ctx.setOutput(0, TensorDesc{x.dtype, {n, c / (b * b), h * b, w * b}, nullptr});
+    } else {
+      if (h % b != 0 || w % b != 0) return ctx.fail("H and W must be multiples of blocksize");
+      ctx.setOutput(0, TensorDesc{x.dtype, {n, c * b * b, h / b, w / b}, nullptr});
+    }
+    return Status::ok();
+  }
+
+  Status run(RunContext& ctx) const override {
+    const TensorView& x = ctx.input(0);
+    const TensorView& y = ctx.output(0);
+    const int64_t b = block_;
+    // Iterate over the space-side tensor [N, C', H*b, W*b]; the depth side
+    // holds channel (i*b + j)*C' + c (DCR) or c*b*b + i*b + j (CRD).
+    const TensorView& space = toSpace_ ? y : x;
+    const TensorView& depth = toSpace_ ? x : y;
+    const int64_t n = space.dim(0), c = space.dim(1), hs = space.dim(2), ws = space.dim(3);
+    const int64_t h = hs / b, w = ws / b, cd = depth.dim(1);
+    bool ok = visitBySize(x.dtype(), [&](auto tag) {
+      using E = typename decltype(tag)::type;
+      E* ps = static_cast<E*>(space.raw());
+      E* pd = static_cast<E*>(depth.raw());
+      parallelFor(n * c, hs * ws, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const int64_t bn = r / c, ch = r % c;
+          for (int64_t yy = 0; yy < hs; ++yy)
+            for (int64_t xx = 0; xx < ws; ++xx) {
+              const int64_t i = yy % b, j = xx % b;
+              const int64_t dc = crd_ && toSpace_ ? ch * b * b + i * b + j : (i * b + j) * c + ch;
+              const int64_t so = ((bn * c + ch) * hs + yy) * ws + xx;
+              const int64_t dof = ((bn * cd + dc) * h + yy / b) * w + xx / b;
+              if (toSpace_)
+                ps[so] = pd[dof];
+              else
+                pd[dof] = ps[so];
+            }
+        }
+      });
+    });
+    return ok ? Status::ok() : unsupportedElement(ctx.node(), x.dtype());
+  }
+
+ private:
+  bool toSpace_;
+  int64_t block_;
+  bool crd_;
+};
+
+// Trilu(input, k?): keeps the upper (j - i >= k) or lower (j - i <= k)
+// triangle of the last two dims and zeroes the rest.
+class TriluKernel final : public Kernel {
+ public:
+  explicit TriluKernel(const Node& node) : upper_(node.getInt("upper", 1) != 0) {}
+  Status resize(ResizeContext& ctx) const override {
+    if (ctx.inputDesc(0).dims.size() < 2) return ctx.fail("input must have rank >= 2");
+    if (ctx.hasInput(1) && ctx.inputDesc(1).numElements() != 1)
+      return ctx.fail("k must hold one value");
+    ctx.setOutput(0, ctx.inputDesc(0));
+    return Status::ok();
+  }
+  Status run(RunContext& ctx) const override {
+    const TensorView& x = ctx.input(0);
+    const int64_t k = ctx.hasInput(1) ? readInts(ctx.input(1)).at(0) : 0;
+    const int64_t rows = x.dim(-2), cols = x.dim(-1),
+                  mats = x.numElements() / std::max<int64_t>(rows * cols, 1);
+    bool ok = visitBySize(x.dtype(), [&](auto tag) {
+      using E = typename decltype(tag)::type;
+      const E* px = x.data<E>();
+      E* py = ctx.output(0).mutableData<E>();
+      for (int64_t m = 0; m < mats; ++m)
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < cols; ++j) {
+            const int64_t at = (m * rows + i) * cols + j;
+            const bool keep = upper_ ? j - i >= k : j - i <= k;
+            py[at] = keep ? px[at] : E{0};
+          }
+    });
+    return ok ? Status::ok() : unsupportedElement(ctx.node(), x.dtype());
+  }
+
+ private:
+  bool upper_;
+};
+
+KernelCreator depthSpace(bool toSpace) {
+  return [toSpace](const Node& node, const Backend&) -> StatusOr<std::unique_ptr<Kernel>> {
+    return std::unique_ptr<Kernel>(std::make_unique<DepthSpaceKernel>(node, toSpace));
+  };
+}
+
 }  // namespace
 
 void registerDataMovementKernels(Provider& p) {
+  p.add("DepthToSpace", depthSpace(true));
+  p.add("SpaceToDepth", depthSpace(false));
+  p.add("Trilu", creatorFor<TriluKernel>());
   p.add("Transpose", creatorFor<TransposeKernel>());
   p.add("Concat", creatorFor<ConcatKernel>());
   p.add("Split", creatorFor<SplitKernel>());

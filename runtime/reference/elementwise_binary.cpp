@@ -1,7 +1,9 @@
 //===- runtime/reference/elementwise_binary.cpp - Broadcasting elementwise ops -===//
 //
-// Add, Sub, Mul, Div, Pow, PRelu, Equal, Less, Greater (two inputs), Max,
-// Min, Sum (variadic) and Where (three inputs), all with numpy broadcasting.
+// Add, Sub, Mul, Div, Mod, Pow, PRelu, the comparisons (Equal, Less,
+// Greater, LessOrEqual, GreaterOrEqual), the logical And, Or, Xor (two
+// inputs), Max, Min, Sum, Mean (variadic) and Where (three inputs), all with
+// numpy broadcasting.
 // The iteration runs over collapsed rows (BroadcastLoop) with the inner loop
 // specialized for contiguous and repeated operands, so the common cases
 // (same shape, scalar, per-channel) are straight vectorizable loops.
@@ -26,24 +28,41 @@ enum class BinaryOp {
   kSub,
   kMul,
   kDiv,
+  kMod,
   kPow,
   kPRelu,
   kEqual,
   kLess,
   kGreater,
+  kLessOrEqual,
+  kGreaterOrEqual,
+  kAnd,
+  kOr,
+  kXor,
   kMax,
   kMin,
-  kSum
+  kSum,
+  kMean,
 };
 
 bool isComparison(BinaryOp op) {
-  return op == BinaryOp::kEqual || op == BinaryOp::kLess || op == BinaryOp::kGreater;
+  return op == BinaryOp::kEqual || op == BinaryOp::kLess || op == BinaryOp::kGreater ||
+         op == BinaryOp::kLessOrEqual || op == BinaryOp::kGreaterOrEqual;
+}
+
+bool isVariadic(BinaryOp op) {
+  return op == BinaryOp::kMax || op == BinaryOp::kMin || op == BinaryOp::kSum ||
+         op == BinaryOp::kMean;
 }
 
 unsigned typesOf(BinaryOp op) {
   switch (op) {
     case BinaryOp::kEqual: return kAllTypes;
-    case BinaryOp::kSum: return kFloatTypes;
+    case BinaryOp::kAnd:
+    case BinaryOp::kOr:
+    case BinaryOp::kXor: return kBoolType;
+    case BinaryOp::kSum:
+    case BinaryOp::kMean: return kFloatTypes;
     case BinaryOp::kPRelu: return kFloatTypes | kIndexTypes | kUnsignedInts;
     case BinaryOp::kPow: return kFloatTypes | kIndexTypes;
     default: return kNumeric;
@@ -112,6 +131,25 @@ C safeDiv(C x, C y) {
     return x / y;
   }
 }
+// Mod: with fmod, C's fmod / % (the sign of the dividend); without, the
+// floor modulus of Python and numpy (the sign of the divisor).
+template <typename C>
+C modOf(C x, C y, bool fmod) {
+  if constexpr (std::is_integral_v<C>) {
+    if (y == 0) return 0;
+    if constexpr (std::is_signed_v<C>)
+      if (y == -1) return 0;  // x % -1 is 0, and INT_MIN % -1 would trap.
+    C r = static_cast<C>(x % y);
+    if constexpr (std::is_signed_v<C>)
+      if (!fmod && r != 0 && ((r < 0) != (y < 0))) r = static_cast<C>(r + y);
+    return r;
+  } else {
+    C r = std::fmod(x, y);
+    if (!fmod && r != 0 && ((r < 0) != (y < 0))) r += y;
+    return r;
+  }
+}
+
 template <typename C>
 C maxOf(C x, C y) {
   if constexpr (std::is_floating_point_v<C>) {
@@ -130,14 +168,17 @@ C minOf(C x, C y) {
 }
 
 template <typename T>
-void applySameType(BinaryOp op, const BroadcastLoop& loop, const T* a, const T* b, T* o) {
+void applySameType(BinaryOp op, bool fmod, const BroadcastLoop& loop, const T* a, const T* b,
+                   T* o) {
   using C = Compute<T>;
   auto run = [&](auto f) {
     binaryLoop(loop, a, b, o, [f](T x, T y) { return store<T>(f(load(x), load(y))); });
   };
   switch (op) {
     case BinaryOp::kAdd:
-    case BinaryOp::kSum: run([](C x, C y) { return wrapAdd(x, y); }); break;
+    case BinaryOp::kSum:
+    case BinaryOp::kMean: run([](C x, C y) { return wrapAdd(x, y); }); break;
+    case BinaryOp::kMod: run([fmod](C x, C y) { return modOf(x, y, fmod); }); break;
     case BinaryOp::kSub: run([](C x, C y) { return wrapSub(x, y); }); break;
     case BinaryOp::kMul: run([](C x, C y) { return wrapMul(x, y); }); break;
     case BinaryOp::kDiv: run([](C x, C y) { return safeDiv(x, y); }); break;
@@ -164,6 +205,12 @@ void applyComparison(BinaryOp op, const BroadcastLoop& loop, const T* a, const T
     case BinaryOp::kLess:
       binaryLoop(loop, a, b, o, [](T x, T y) { return load(x) < load(y); });
       break;
+    case BinaryOp::kLessOrEqual:
+      binaryLoop(loop, a, b, o, [](T x, T y) { return load(x) <= load(y); });
+      break;
+    case BinaryOp::kGreaterOrEqual:
+      binaryLoop(loop, a, b, o, [](T x, T y) { return load(x) >= load(y); });
+      break;
     default: binaryLoop(loop, a, b, o, [](T x, T y) { return load(x) > load(y); }); break;
   }
 }
@@ -185,8 +232,8 @@ void applyPow(const BroadcastLoop& loop, const TX* a, const TY* b, TX* o) {
 
 class BinaryKernel final : public Kernel {
  public:
-  BinaryKernel(const Node& node, BinaryOp op) : op_(op) {
-    bool variadic = op == BinaryOp::kMax || op == BinaryOp::kMin || op == BinaryOp::kSum;
+  BinaryKernel(const Node& node, BinaryOp op) : op_(op), fmod_(node.getInt("fmod", 0) != 0) {
+    bool variadic = isVariadic(op);
     if (!variadic && node.numInputs() != 2)
       throwNodeError(node, "expects 2 inputs, got " + std::to_string(node.numInputs()));
     if (variadic && node.numInputs() == 0) throwNodeError(node, "needs at least one input");
@@ -216,6 +263,8 @@ class BinaryKernel final : public Kernel {
     if (op_ == BinaryOp::kPRelu && dims != ctx.inputDesc(0).dims)
       return ctx.fail("slope " + dimsToString(ctx.inputDesc(1).dims) + " does not broadcast to X " +
                       dimsToString(ctx.inputDesc(0).dims));
+    if (op_ == BinaryOp::kMod && isFloatingPoint(dt) && !fmod_)
+      return ctx.fail("floating-point Mod needs fmod = 1");
     ctx.setOutput(0, TensorDesc{isComparison(op_) ? DataType::kBool : dt, dims, nullptr});
     return Status::ok();
   }
@@ -235,6 +284,19 @@ class BinaryKernel final : public Kernel {
         const std::vector<int64_t>* dims[] = {&a.dims(), &ctx.input(1).dims()};
         BroadcastLoop loop(out.dims(), dims);
         applyComparison<T>(op_, loop, a.data<T>(), ctx.input(1).data<T>(), out.mutableData<bool>());
+        return;
+      }
+      if constexpr (std::is_same_v<T, bool>) {
+        const std::vector<int64_t>* dims[] = {&a.dims(), &ctx.input(1).dims()};
+        BroadcastLoop loop(out.dims(), dims);
+        const bool* pb = ctx.input(1).data<bool>();
+        bool* po = out.mutableData<bool>();
+        if (op_ == BinaryOp::kAnd)
+          binaryLoop(loop, a.data<bool>(), pb, po, [](bool x, bool y) { return x && y; });
+        else if (op_ == BinaryOp::kOr)
+          binaryLoop(loop, a.data<bool>(), pb, po, [](bool x, bool y) { return x || y; });
+        else
+          binaryLoop(loop, a.data<bool>(), pb, po, [](bool x, bool y) { return x != y; });
         return;
       }
       if constexpr (!std::is_same_v<T, bool>) {
@@ -258,12 +320,18 @@ class BinaryKernel final : public Kernel {
                 out.data<T>() + TensorDesc{a.dtype(), partial, nullptr}.numElements());
             const std::vector<int64_t>* spread[] = {&partial, &b.dims()};
             BroadcastLoop loop(next, spread);
-            applySameType<T>(op_, loop, tmp.data(), b.data<T>(), out.mutableData<T>());
+            applySameType<T>(op_, fmod_, loop, tmp.data(), b.data<T>(), out.mutableData<T>());
           } else {
             BroadcastLoop loop(next, pair);
-            applySameType<T>(op_, loop, lhs, b.data<T>(), out.mutableData<T>());
+            applySameType<T>(op_, fmod_, loop, lhs, b.data<T>(), out.mutableData<T>());
           }
           partial = std::move(next);
+        }
+        if (op_ == BinaryOp::kMean) {
+          const double scale = 1.0 / static_cast<double>(ctx.numInputs());
+          T* po = out.mutableData<T>();
+          for (int64_t i = 0, n = out.numElements(); i < n; ++i)
+            po[i] = store<T>(static_cast<Compute<T>>(static_cast<double>(load(po[i])) * scale));
         }
       }
     });
@@ -288,6 +356,7 @@ class BinaryKernel final : public Kernel {
   }
 
   BinaryOp op_;
+  bool fmod_;
 };
 
 // Where(condition, X, Y): X where condition, else Y, all broadcast.
@@ -354,6 +423,13 @@ void registerBinaryKernels(Provider& p) {
   p.add("Max", binary(BinaryOp::kMax));
   p.add("Min", binary(BinaryOp::kMin));
   p.add("Sum", binary(BinaryOp::kSum));
+  p.add("Mean", binary(BinaryOp::kMean));
+  p.add("Mod", binary(BinaryOp::kMod));
+  p.add("LessOrEqual", binary(BinaryOp::kLessOrEqual));
+  p.add("GreaterOrEqual", binary(BinaryOp::kGreaterOrEqual));
+  p.add("And", binary(BinaryOp::kAnd));
+  p.add("Or", binary(BinaryOp::kOr));
+  p.add("Xor", binary(BinaryOp::kXor));
   p.add("Where", creatorFor<WhereKernel>());
 }
 

@@ -1,7 +1,9 @@
 //===- runtime/reference/elementwise_unary.cpp - One-input elementwise ops -===//
 //
-// Relu, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Tanh, Erf, Sqrt, Exp,
-// Log, Neg, Abs, Reciprocal, Sin, Cos, Not and Clip. Each op computes in its
+// Activations (Relu, LeakyRelu, Elu, Selu, Celu, ThresholdedRelu, Sigmoid,
+// HardSigmoid, HardSwish, Softplus, Softsign, Gelu, Tanh, Shrink), math (Erf,
+// Sqrt, Exp, Log, Neg, Abs, Sign, Reciprocal, Floor, Ceil, Round and the
+// trigonometric and hyperbolic functions), Not, Clip, IsNaN and IsInf. Each op computes in its
 // element type's compute type (float for f16/bf16) and runs as a parallel
 // flat loop; the output has the input's desc.
 //
@@ -33,6 +35,27 @@ enum class UnaryOp {
   kSin,
   kCos,
   kNot,
+  kElu,
+  kSelu,
+  kCelu,
+  kThresholdedRelu,
+  kShrink,
+  kSoftplus,
+  kSoftsign,
+  kGelu,
+  kFloor,
+  kCeil,
+  kRound,
+  kSign,
+  kTan,
+  kAsin,
+  kAcos,
+  kAtan,
+  kSinh,
+  kCosh,
+  kAsinh,
+  kAcosh,
+  kAtanh,
 };
 
 unsigned typesOf(UnaryOp op) {
@@ -40,7 +63,9 @@ unsigned typesOf(UnaryOp op) {
     case UnaryOp::kRelu:
     case UnaryOp::kNeg: return kSignedNumeric;
     case UnaryOp::kAbs:
-    case UnaryOp::kErf: return kNumeric;
+    case UnaryOp::kErf:
+    case UnaryOp::kShrink:
+    case UnaryOp::kSign: return kNumeric;
     case UnaryOp::kNot: return kBoolType;
     default: return kFloatTypes;
   }
@@ -58,10 +83,31 @@ void mapElements(const TensorView& in, const TensorView& out, F f) {
 class UnaryKernel final : public Kernel {
  public:
   UnaryKernel(const Node& node, UnaryOp op) : op_(op) {
-    if (op == UnaryOp::kLeakyRelu) alpha_ = node.getFloat("alpha", 0.01f);
-    if (op == UnaryOp::kHardSigmoid) {
-      alpha_ = node.getFloat("alpha", 0.2f);
-      beta_ = node.getFloat("beta", 0.5f);
+    switch (op) {
+      case UnaryOp::kLeakyRelu: alpha_ = node.getFloat("alpha", 0.01f); break;
+      case UnaryOp::kHardSigmoid:
+        alpha_ = node.getFloat("alpha", 0.2f);
+        beta_ = node.getFloat("beta", 0.5f);
+        break;
+      case UnaryOp::kElu:
+      case UnaryOp::kCelu:
+      case UnaryOp::kThresholdedRelu: alpha_ = node.getFloat("alpha", 1.0f); break;
+      case UnaryOp::kSelu:
+        alpha_ = node.getFloat("alpha", 1.67326319217681884765625f);
+        beta_ = node.getFloat("gamma", 1.05070102214813232421875f);
+        break;
+      case UnaryOp::kShrink:
+        alpha_ = node.getFloat("lambd", 0.5f);
+        beta_ = node.getFloat("bias", 0.0f);
+        break;
+      case UnaryOp::kGelu: {
+        std::string approx = node.getString("approximate", "none");
+        if (approx != "none" && approx != "tanh")
+          throwNodeError(node, "unknown approximate '" + approx + "'");
+        alpha_ = approx == "tanh" ? 1.0f : 0.0f;
+        break;
+      }
+      default: break;
     }
   }
 
@@ -165,6 +211,86 @@ class UnaryKernel final : public Kernel {
       case UnaryOp::kReciprocal: floats([](auto x) { return decltype(x)(1) / x; }); break;
       case UnaryOp::kSin: floats([](auto x) { return std::sin(x); }); break;
       case UnaryOp::kCos: floats([](auto x) { return std::cos(x); }); break;
+      case UnaryOp::kTan: floats([](auto x) { return std::tan(x); }); break;
+      case UnaryOp::kAsin: floats([](auto x) { return std::asin(x); }); break;
+      case UnaryOp::kAcos: floats([](auto x) { return std::acos(x); }); break;
+      case UnaryOp::kAtan: floats([](auto x) { return std::atan(x); }); break;
+      case UnaryOp::kSinh: floats([](auto x) { return std::sinh(x); }); break;
+      case UnaryOp::kCosh: floats([](auto x) { return std::cosh(x); }); break;
+      case UnaryOp::kAsinh: floats([](auto x) { return std::asinh(x); }); break;
+      case UnaryOp::kAcosh: floats([](auto x) { return std::acosh(x); }); break;
+      case UnaryOp::kAtanh: floats([](auto x) { return std::atanh(x); }); break;
+      case UnaryOp::kFloor: floats([](auto x) { return std::floor(x); }); break;
+      case UnaryOp::kCeil: floats([](auto x) { return std::ceil(x); }); break;
+      // Round half to even, as ONNX specifies (the default FP rounding mode).
+      case UnaryOp::kRound: floats([](auto x) { return std::nearbyint(x); }); break;
+      case UnaryOp::kElu:
+        floats([alpha](auto x) {
+          using C = decltype(x);
+          return x >= C(0) ? x : static_cast<C>(alpha) * (std::exp(x) - C(1));
+        });
+        break;
+      case UnaryOp::kCelu:
+        floats([alpha](auto x) {
+          using C = decltype(x);
+          C a = static_cast<C>(alpha);
+          return std::max(C(0), x) + std::min(C(0), a * (std::exp(x / a) - C(1)));
+        });
+        break;
+      case UnaryOp::kSelu:
+        floats([alpha, beta](auto x) {
+          using C = decltype(x);
+          return static_cast<C>(beta) *
+                 (x > C(0) ? x : static_cast<C>(alpha) * (std::exp(x) - C(1)));
+        });
+        break;
+      case UnaryOp::kThresholdedRelu:
+        floats(
+            [alpha](auto x) { return x > static_cast<decltype(x)>(alpha) ? x : decltype(x)(0); });
+        break;
+      case UnaryOp::kSoftplus:
+        floats([](auto x) {
+          using C = decltype(x);
+          // log(1 + exp(x)) without overflow for large x.
+          return x > C(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+        });
+        break;
+      case UnaryOp::kSoftsign:
+        floats([](auto x) { return x / (decltype(x)(1) + std::fabs(x)); });
+        break;
+      case UnaryOp::kGelu:
+        floats([tanhApprox = alpha != 0](auto x) {
+          using C = decltype(x);
+          if (tanhApprox)
+            return C(0.5) * x *
+                   (C(1) +
+                    std::tanh(static_cast<C>(0.7978845608028654) * (x + C(0.044715) * x * x * x)));
+          return C(0.5) * x * (C(1) + std::erf(x * static_cast<C>(0.7071067811865476)));
+        });
+        break;
+      case UnaryOp::kShrink:
+        ok = visitType<kNumeric>(in.dtype(), [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          mapElements<T>(in, out, [alpha, beta](auto x) {
+            using C = decltype(x);
+            double v = static_cast<double>(x);
+            double r = v < -alpha ? v + beta : (v > alpha ? v - beta : 0.0);
+            if constexpr (std::is_unsigned_v<C>) r = std::max(r, 0.0);  // no negative unsigned
+            return static_cast<C>(r);
+          });
+        });
+        break;
+      case UnaryOp::kSign:
+        ok = visitType<kNumeric>(in.dtype(), [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          mapElements<T>(in, out, [](auto x) {
+            using C = decltype(x);
+            if constexpr (std::is_floating_point_v<C>)
+              if (std::isnan(x)) return x;
+            return x > C(0) ? C(1) : (x < C(0) ? static_cast<C>(-1) : C(0));
+          });
+        });
+        break;
     }
     return ok ? Status::ok() : unsupportedType(ctx.node(), in.dtype());
   }
@@ -230,6 +356,44 @@ class ClipKernel final : public Kernel {
   std::optional<float> attrMin_, attrMax_;
 };
 
+// IsNaN and IsInf: float in, bool out.
+class FloatClassKernel final : public Kernel {
+ public:
+  FloatClassKernel(const Node& node, bool isInf)
+      : isInf_(isInf),
+        negative_(node.getInt("detect_negative", 1) != 0),
+        positive_(node.getInt("detect_positive", 1) != 0) {}
+  Status resize(ResizeContext& ctx) const override {
+    if (!typeInSet(ctx.inputDesc(0).dtype, kFloatTypes))
+      return unsupportedType(ctx.node(), ctx.inputDesc(0).dtype);
+    ctx.setOutput(0, TensorDesc{DataType::kBool, ctx.inputDesc(0).dims, nullptr});
+    return Status::ok();
+  }
+  Status run(RunContext& ctx) const override {
+    const TensorView& in = ctx.input(0);
+    bool* y = ctx.output(0).mutableData<bool>();
+    visitType<kFloatTypes>(in.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* x = in.data<T>();
+      for (int64_t i = 0, n = in.numElements(); i < n; ++i) {
+        auto v = load(x[i]);
+        y[i] = isInf_ ? std::isinf(v) && ((v > 0 && positive_) || (v < 0 && negative_))
+                      : std::isnan(v);
+      }
+    });
+    return Status::ok();
+  }
+
+ private:
+  bool isInf_, negative_, positive_;
+};
+
+KernelCreator floatClass(bool isInf) {
+  return [isInf](const Node& node, const Backend&) -> StatusOr<std::unique_ptr<Kernel>> {
+    return std::unique_ptr<Kernel>(std::make_unique<FloatClassKernel>(node, isInf));
+  };
+}
+
 KernelCreator unary(UnaryOp op) {
   return [op](const Node& node, const Backend&) -> StatusOr<std::unique_ptr<Kernel>> {
     return std::unique_ptr<Kernel>(std::make_unique<UnaryKernel>(node, op));
@@ -256,6 +420,29 @@ void registerUnaryKernels(Provider& p) {
   p.add("Cos", unary(UnaryOp::kCos));
   p.add("Not", unary(UnaryOp::kNot));
   p.add("Clip", creatorFor<ClipKernel>());
+  p.add("Elu", unary(UnaryOp::kElu));
+  p.add("Selu", unary(UnaryOp::kSelu));
+  p.add("Celu", unary(UnaryOp::kCelu));
+  p.add("ThresholdedRelu", unary(UnaryOp::kThresholdedRelu));
+  p.add("Shrink", unary(UnaryOp::kShrink));
+  p.add("Softplus", unary(UnaryOp::kSoftplus));
+  p.add("Softsign", unary(UnaryOp::kSoftsign));
+  p.add("Gelu", unary(UnaryOp::kGelu));
+  p.add("Floor", unary(UnaryOp::kFloor));
+  p.add("Ceil", unary(UnaryOp::kCeil));
+  p.add("Round", unary(UnaryOp::kRound));
+  p.add("Sign", unary(UnaryOp::kSign));
+  p.add("Tan", unary(UnaryOp::kTan));
+  p.add("Asin", unary(UnaryOp::kAsin));
+  p.add("Acos", unary(UnaryOp::kAcos));
+  p.add("Atan", unary(UnaryOp::kAtan));
+  p.add("Sinh", unary(UnaryOp::kSinh));
+  p.add("Cosh", unary(UnaryOp::kCosh));
+  p.add("Asinh", unary(UnaryOp::kAsinh));
+  p.add("Acosh", unary(UnaryOp::kAcosh));
+  p.add("Atanh", unary(UnaryOp::kAtanh));
+  p.add("IsNaN", floatClass(false));
+  p.add("IsInf", floatClass(true));
 }
 
 }  // namespace subgraph::runtime::reference

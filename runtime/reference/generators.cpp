@@ -1,7 +1,7 @@
 //===- runtime/reference/generators.cpp - Ops that make tensors -----------===//
 //
-// Constant (every value_* attribute form except strings), ConstantOfShape
-// and Range. Their outputs depend only on attributes and shape inputs, so the
+// Constant (every value_* attribute form except strings), ConstantOfShape,
+// Range and EyeLike. Their outputs depend only on attributes and shape inputs, so the
 // session usually computes them once per plan, at resize time.
 //
 //===----------------------------------------------------------------------===//
@@ -127,9 +127,44 @@ class RangeKernel final : public Kernel {
   }
 };
 
+// EyeLike(input): a 2-d tensor of input's dims with ones on diagonal k, of
+// the dtype attribute's type (else the input's).
+class EyeLikeKernel final : public Kernel {
+ public:
+  explicit EyeLikeKernel(const Node& node) : k_(node.getInt("k", 0)) {
+    if (node.attr("dtype")) dtype_ = static_cast<DataType>(node.getInt("dtype"));
+  }
+  bool readsInputData() const override { return false; }
+  Status resize(ResizeContext& ctx) const override {
+    const TensorDesc& x = ctx.inputDesc(0);
+    if (x.dims.size() != 2) return ctx.fail("input must be 2-d, got " + x.toString());
+    DataType dt = dtype_.value_or(x.dtype);
+    if (!typeInSet(dt, kAllTypes)) return unsupportedType(ctx.node(), dt);
+    ctx.setOutput(0, TensorDesc{dt, x.dims, nullptr});
+    return Status::ok();
+  }
+  Status run(RunContext& ctx) const override {
+    const TensorView& y = ctx.output(0);
+    const int64_t rows = y.dim(0), cols = y.dim(1);
+    visitType<kAllTypes>(y.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T* py = y.mutableData<T>();
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j)
+          py[i * cols + j] = store<T>(static_cast<Compute<T>>(j - i == k_ ? 1 : 0));
+    });
+    return Status::ok();
+  }
+
+ private:
+  int64_t k_;
+  std::optional<DataType> dtype_;
+};
+
 }  // namespace
 
 void registerGeneratorKernels(Provider& p) {
+  p.add("EyeLike", creatorFor<EyeLikeKernel>());
   p.add("Constant", creatorFor<ConstantKernel>());
   p.add("ConstantOfShape", creatorFor<ConstantOfShapeKernel>());
   p.add("Range", creatorFor<RangeKernel>());

@@ -11,10 +11,11 @@
 
 namespace subgraph::runtime::reference {
 
-/// elementwise_unary.cpp: Relu ... Cos, Not, Clip.
+/// elementwise_unary.cpp: activations, math functions, Not, Clip, IsNaN,
+/// IsInf.
 void registerUnaryKernels(Provider& provider);
-/// elementwise_binary.cpp: Add, Sub, Mul, Div, Pow, Max, Min, Sum, Equal,
-/// Less, Greater, PRelu, Where.
+/// elementwise_binary.cpp: arithmetic, comparisons, logic, Max, Min, Sum,
+/// Mean, PRelu, Where.
 void registerBinaryKernels(Provider& provider);
 /// conv.cpp: Conv.
 void registerConvKernels(Provider& provider);
@@ -24,24 +25,32 @@ void registerConvTransposeKernels(Provider& provider);
 void registerMatMulKernels(Provider& provider);
 /// pooling.cpp: MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool.
 void registerPoolingKernels(Provider& provider);
-/// normalization.cpp: BatchNormalization, LayerNormalization.
+/// normalization.cpp: BatchNormalization, LayerNormalization,
+/// InstanceNormalization, MeanVarianceNormalization, LRN.
 void registerNormalizationKernels(Provider& provider);
-/// softmax.cpp: Softmax.
+/// softmax.cpp: Softmax, LogSoftmax, Hardmax.
 void registerSoftmaxKernels(Provider& provider);
-/// reduce.cpp: ReduceMean, ReduceSum, ReduceMax.
+/// reduce.cpp: the Reduce* family, ArgMax, ArgMin, CumSum.
 void registerReduceKernels(Provider& provider);
 /// shape_ops.cpp: Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout,
-/// Shape.
+/// Shape, Size.
 void registerShapeKernels(Provider& provider);
 /// data_movement.cpp: Transpose, Concat, Split, Slice, Gather, Expand,
-/// Tile, Pad.
+/// Tile, Pad, DepthToSpace, SpaceToDepth, Trilu.
 void registerDataMovementKernels(Provider& provider);
-/// generators.cpp: Constant, ConstantOfShape, Range.
+/// generators.cpp: Constant, ConstantOfShape, Range, EyeLike.
 void registerGeneratorKernels(Provider& provider);
-/// cast.cpp: Cast.
+/// cast.cpp: Cast, CastLike.
 void registerCastKernels(Provider& provider);
 /// resize.cpp: Resize.
 void registerResizeKernels(Provider& provider);
+/// indexing.cpp: GatherElements, GatherND, ScatterElements, ScatterND,
+/// OneHot, NonZero.
+void registerIndexingKernels(Provider& provider);
+/// topk.cpp: TopK.
+void registerTopKKernels(Provider& provider);
+/// quantize.cpp: QuantizeLinear, DequantizeLinear.
+void registerQuantizeKernels(Provider& provider);
 /// control_flow.cpp: If, Loop.
 void registerControlFlowKernels(Provider& provider);
 

@@ -1,12 +1,15 @@
 //===- runtime/reference/normalization.cpp - Normalization ops ------------===//
 //
 // BatchNormalization (inference, and training mode: batch statistics plus
-// updated running statistics) and LayerNormalization (with the optional Mean
-// and InvStdDev outputs). Statistics accumulate in double, so the reference
+// updated running statistics), LayerNormalization (with the optional Mean
+// and InvStdDev outputs), InstanceNormalization, MeanVarianceNormalization
+// and LRN. Statistics accumulate in double, so the reference
 // stays accurate on long reductions.
 //
 //===----------------------------------------------------------------------===//
+#include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "reference/kernel_util.h"
 #include "reference/kernels.h"
@@ -199,11 +202,202 @@ class LayerNormKernel final : public Kernel {
   float epsilon_;
 };
 
+// Normalizes X over the dims not in `keep` (every (n, c) plane for
+// InstanceNormalization, the `axes` complement for MVN): y = (x - mean) *
+// inv + shift per kept index.
+template <typename T>
+void normalizeGroups(const TensorView& x, const TensorView& y, const std::vector<bool>& reduced,
+                     const std::function<void(int64_t keptIndex, double mean, double var,
+                                              double& scale, double& shift)>& coeffs) {
+  std::vector<int64_t> strides = contiguousStrides(x.dims());
+  std::vector<int64_t> keptDims, keptStrides, redDims, redStrides;
+  for (size_t d = 0; d < x.rank(); ++d) {
+    (reduced[d] ? redDims : keptDims).push_back(x.dims()[d]);
+    (reduced[d] ? redStrides : keptStrides).push_back(strides[d]);
+  }
+  int64_t groups = 1, count = 1;
+  for (int64_t d : keptDims) groups *= d;
+  for (int64_t d : redDims) count *= d;
+  const T* px = x.data<T>();
+  T* py = y.mutableData<T>();
+  parallelFor(groups, count, [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> offsets(static_cast<size_t>(count));
+    std::vector<int64_t> idx(redDims.size());
+    for (int64_t gi = begin; gi < end; ++gi) {
+      int64_t base = 0, rest = gi;
+      for (size_t k = keptDims.size(); k-- > 0;) {
+        base += (rest % keptDims[k]) * keptStrides[k];
+        rest /= keptDims[k];
+      }
+      std::fill(idx.begin(), idx.end(), 0);
+      for (int64_t r = 0; r < count; ++r) {
+        int64_t off = base;
+        for (size_t k = 0; k < redDims.size(); ++k) off += idx[k] * redStrides[k];
+        offsets[static_cast<size_t>(r)] = off;
+        for (size_t k = redDims.size(); k-- > 0;) {
+          if (++idx[k] < redDims[k]) break;
+          idx[k] = 0;
+        }
+      }
+      double s = 0, s2 = 0;
+      for (int64_t off : offsets) s += static_cast<double>(load(px[off]));
+      const double mean = count ? s / static_cast<double>(count) : 0.0;
+      for (int64_t off : offsets) {
+        double d = static_cast<double>(load(px[off])) - mean;
+        s2 += d * d;
+      }
+      const double var = count ? s2 / static_cast<double>(count) : 0.0;
+      double scale = 1, shift = 0;
+      coeffs(gi, mean, var, scale, shift);
+      for (int64_t off : offsets)
+        py[off] =
+            store<T>(static_cast<Compute<T>>(static_cast<double>(load(px[off])) * scale + shift));
+    }
+  });
+}
+
+// InstanceNormalization(input, scale[C], B[C]) over the spatial dims.
+class InstanceNormKernel final : public Kernel {
+ public:
+  explicit InstanceNormKernel(const Node& node) : epsilon_(node.getFloat("epsilon", 1e-5f)) {}
+
+  Status resize(ResizeContext& ctx) const override {
+    const TensorDesc& x = ctx.inputDesc(0);
+    if (!typeInSet(x.dtype, kFloatTypes)) return unsupportedType(ctx.node(), x.dtype);
+    if (x.dims.size() < 3) return ctx.fail("input must be [N, C, D1, ...], got " + x.toString());
+    for (size_t i = 1; i < 3; ++i)
+      if (!ctx.hasInput(i) || ctx.inputDesc(i).numElements() != x.dims[1])
+        return ctx.fail(std::string(i == 1 ? "scale" : "B") + " must have " +
+                        std::to_string(x.dims[1]) + " elements");
+    ctx.setOutput(0, x);
+    return Status::ok();
+  }
+
+  Status run(RunContext& ctx) const override {
+    const TensorView& x = ctx.input(0);
+    std::vector<double> scale = readDoubles(ctx.input(1)), bias = readDoubles(ctx.input(2));
+    std::vector<bool> reduced(x.rank(), true);
+    reduced[0] = reduced[1] = false;
+    const int64_t c = x.dim(1);
+    const double eps = epsilon_;
+    visitType<kFloatTypes>(x.dtype(), [&](auto tag) {
+      normalizeGroups<typename decltype(tag)::type>(
+          x, ctx.output(0), reduced, [&](int64_t g, double mean, double var, double& a, double& b) {
+            const size_t ch = static_cast<size_t>(g % c);
+            a = scale[ch] / std::sqrt(var + eps);
+            b = bias[ch] - mean * a;
+          });
+    });
+    return Status::ok();
+  }
+
+ private:
+  float epsilon_;
+};
+
+// MeanVarianceNormalization: (x - mean) / (sqrt(var) + 1e-9) over `axes`,
+// as the ONNX function body defines it.
+class MvnKernel final : public Kernel {
+ public:
+  explicit MvnKernel(const Node& node) : axes_(node.getInts("axes", {0, 2, 3})) {}
+
+  Status resize(ResizeContext& ctx) const override {
+    const TensorDesc& x = ctx.inputDesc(0);
+    if (!typeInSet(x.dtype, kFloatTypes)) return unsupportedType(ctx.node(), x.dtype);
+    for (int64_t a : axes_) {
+      int64_t axis = a;
+      if (!normalizeAxis(axis, static_cast<int64_t>(x.dims.size())))
+        return ctx.fail("axis " + std::to_string(a) + " is out of range for " + x.toString());
+    }
+    ctx.setOutput(0, x);
+    return Status::ok();
+  }
+
+  Status run(RunContext& ctx) const override {
+    const TensorView& x = ctx.input(0);
+    std::vector<bool> reduced(x.rank(), false);
+    for (int64_t a : axes_) {
+      int64_t axis = a;
+      normalizeAxis(axis, static_cast<int64_t>(x.rank()));
+      reduced[static_cast<size_t>(axis)] = true;
+    }
+    visitType<kFloatTypes>(x.dtype(), [&](auto tag) {
+      normalizeGroups<typename decltype(tag)::type>(
+          x, ctx.output(0), reduced, [](int64_t, double mean, double var, double& a, double& b) {
+            a = 1.0 / (std::sqrt(var) + 1e-9);
+            b = -mean * a;
+          });
+    });
+    return Status::ok();
+  }
+
+ private:
+  std::vector<int64_t> axes_;
+};
+
+// LRN across channels: y = x / (bias + alpha / size * sum of squares in the
+// window [c - floor((size-1)/2), c + ceil((size-1)/2)]) ^ beta.
+class LrnKernel final : public Kernel {
+ public:
+  explicit LrnKernel(const Node& node)
+      : alpha_(node.getFloat("alpha", 1e-4f)),
+        beta_(node.getFloat("beta", 0.75f)),
+        bias_(node.getFloat("bias", 1.0f)),
+        size_(node.getInt("size", 0)) {
+    if (size_ <= 0) throwNodeError(node, "size must be a positive integer");
+  }
+
+  Status resize(ResizeContext& ctx) const override {
+    const TensorDesc& x = ctx.inputDesc(0);
+    if (!typeInSet(x.dtype, kFloatTypes)) return unsupportedType(ctx.node(), x.dtype);
+    if (x.dims.size() < 2) return ctx.fail("input must be [N, C, ...], got " + x.toString());
+    ctx.setOutput(0, x);
+    return Status::ok();
+  }
+
+  Status run(RunContext& ctx) const override {
+    const TensorView& x = ctx.input(0);
+    const int64_t n = x.dim(0), c = x.dim(1), inner = x.numElements() / std::max<int64_t>(n * c, 1);
+    const int64_t before = (size_ - 1) / 2, after = size_ - 1 - before;
+    visitType<kFloatTypes>(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* px = x.data<T>();
+      T* py = ctx.output(0).mutableData<T>();
+      parallelFor(n * c, inner * size_, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const int64_t b = r / c, ch = r % c;
+          for (int64_t i = 0; i < inner; ++i) {
+            double sq = 0;
+            for (int64_t k = std::max<int64_t>(0, ch - before); k <= std::min(c - 1, ch + after);
+                 ++k) {
+              double v = static_cast<double>(load(px[(b * c + k) * inner + i]));
+              sq += v * v;
+            }
+            double v = static_cast<double>(load(px[r * inner + i]));
+            py[r * inner + i] = store<T>(static_cast<Compute<T>>(
+                v / std::pow(static_cast<double>(bias_) +
+                                 static_cast<double>(alpha_) / static_cast<double>(size_) * sq,
+                             static_cast<double>(beta_))));
+          }
+        }
+      });
+    });
+    return Status::ok();
+  }
+
+ private:
+  float alpha_, beta_, bias_;
+  int64_t size_;
+};
+
 }  // namespace
 
 void registerNormalizationKernels(Provider& p) {
   p.add("BatchNormalization", creatorFor<BatchNormKernel>());
   p.add("LayerNormalization", creatorFor<LayerNormKernel>());
+  p.add("InstanceNormalization", creatorFor<InstanceNormKernel>());
+  p.add("MeanVarianceNormalization", creatorFor<MvnKernel>());
+  p.add("LRN", creatorFor<LrnKernel>());
 }
 
 }  // namespace subgraph::runtime::reference

@@ -18,6 +18,7 @@ std::shared_ptr<Provider> referenceProvider() {
     reference::registerUnaryKernels(*p);
     reference::registerBinaryKernels(*p);
     reference::registerConvKernels(*p);
+    reference::registerConvTransposeKernels(*p);
     reference::registerMatMulKernels(*p);
     reference::registerPoolingKernels(*p);
     reference::registerNormalizationKernels(*p);
@@ -28,6 +29,10 @@ std::shared_ptr<Provider> referenceProvider() {
     reference::registerGeneratorKernels(*p);
     reference::registerCastKernels(*p);
     reference::registerResizeKernels(*p);
+    reference::registerIndexingKernels(*p);
+    reference::registerTopKKernels(*p);
+    reference::registerQuantizeKernels(*p);
+    reference::registerControlFlowKernels(*p);
     return p;
   }();
   return provider;

@@ -3,7 +3,7 @@
 // Ops that change how bytes are viewed, not the bytes: Reshape, Flatten,
 // Squeeze, Unsqueeze, Identity and inference-mode Dropout, whose output may
 // share the input's memory (Kernel::outputAliasesInput) so they usually cost
-// nothing; plus Shape, which reads only the input's dims. Training-mode
+// nothing; plus Shape and Size, which read only the input's desc. Training-mode
 // Dropout draws its mask from a seeded generator.
 //
 //===----------------------------------------------------------------------===//
@@ -255,6 +255,21 @@ class ShapeKernel final : public Kernel {
   int64_t end_;
 };
 
+// Size(data) -> int64 scalar element count, from the desc alone.
+class SizeKernel final : public Kernel {
+ public:
+  explicit SizeKernel(const Node&) {}
+  bool readsInputData() const override { return false; }
+  Status resize(ResizeContext& ctx) const override {
+    ctx.setOutput(0, TensorDesc{DataType::kInt64, {}, nullptr});
+    return Status::ok();
+  }
+  Status run(RunContext& ctx) const override {
+    *ctx.output(0).mutableData<int64_t>() = ctx.input(0).numElements();
+    return Status::ok();
+  }
+};
+
 KernelCreator squeeze(bool unsqueeze) {
   return [unsqueeze](const Node& node, const Backend&) -> StatusOr<std::unique_ptr<Kernel>> {
     return std::unique_ptr<Kernel>(std::make_unique<SqueezeKernel>(node, unsqueeze));
@@ -271,6 +286,7 @@ void registerShapeKernels(Provider& p) {
   p.add("Identity", creatorFor<IdentityKernel>());
   p.add("Dropout", creatorFor<DropoutKernel>());
   p.add("Shape", creatorFor<ShapeKernel>());
+  p.add("Size", creatorFor<SizeKernel>());
 }
 
 }  // namespace subgraph::runtime::reference

@@ -1,6 +1,6 @@
-//===- runtime/reference/softmax.cpp - Softmax ----------------------------===//
+//===- runtime/reference/softmax.cpp - Softmax, LogSoftmax, Hardmax -------===//
 //
-// Softmax along one axis (opset 13+), or over the flattened trailing dims
+// Softmax, LogSoftmax and Hardmax along one axis (opset 13+), or over the flattened trailing dims
 // from `axis` on (opsets before 13, where the input is coerced to 2-d).
 // Each row subtracts its maximum before exponentiating, so large inputs do
 // not overflow; rows run in parallel.
@@ -16,9 +16,11 @@
 namespace subgraph::runtime::reference {
 namespace {
 
+enum class SoftmaxKind { kSoftmax, kLogSoftmax, kHardmax };
+
 class SoftmaxKernel final : public Kernel {
  public:
-  explicit SoftmaxKernel(const Node& node) : coerce2d_(opsetOf(node) < 13) {
+  SoftmaxKernel(const Node& node, SoftmaxKind kind) : kind_(kind), coerce2d_(opsetOf(node) < 13) {
     axis_ = node.attr("axis") ? node.getInt("axis") : (coerce2d_ ? 1 : -1);
   }
 
@@ -59,11 +61,30 @@ class SoftmaxKernel final : public Kernel {
         for (int64_t r = begin; r < end; ++r) {
           const int64_t base = (r / inner) * len * inner + r % inner;
           C m = -std::numeric_limits<C>::infinity();
-          for (int64_t i = 0; i < len; ++i) m = std::max(m, load(px[base + i * inner]));
+          int64_t argmax = 0;
+          for (int64_t i = 0; i < len; ++i) {
+            C v = load(px[base + i * inner]);
+            if (v > m) {
+              m = v;
+              argmax = i;
+            }
+          }
+          if (kind_ == SoftmaxKind::kHardmax) {
+            // 1 at the first maximum, 0 elsewhere.
+            for (int64_t i = 0; i < len; ++i)
+              py[base + i * inner] = store<T>(i == argmax ? C(1) : C(0));
+            continue;
+          }
           C sum = 0;
           for (int64_t i = 0; i < len; ++i) {
             e[static_cast<size_t>(i)] = std::exp(load(px[base + i * inner]) - m);
             sum += e[static_cast<size_t>(i)];
+          }
+          if (kind_ == SoftmaxKind::kLogSoftmax) {
+            const C logSum = std::log(sum);
+            for (int64_t i = 0; i < len; ++i)
+              py[base + i * inner] = store<T>(load(px[base + i * inner]) - m - logSum);
+            continue;
           }
           for (int64_t i = 0; i < len; ++i)
             py[base + i * inner] = store<T>(e[static_cast<size_t>(i)] / sum);
@@ -74,12 +95,23 @@ class SoftmaxKernel final : public Kernel {
   }
 
  private:
+  SoftmaxKind kind_;
   bool coerce2d_;
   int64_t axis_;
 };
 
+KernelCreator softmax(SoftmaxKind kind) {
+  return [kind](const Node& node, const Backend&) -> StatusOr<std::unique_ptr<Kernel>> {
+    return std::unique_ptr<Kernel>(std::make_unique<SoftmaxKernel>(node, kind));
+  };
+}
+
 }  // namespace
 
-void registerSoftmaxKernels(Provider& p) { p.add("Softmax", creatorFor<SoftmaxKernel>()); }
+void registerSoftmaxKernels(Provider& p) {
+  p.add("Softmax", softmax(SoftmaxKind::kSoftmax));
+  p.add("LogSoftmax", softmax(SoftmaxKind::kLogSoftmax));
+  p.add("Hardmax", softmax(SoftmaxKind::kHardmax));
+}
 
 }  // namespace subgraph::runtime::reference

@@ -1,0 +1,132 @@
+//===- runtime/reference/quantize.cpp - Linear (de)quantization -----------===//
+//
+// QuantizeLinear (y = saturate(round_half_even(x / scale) + zero_point)) and
+// DequantizeLinear (y = (x - zero_point) * scale), per tensor or per axis
+// (a 1-d scale along `axis`). The zero point's type, uint8 by default, is
+// the quantized type.
+//
+//===----------------------------------------------------------------------===//
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "reference/kernel_util.h"
+#include "reference/kernels.h"
+
+namespace subgraph::runtime::reference {
+namespace {
+
+// Per-element scale and zero point index: per tensor, or along `axis`.
+struct QuantParams {
+  std::vector<double> scale, zero;
+  int64_t axisSize = 1, inner = 1;
+  double scaleAt(int64_t i) const {
+    return scale.size() == 1 ? scale[0] : scale[static_cast<size_t>((i / inner) % axisSize)];
+  }
+  double zeroAt(int64_t i) const {
+    if (zero.empty()) return 0;
+    return zero.size() == 1 ? zero[0] : zero[static_cast<size_t>((i / inner) % axisSize)];
+  }
+};
+
+template <typename Ctx>
+Status quantParams(const Ctx& ctx, const std::vector<int64_t>& dims, int64_t axisAttr,
+                   int64_t scaleElements, QuantParams* p) {
+  if (scaleElements == 1) return Status::ok();
+  int64_t axis = axisAttr;
+  if (!normalizeAxis(axis, static_cast<int64_t>(dims.size())))
+    return ctx.fail("axis " + std::to_string(axisAttr) + " is out of range");
+  if (dims[static_cast<size_t>(axis)] != scaleElements)
+    return ctx.fail("scale has " + std::to_string(scaleElements) +
+                    " elements for an axis of size " +
+                    std::to_string(dims[static_cast<size_t>(axis)]));
+  if (p) {
+    p->axisSize = scaleElements;
+    for (size_t d = static_cast<size_t>(axis) + 1; d < dims.size(); ++d) p->inner *= dims[d];
+  }
+  return Status::ok();
+}
+
+class QuantizeKernel final : public Kernel {
+ public:
+  QuantizeKernel(const Node& node, bool quantize)
+      : quantize_(quantize), axis_(node.getInt("axis", 1)) {}
+
+  Status resize(ResizeContext& ctx) const override {
+    const TensorDesc& x = ctx.inputDesc(0);
+    const TensorDesc& scale = ctx.inputDesc(1);
+    if (ctx.hasInput(2) && ctx.inputDesc(2).numElements() != scale.numElements())
+      return ctx.fail("zero point and scale differ in size");
+    SUBGRAPH_RETURN_IF_ERROR(quantParams(ctx, x.dims, axis_, scale.numElements(), nullptr));
+    if (quantize_) {
+      if (!typeInSet(x.dtype, kFloatTypes | kIndexTypes))
+        return unsupportedType(ctx.node(), x.dtype);
+      DataType out = ctx.hasInput(2) ? ctx.inputDesc(2).dtype : DataType::kUInt8;
+      if (out != DataType::kUInt8 && out != DataType::kInt8)
+        return unsupportedType(ctx.node(), out);
+      ctx.setOutput(0, TensorDesc{out, x.dims, nullptr});
+    } else {
+      if (x.dtype != DataType::kUInt8 && x.dtype != DataType::kInt8 && x.dtype != DataType::kInt32)
+        return unsupportedType(ctx.node(), x.dtype);
+      if (!typeInSet(scale.dtype, kFloatTypes)) return unsupportedType(ctx.node(), scale.dtype);
+      ctx.setOutput(0, TensorDesc{scale.dtype, x.dims, nullptr});
+    }
+    return Status::ok();
+  }
+
+  Status run(RunContext& ctx) const override {
+    const TensorView& x = ctx.input(0);
+    QuantParams p;
+    p.scale = readDoubles(ctx.input(1));
+    if (ctx.hasInput(2)) p.zero = readDoubles(ctx.input(2));
+    SUBGRAPH_RETURN_IF_ERROR(quantParams(ctx, x.dims(), axis_, ctx.input(1).numElements(), &p));
+    std::vector<double> in = readDoubles(x);
+    const bool scaleIsF32 = ctx.input(1).dtype() == DataType::kFloat32;
+    const TensorView& y = ctx.output(0);
+    visitType<kAllTypes>(y.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T* py = y.mutableData<T>();
+      // The output type decides the direction: integers are quantized
+      // values, floats dequantized ones.
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        for (int64_t i = 0, n = x.numElements(); i < n; ++i) {
+          // Divide in the scale's precision: rounding x / scale at a .5
+          // boundary differs between float and double.
+          double ratio = scaleIsF32
+                             ? static_cast<double>(static_cast<float>(in[static_cast<size_t>(i)]) /
+                                                   static_cast<float>(p.scaleAt(i)))
+                             : in[static_cast<size_t>(i)] / p.scaleAt(i);
+          double q = std::nearbyint(ratio) + p.zeroAt(i);
+          if (std::isnan(q)) q = 0;
+          q = std::clamp(q, static_cast<double>(std::numeric_limits<T>::lowest()),
+                         static_cast<double>(std::numeric_limits<T>::max()));
+          py[i] = static_cast<T>(q);
+        }
+      } else if constexpr (!std::is_same_v<T, bool>) {
+        for (int64_t i = 0, n = x.numElements(); i < n; ++i)
+          py[i] = store<T>(
+              static_cast<Compute<T>>((in[static_cast<size_t>(i)] - p.zeroAt(i)) * p.scaleAt(i)));
+      }
+    });
+    return Status::ok();
+  }
+
+ private:
+  bool quantize_;
+  int64_t axis_;
+};
+
+KernelCreator quantize(bool q) {
+  return [q](const Node& node, const Backend&) -> StatusOr<std::unique_ptr<Kernel>> {
+    return std::unique_ptr<Kernel>(std::make_unique<QuantizeKernel>(node, q));
+  };
+}
+
+}  // namespace
+
+void registerQuantizeKernels(Provider& p) {
+  p.add("QuantizeLinear", quantize(true));
+  p.add("DequantizeLinear", quantize(false));
+}
+
+}  // namespace subgraph::runtime::reference
