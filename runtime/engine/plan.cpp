@@ -44,6 +44,24 @@ std::string contentToString(const TensorDesc& desc, const void* data) {
   return s + "}";
 }
 
+// No single tensor may exceed this; it keeps element counts and byte sizes
+// far from int64 overflow whatever shapes the data asks for.
+constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 40;
+
+// True if `desc` has non-negative dims whose byte size fits the limit,
+// computed without overflowing.
+bool sizeIsSane(const TensorDesc& desc) {
+  uint64_t bytes = std::max<size_t>(dataTypeSize(desc.dtype), 1);
+  for (int64_t d : desc.dims)
+    if (d < 0) return false;
+  for (int64_t d : desc.dims) {
+    if (d == 0) return true;
+    if (bytes > kMaxTensorBytes / static_cast<uint64_t>(d)) return false;
+    bytes *= static_cast<uint64_t>(d);
+  }
+  return true;
+}
+
 bool isPlanned(const Program& p, const Plan& plan, int slot) {
   const Slot& s = p.slots[static_cast<size_t>(slot)];
   return s.kind == SlotKind::kComputed && !s.isStatic &&
@@ -102,6 +120,11 @@ Status resizeSteps(const Program& p, Plan& plan, std::span<const TensorDesc> inp
       if (outDescs[o].dtype == DataType::kUndefined)
         return Status(StatusCode::kInternal, nodeErrorPrefix(step.node) + "resize left output " +
                                                  std::to_string(o) + " undescribed");
+      if (!sizeIsSane(outDescs[o]))
+        return Status::error(StatusCode::kLimitExceeded,
+                             nodeErrorPrefix(step.node) + "output " + std::to_string(o) + " would be " +
+                                 outDescs[o].toString() + ", over the " + std::to_string(kMaxTensorBytes) +
+                                 "-byte tensor limit");
       size_t slot = static_cast<size_t>(step.outputs[o]);
       outDescs[o].layout = p.slots[slot].layout;
       plan.descs[slot] = std::move(outDescs[o]);

@@ -119,7 +119,7 @@ class ConvKernel final : public Kernel {
     ctx.setOutput(0, TensorDesc{x.dtype, out, nullptr});
     if (!isPointwise(g))
       ctx.requestScratch(static_cast<size_t>(channels / group_ * g.kernelSize() * g.outSize()) *
-                         dataTypeSize(x.dtype));
+                         dataTypeSize(x.dtype) * static_cast<size_t>(concurrentGroups(m / group_)));
     return Status::ok();
   }
 
@@ -140,6 +140,13 @@ class ConvKernel final : public Kernel {
                       " differs from the weights' " + dimsToString(kernel));
     Status st = resolveWindow(attrs_, spatial, kernel, g);
     return st.isOk() ? st : ctx.fail(st.message());
+  }
+
+  // Groups whose im2col buffers exist at once: all of them when the groups
+  // are thin enough that running them side by side beats splitting each
+  // GEMM, else one.
+  int64_t concurrentGroups(int64_t filtersPerGroup) const {
+    return group_ > 1 && filtersPerGroup <= 16 ? group_ : 1;
   }
 
   static bool isPointwise(const WindowGeometry& g) {
@@ -164,22 +171,32 @@ class ConvKernel final : public Kernel {
     int64_t inSize = 1;
     for (int64_t d : spatial) inSize *= d;
     const bool pointwise = isPointwise(g);
-    T* col = reinterpret_cast<T*>(ctx.scratch().data());
     const T* bias = ctx.hasInput(2) ? ctx.input(2).data<T>() : nullptr;
+    // One image-group: unroll its patches (unless pointwise) into `col`,
+    // fill its output rows with the bias, multiply.
+    auto convolveGroup = [&](int64_t n, int64_t gi, T* col) {
+      const T* xg = x.data<T>() + (n * channels + gi * cg) * inSize;
+      T* yg = y.mutableData<T>() + (n * m + gi * mg) * outSize;
+      if (!pointwise) im2col(xg, cg, g, col);
+      if (bias)
+        for (int64_t r = 0; r < mg; ++r)
+          std::fill(yg + r * outSize, yg + (r + 1) * outSize, bias[gi * mg + r]);
+      gemm(false, false, mg, outSize, k, T(1), w.data<T>() + gi * mg * k, k, pointwise ? xg : col,
+           outSize, bias ? T(1) : T(0), yg, outSize);
+    };
+    T* scratch = reinterpret_cast<T*>(ctx.scratch().data());
+    const int64_t lanes = concurrentGroups(mg);
     for (int64_t n = 0; n < batch; ++n) {
-      for (int64_t gi = 0; gi < group_; ++gi) {
-        const T* xg = x.data<T>() + (n * channels + gi * cg) * inSize;
-        T* yg = y.mutableData<T>() + (n * m + gi * mg) * outSize;
-        if (!pointwise) im2col(xg, cg, g, col);
-        if (bias) {
-          parallelFor(mg, outSize, [&](int64_t b, int64_t e) {
-            for (int64_t r = b; r < e; ++r)
-              std::fill(yg + r * outSize, yg + (r + 1) * outSize, bias[gi * mg + r]);
-          });
-        }
-        gemm(false, false, mg, outSize, k, T(1), w.data<T>() + gi * mg * k, k, pointwise ? xg : col,
-             outSize, bias ? T(1) : T(0), yg, outSize);
+      if (lanes == 1) {
+        for (int64_t gi = 0; gi < group_; ++gi) convolveGroup(n, gi, scratch);
+        continue;
       }
+      // Many thin groups (depthwise): each GEMM is too small to split, so
+      // the groups themselves run in parallel, each with its own scratch.
+      parallelFor(group_, mg * k * outSize, [&](int64_t b, int64_t e) {
+        for (int64_t gi = b; gi < e; ++gi)
+          convolveGroup(n, gi, pointwise ? nullptr : scratch + gi * k * outSize);
+      });
     }
     return Status::ok();
   }

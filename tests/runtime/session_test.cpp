@@ -335,6 +335,26 @@ TEST(SessionTest, KernelErrorNamesTheNode) {
   EXPECT_THAT(values(ok[0].tensor), ElementsAre(3.0f));
 }
 
+//   %x [1] -> Expand(shape from a graph input) -> %y
+/// A shape asking for an absurd tensor fails the request at resize, naming
+/// the node and the limit, instead of overflowing or allocating.
+TEST(SessionTest, AbsurdShapeFromDataIsRefused) {
+  auto session = compileText(R"(
+    graph @g(%x: f32[1], %shape: i64[3]) {
+      %y = Expand(%x, %shape) @expand
+      return %y
+    })");
+  int64_t huge = int64_t{1} << 30;
+  StatusOr<RunResult> r = session->run({{"x", f32({1}, {1})}, {"shape", i64({3}, {huge, huge, huge})}});
+  ASSERT_FALSE(r.isOk());
+  EXPECT_EQ(r.status().code(), StatusCode::kLimitExceeded);
+  EXPECT_THAT(r.status().message(), HasSubstr("Expand node 'expand': output 0 would be f32[1073741824, "));
+  EXPECT_THAT(r.status().message(), HasSubstr("tensor limit"));
+  StatusOr<RunResult> negative = session->run({{"x", f32({1}, {1})}, {"shape", i64({3}, {1, -4, 1})}});
+  ASSERT_FALSE(negative.isOk());
+  EXPECT_THAT(negative.status().message(), HasSubstr("negative dim"));
+}
+
 /// A node without a reference kernel fails compile() with its name.
 TEST(SessionTest, UnknownOpFailsCompile) {
   Session s;
