@@ -16,6 +16,8 @@
 // splits a would-be fusion region.
 //
 //===----------------------------------------------------------------------===//
+#include <fmt/format.h>
+
 #include <cmath>
 #include <string>
 
@@ -154,8 +156,8 @@ StatusOr<std::unique_ptr<Graph>> buildSynthetic(const SyntheticOptions& options)
                   "synthetic: node count " + std::to_string(options.nodes) + " is outside [1, " +
                       std::to_string(kMaxSyntheticNodes) + "]");
   if (!(options.unsupportedFraction >= 0.0 && options.unsupportedFraction <= 1.0))
-    return Status::invalid("synthetic: unsupported fraction " +
-                           std::to_string(options.unsupportedFraction) + " is outside [0, 1]");
+    return Status::invalid(fmt::format("synthetic: unsupported fraction {} is outside [0, 1]",
+                                       options.unsupportedFraction));
   if (options.model.batch < 0)
     return Status::invalid("synthetic: batch must be positive (or 0 for a symbolic batch)");
 

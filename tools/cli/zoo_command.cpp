@@ -53,6 +53,12 @@ void printModelList() {
     std::cout << fmt::format("{:<12} {}\n", m.name, m.description);
 }
 
+void logBuilding(const ZooCommandOptions& options) {
+  spdlog::info("building {} (batch {}, seed {})", options.model,
+               options.batch == 0 ? std::string("N") : std::to_string(options.batch), options.seed);
+}
+
+// Checks the options for the model, then builds it.
 std::unique_ptr<Graph> buildRequested(const ZooCommandOptions& options, CLI::App& cmd) {
   zoo::ModelOptions model{options.batch, options.seed};
   if (options.model == "synthetic") {
@@ -64,6 +70,7 @@ std::unique_ptr<Graph> buildRequested(const ZooCommandOptions& options, CLI::App
     synthetic.unsupportedFraction = options.unsupportedFraction;
     synthetic.shape = *shape;
     synthetic.model = model;
+    logBuilding(options);
     StatusOr<std::unique_ptr<Graph>> graph = zoo::buildSynthetic(synthetic);
     if (!graph) throw UsageError(graph.status().message());
     return std::move(graph).value();
@@ -72,6 +79,9 @@ std::unique_ptr<Graph> buildRequested(const ZooCommandOptions& options, CLI::App
     if (cmd.count(flag) != 0)
       throw UsageError(
           fmt::format("zoo {}: {} applies to the synthetic model only", options.model, flag));
+  bool known = false;
+  for (const zoo::ModelInfo& m : zoo::listModels()) known = known || m.name == options.model;
+  if (known) logBuilding(options);
   StatusOr<std::unique_ptr<Graph>> graph = zoo::buildModel(options.model, model);
   if (!graph) throw UsageError(graph.status().message());
   return std::move(graph).value();
@@ -108,8 +118,6 @@ void runZoo(const ZooCommandOptions& options, CLI::App& cmd) {
   modelFormatForPath(options.output);  // reject a bad extension before building
 
   auto start = Clock::now();
-  spdlog::info("building {} (batch {}, seed {})", options.model,
-               options.batch == 0 ? std::string("N") : std::to_string(options.batch), options.seed);
   std::unique_ptr<Graph> graph = buildRequested(options, cmd);
   double buildSeconds = secondsSince(start);
   spdlog::info("built {} nodes in {:.2f} s", graph->numNodes(), buildSeconds);
