@@ -40,6 +40,20 @@ elapsed() {
   local s=$(($(date +%s) - $1))
   printf '%dm%02ds' $((s / 60)) $((s % 60))
 }
+# Sets cpu_now to the CPU seconds (user + system) used so far by finished
+# child processes. On a shared machine wall time says little; CPU time
+# divided by the core count estimates the wall time on a dedicated machine
+# such as CI's. `times` must run in this shell, not in a $(...) subshell,
+# which would see no children.
+times_file=$(mktemp)
+read_child_cpu() {
+  times >"$times_file"
+  cpu_now=$(awk 'NR == 2 {
+    total = 0
+    for (i = 1; i <= 2; i++) { split($i, p, /[ms]/); total += p[1] * 60 + p[2] }
+    printf "%d\n", total
+  }' "$times_file")
+}
 
 [[ $(id -u) -eq 0 ]] || die "needs root (debootstrap, mount and chroot)"
 for tool in debootstrap chroot mount umount git; do
@@ -61,7 +75,7 @@ unmount_all() {
     umount "$m" 2>/dev/null || umount -l "$m" || true
   done
 }
-trap unmount_all EXIT
+trap 'unmount_all; rm -f "$times_file"' EXIT
 unmount_all
 [[ -z $(mounted_under_root) ]] || die "could not unmount everything under $root"
 
@@ -99,14 +113,23 @@ mount --bind /dev/pts "$root/dev/pts"
 
 declare -a results
 status=0
+cores=$(nproc)
 for cmd in "${commands[@]}"; do
   say "In the chroot: $cmd"
   t0=$(date +%s)
+  read_child_cpu
+  cpu0=$cpu_now
   rc=0
   chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     /bin/bash -c "cd /root/subgraph && $cmd" || rc=$?
-  results+=("$(printf '%-24s %s in %s' "$cmd" "$([[ $rc -eq 0 ]] && echo PASSED || echo "FAILED (exit $rc)")" "$(elapsed "$t0")")")
+  read_child_cpu
+  cpu=$((cpu_now - cpu0))
+  verdict=PASSED
+  [[ $rc -eq 0 ]] || verdict="FAILED (exit $rc)"
+  results+=("$(printf '%-24s %s in %s wall, %dm%02ds CPU (~%dm%02ds on %d dedicated cores)' \
+    "$cmd" "$verdict" "$(elapsed "$t0")" $((cpu / 60)) $((cpu % 60)) \
+    $((cpu / cores / 60)) $((cpu / cores % 60)) "$cores")")
   if [[ $rc -ne 0 ]]; then
     status=1
     break
