@@ -10,6 +10,8 @@
 // Usage:
 //   node tools/ort_run.js MODEL.onnx [--input NAME=FILE.npy]... [--seed N]
 //       [--shape NAME=D1,D2,...]... [--out DIR] [--json] [--save-inputs]
+//       [--opt-level L]
+//   node tools/ort_run.js --batch JOBS.json
 //
 //   --input NAME=FILE  feed input NAME from a .npy file
 //   --seed N           seed for inputs not given by --input (default 0)

@@ -320,6 +320,28 @@ TEST(OnnxMalformed, MaxSubgraphDepthLimit) {
                                      "over the maxSubgraphDepth limit of 2"));
 }
 
+/// Control bytes in names from the file are escaped, so errors stay one
+/// printable line.
+TEST(OnnxMalformed, ControlCharactersInNamesAreEscaped) {
+  ::onnx::ModelProto model = addReluModel();
+  model.mutable_graph()->mutable_node(1)->set_name("evil\nname\x1b[31m");
+  model.mutable_graph()->mutable_node(1)->set_input(0, "ghost");
+  Status s = importError(model);
+  EXPECT_THAT(s.message(), HasSubstr("node 'evil\\x0aname\\x1b[31m' (Relu) input 0"));
+}
+
+/// Missing files and folders are named as such.
+TEST(OnnxMalformed, MissingFileOrFolderIsRejected) {
+  TempDir dir;
+  auto missing = importOnnxFile((dir / "absent.onnx").string());
+  ASSERT_FALSE(missing.isOk());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_THAT(missing.status().message(), HasSubstr("absent.onnx: no such model file"));
+  auto folder = importOnnxFile(dir.path().string());
+  ASSERT_FALSE(folder.isOk());
+  EXPECT_THAT(folder.status().message(), HasSubstr(": not a regular file"));
+}
+
 /// Randomly corrupted models either import or fail cleanly; never crash.
 TEST(OnnxMalformed, RandomCorruptionNeverCrashes) {
   std::random_device rd;
