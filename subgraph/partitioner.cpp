@@ -193,7 +193,7 @@ class PropertyPass final : private PartitionState {
   std::vector<std::vector<Node*>> connectedComponents(const std::vector<Node*>& nodes);
   void commit(std::vector<Node*> part);
   Status connectAll();
-  Node* materialize(PendingRegion& region);
+  std::vector<FusedRegion> materializeAll();
 
   RunState& run_;
   Graph& graph_;
@@ -242,11 +242,7 @@ Status PropertyPass::run() {
   }
 
   SUBGRAPH_RETURN_IF_ERROR(connectAll());
-  std::vector<FusedRegion> fused;
-  fused.reserve(pending_.size());
-  for (PendingRegion& region : pending_) {
-    fused.push_back(FusedRegion{region.info.id, materialize(region)});
-  }
+  std::vector<FusedRegion> fused = materializeAll();
   Status post = property_.PostPartition(graph_, fused);
   if (!post) return fail("PostPartition failed: " + post.message());
   return Status::ok();
@@ -525,39 +521,64 @@ Status PropertyPass::connectAll() {
   return Status::ok();
 }
 
-Node* PropertyPass::materialize(PendingRegion& region) {
-  // Collect the members' values before the members go away; escaping
-  // values (read outside, or graph outputs) become the fused node's
-  // outputs, so outer readers and graph outputs keep pointing at them.
-  std::vector<Value*> produced;
-  for (Node* n : region.members)
-    for (Value* v : n->outputs())
-      if (v->producer() == n) produced.push_back(v);
-  RegionReport report;
-  report.id = region.info.id;
-  report.backend = backend_;
-  report.property = region.info.property;
-  report.fusedNode = region.fused.name;
-  for (Node* n : region.members) {
-    report.nodes.push_back(n->displayName());
-    report.nodeIds.push_back(n->id());
-    if (n->id() < run_.inputBound) run_.regionOf[n->id()] = region.info.id;
+std::vector<FusedRegion> PropertyPass::materializeAll() {
+  // Record each region's members and values before the members go. All
+  // members leave in one batch: shared weights are read by thousands of
+  // them, and a batch compacts each use list once instead of per node.
+  std::vector<RegionReport> reports(pending_.size());
+  std::vector<std::vector<Value*>> produced(pending_.size());
+  std::vector<Node*> members;
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    PendingRegion& region = pending_[i];
+    RegionReport& report = reports[i];
+    report.id = region.info.id;
+    report.backend = backend_;
+    report.property = region.info.property;
+    report.fusedNode = region.fused.name;
+    for (Node* n : region.members) {
+      report.nodes.push_back(n->displayName());
+      report.nodeIds.push_back(n->id());
+      if (n->id() < run_.inputBound) run_.regionOf[n->id()] = region.info.id;
+      for (Value* v : n->outputs())
+        if (v->producer() == n) produced[i].push_back(v);
+      members.push_back(n);
+    }
   }
-  for (Node* n : region.members) graph_.removeNode(n, /*keepOutputs=*/true);
-  std::vector<Value*>& outputs = region.body.outputs;
-  for (Value* v : produced)
-    if (std::find(outputs.begin(), outputs.end(), v) == outputs.end() && !v->hasUses() &&
-        !v->isGraphInput() && !v->isGraphOutput())
-      graph_.removeValue(v);
-  Node* fused = graph_.addNode(region.fused.op, region.body.inputs, outputs,
-                               std::move(region.fused.attrs), region.fused.name);
-  for (Value* c : region.body.inlinedConstants)
+  graph_.removeNodes(members, /*keepOutputs=*/true);
+
+  // Escaping values (read outside, or graph outputs) become the fused
+  // node's outputs, so outer readers and graph outputs keep pointing at
+  // them; values only the region read go.
+  std::vector<FusedRegion> fusedRegions;
+  fusedRegions.reserve(pending_.size());
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    PendingRegion& region = pending_[i];
+    std::vector<Value*>& outputs = region.body.outputs;
+    for (Value* v : produced[i])
+      if (std::find(outputs.begin(), outputs.end(), v) == outputs.end() && !v->hasUses() &&
+          !v->isGraphInput() && !v->isGraphOutput())
+        graph_.removeValue(v);
+    Node* fused = graph_.addNode(region.fused.op, region.body.inputs, outputs,
+                                 std::move(region.fused.attrs), region.fused.name);
+    run_.markFused(*fused, region.info.id);
+    RegionReport& report = reports[i];
+    for (Value* v : fused->inputs()) report.inputs.push_back(v ? v->name() : std::string());
+    for (Value* v : fused->outputs()) report.outputs.push_back(v->name());
+    run_.report.regions.push_back(std::move(report));
+    fusedRegions.push_back(FusedRegion{region.info.id, fused});
+  }
+  // A constant inlined into several bodies is listed by each region; it
+  // goes once nothing outside the bodies reads it.
+  std::vector<Value*> constants;
+  for (PendingRegion& region : pending_)
+    constants.insert(constants.end(), region.body.inlinedConstants.begin(),
+                     region.body.inlinedConstants.end());
+  std::sort(constants.begin(), constants.end(),
+            [](const Value* a, const Value* b) { return a->id() < b->id(); });
+  constants.erase(std::unique(constants.begin(), constants.end()), constants.end());
+  for (Value* c : constants)
     if (!c->hasUses() && !c->isGraphInput() && !c->isGraphOutput()) graph_.removeValue(c);
-  run_.markFused(*fused, region.info.id);
-  for (Value* v : fused->inputs()) report.inputs.push_back(v ? v->name() : std::string());
-  for (Value* v : fused->outputs()) report.outputs.push_back(v->name());
-  run_.report.regions.push_back(std::move(report));
-  return fused;
+  return fusedRegions;
 }
 
 // Every available node a lower-priority backend would seed a region at, as

@@ -61,6 +61,9 @@ bool isZeroSize(const TensorType& type) {
 }
 
 // Backtracking search for one match; see pattern_selector.h for semantics.
+// Failure messages cost allocations, and most anchors either match or fail
+// for a reason nobody reads (the node is fused by the next seed), so the
+// search first runs silent and reruns with explanations only on failure.
 class Matcher {
  public:
   Matcher(const Pattern& pattern, const std::function<bool(const Node&)>& available)
@@ -76,10 +79,14 @@ class Matcher {
     assigned_[0] = &anchor;
     if (solve(1)) {
       result.nodes = assigned_;
-    } else {
-      result.failure =
-          "pattern '" + pattern_.name() + "': " + (note_.empty() ? std::string("no match") : note_);
+      return result;
     }
+    explain_ = true;
+    steps_ = 0;
+    std::fill(assigned_.begin() + 1, assigned_.end(), nullptr);
+    solve(1);
+    result.failure =
+        "pattern '" + pattern_.name() + "': " + (note_.empty() ? std::string("no match") : note_);
     return result;
   }
 
@@ -89,11 +96,12 @@ class Matcher {
     return std::find(assigned_.begin(), assigned_.end(), node) != assigned_.end();
   }
   // Remembers why the deepest attempt failed: that is the explanation
-  // closest to a match, hence the most useful one.
-  void fail(size_t depth, std::string why) {
-    if (depth >= noteDepth_) {
+  // closest to a match, hence the most useful one. `why` builds the text.
+  template <typename Why>
+  void fail(size_t depth, Why&& why) {
+    if (explain_ && depth >= noteDepth_) {
       noteDepth_ = depth;
-      note_ = std::move(why);
+      note_ = why();
     }
   }
 
@@ -119,22 +127,20 @@ class Matcher {
   }
 
   // Candidates for pattern node k: neighbours of the first matched node it
-  // has a pattern edge with. Returns false if no such node is matched.
-  bool candidates(size_t k, std::vector<const Node*>& out, std::string& where) const {
+  // has a pattern edge with. Returns that edge, or null if no such node is
+  // matched.
+  const Pattern::Edge* candidates(size_t k, std::vector<const Node*>& out) const {
     for (const Pattern::Edge& e : pattern_.edges()) {
       if (e.consumer == k && e.producer < k && assigned_[e.producer]) {
-        const Node* p = assigned_[e.producer];
-        where = "no consumer of " + quoted(*p);
-        if (Value* v = p->output(e.output))
+        if (Value* v = assigned_[e.producer]->output(e.output))
           for (const Use& use : v->uses())
             if ((e.input < 0 || use.inputIndex == static_cast<uint32_t>(e.input)) &&
                 std::find(out.begin(), out.end(), use.user) == out.end())
               out.push_back(use.user);
-        return true;
+        return &e;
       }
       if (e.producer == k && e.consumer < k && assigned_[e.consumer]) {
         const Node* c = assigned_[e.consumer];
-        where = "no producer of an input of " + quoted(*c);
         for (size_t i = 0; i < c->numInputs(); ++i) {
           if (e.input >= 0 && i != static_cast<size_t>(e.input)) continue;
           Value* in = c->input(i);
@@ -142,36 +148,45 @@ class Matcher {
               std::find(out.begin(), out.end(), in->producer()) == out.end())
             out.push_back(in->producer());
         }
-        return true;
+        return &e;
       }
     }
-    return false;
+    return nullptr;
   }
 
   bool solve(size_t k) {
     if (k == assigned_.size()) return true;
     if (++steps_ > kMatchStepBudget) {
-      fail(assigned_.size(), "search budget exhausted");
+      fail(assigned_.size(), [] { return std::string("search budget exhausted"); });
       return false;
     }
     const OpMatcher& m = pattern_.nodes()[k];
     std::vector<const Node*> found;
-    std::string where;
-    if (candidates(k, found, where)) {
-      if (found.empty()) fail(k, where + " is " + m.describe());
+    if (const Pattern::Edge* e = candidates(k, found)) {
+      if (found.empty())
+        fail(k, [&] {
+          return e->consumer == k
+                     ? "no consumer of " + quoted(*assigned_[e->producer]) + " is " + m.describe()
+                     : "no producer of an input of " + quoted(*assigned_[e->consumer]) + " is " +
+                           m.describe();
+        });
       for (const Node* x : found) {
         if (used(x)) continue;
         if (!isAvailable(*x)) {
-          fail(k, quoted(*x) + " is not available (claimed by another region)");
+          fail(k, [&] { return quoted(*x) + " is not available (claimed by another region)"; });
+          continue;
+        }
+        if (!m.matchesOpType(*x)) {
+          fail(k, [&] { return quoted(*x) + " is not " + m.describe(); });
           continue;
         }
         Decision d = m.matches(*x);
         if (!d) {
-          fail(k, d.explain(quoted(*x) + " does not match " + m.describe()));
+          fail(k, [&] { return d.explain(quoted(*x) + " does not match " + m.describe()); });
           continue;
         }
         if (!edgesHold(k, x)) {
-          fail(k, quoted(*x) + " is not connected as the pattern requires");
+          fail(k, [&] { return quoted(*x) + " is not connected as the pattern requires"; });
           continue;
         }
         assigned_[k] = x;
@@ -179,7 +194,7 @@ class Matcher {
         assigned_[k] = nullptr;
       }
     } else if (!m.isOptional()) {
-      fail(k, "required " + m.describe() + " has no matched neighbour");
+      fail(k, [&] { return "required " + m.describe() + " has no matched neighbour"; });
     }
     if (m.isOptional()) return solve(k + 1);
     return false;
@@ -189,6 +204,7 @@ class Matcher {
   const std::function<bool(const Node&)>& available_;
   std::vector<const Node*> assigned_;
   size_t steps_ = 0;
+  bool explain_ = false;
   size_t noteDepth_ = 0;
   std::string note_;
 };

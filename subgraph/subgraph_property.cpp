@@ -42,7 +42,16 @@ SubgraphNodeResult SubgraphProperty::CreateSubgraphNode(std::shared_ptr<Graph> s
 
 FusedNode defaultFusedNode(std::shared_ptr<Graph> subgraph, const RegionInfo& region) {
   FusedNode node;
-  node.op = OpRegistry::global().intern("subgraph." + region.backend, region.property);
+  // Interning locks the registry and hashes a key; a pass asks for the
+  // same (backend, property) once per region, so remember the last one.
+  thread_local std::string lastBackend, lastProperty;
+  thread_local const OpKey* lastKey = nullptr;
+  if (!lastKey || lastBackend != region.backend || lastProperty != region.property) {
+    lastKey = OpRegistry::global().intern("subgraph." + region.backend, region.property);
+    lastBackend = region.backend;
+    lastProperty = region.property;
+  }
+  node.op = lastKey;
   node.name = region.backend + "_" + region.property + "_" + std::to_string(region.id);
   node.attrs.emplace_back("body", std::move(subgraph));
   return node;

@@ -212,6 +212,39 @@ void Graph::removeNode(Node* node, bool keepOutputs) {
   nodes_[node->id_].reset();
 }
 
+void Graph::removeNodes(std::span<Node* const> nodes, bool keepOutputs) {
+  std::vector<char> doomed(nodes_.size(), 0);
+  for (Node* node : nodes) doomed[node->id_] = 1;
+  if (!keepOutputs) {
+    for (Node* node : nodes)
+      for (Value* out : node->outputs_) {
+        bool usedOutside = std::any_of(out->uses_.begin(), out->uses_.end(),
+                                       [&](const Use& u) { return !doomed[u.user->id_]; });
+        if (out->producer_ == node && (usedOutside || out->isGraphOutput()))
+          throw Error(node->qualifiedOpType() + " node '" + node->displayName() +
+                      "' cannot be removed: its output '" + out->name_ +
+                      "' is still used or is a graph output");
+      }
+  }
+  std::vector<char> touched(values_.size(), 0);
+  for (Node* node : nodes)
+    for (Value* in : node->inputs_)
+      if (in && !touched[in->id_]) {
+        touched[in->id_] = 1;
+        std::erase_if(in->uses_, [&](const Use& u) { return doomed[u.user->id_] != 0; });
+      }
+  for (Node* node : nodes) {
+    for (Value* out : node->outputs_) {
+      if (out->producer_ != node) continue;
+      out->producer_ = nullptr;
+      out->producerIndex_ = 0;
+      if (!keepOutputs) removeValue(out);
+    }
+    --liveNodes_;
+    nodes_[node->id_].reset();
+  }
+}
+
 void Graph::setNodeInput(Node* node, size_t index, Value* value) {
   if (index >= node->inputs_.size()) node->inputs_.resize(index + 1, nullptr);
   auto idx = static_cast<uint32_t>(index);

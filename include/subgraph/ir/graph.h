@@ -174,6 +174,12 @@ class Graph {
   /// `keepOutputs`, outputs stay in the graph, uses intact, as values without
   /// a producer, ready to be re-attached by addNode(op, inputs, outputs).
   void removeNode(Node* node, bool keepOutputs = false);
+  /// Removes `nodes` as removeNode(n, keepOutputs) would one by one (without
+  /// keepOutputs, an output may be read only by other nodes of the batch),
+  /// but compacts each affected use list once: one-by-one removal rescans a
+  /// shared value's (e.g. a weight's) whole use list per node, which is
+  /// quadratic when a partitioner removes thousands of its readers.
+  void removeNodes(std::span<Node* const> nodes, bool keepOutputs = false);
   /// Sets input `index` of `node` (null omits an optional input); grows the
   /// input list with nulls if needed.
   void setNodeInput(Node* node, size_t index, Value* value);

@@ -1,0 +1,162 @@
+//===- bench/partition_bench.cpp - Partitioner scaling benchmark ----------===//
+//
+// Partitions the zoo's synthetic residual and transformer graphs of 10^3 to
+// 10^6 nodes (10^7 with --benchmark_filter, if memory allows), with 0%, 10%
+// and 30% unsupported nodes, for the built-in `convbnrelu` backend (the
+// Conv -> BatchNormalization -> optional Relu pattern selector).
+//
+// Reported per run, besides time: nodes, regions and bytes_per_node, the
+// peak heap the partitioner allocates on top of the
+// graph it is given (a counting operator new below; the graph is built
+// and cloned outside the measured window). Run it through
+// bench/partition_scaling.py, which derives the log-log slope and writes
+// docs/benchmarks.md.
+//
+// Only the partitioning is timed: each iteration partitions a fresh clone
+// made while the timer is paused, since partitioning rewrites the graph.
+//
+//===----------------------------------------------------------------------===//
+#include <benchmark/benchmark.h>
+#include <malloc.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <new>
+
+#include "subgraph/partition/partitioner.h"
+#include "subgraph/zoo/zoo.h"
+
+namespace {
+
+// Heap accounting for peak-memory figures: live bytes (by usable size, so
+// frees balance allocations exactly) and the high-water mark since the
+// last resetPeak(). Relaxed atomics: the benchmark is single-threaded and
+// only needs the counts to be exact, not ordered.
+std::atomic<int64_t> gLive{0};
+std::atomic<int64_t> gPeak{0};
+
+void noteAlloc(void* p) {
+  if (!p) return;
+  int64_t now =
+      gLive.fetch_add(static_cast<int64_t>(malloc_usable_size(p)), std::memory_order_relaxed) +
+      static_cast<int64_t>(malloc_usable_size(p));
+  int64_t peak = gPeak.load(std::memory_order_relaxed);
+  while (now > peak && !gPeak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
+
+void noteFree(void* p) {
+  if (p) gLive.fetch_sub(static_cast<int64_t>(malloc_usable_size(p)), std::memory_order_relaxed);
+}
+
+void resetPeak() { gPeak.store(gLive.load(std::memory_order_relaxed), std::memory_order_relaxed); }
+
+}  // namespace
+
+// The replacements pair malloc with free by design; GCC, seeing through
+// the inlined operators, would call that a new/free mismatch.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+
+void* operator new(size_t size) {
+  void* p = std::malloc(size ? size : 1);
+  if (!p) throw std::bad_alloc();
+  noteAlloc(p);
+  return p;
+}
+void* operator new[](size_t size) { return operator new(size); }
+void* operator new(size_t size, std::align_val_t align) {
+  void* p = std::aligned_alloc(static_cast<size_t>(align), (size + static_cast<size_t>(align) - 1) &
+                                                               ~(static_cast<size_t>(align) - 1));
+  if (!p) throw std::bad_alloc();
+  noteAlloc(p);
+  return p;
+}
+void* operator new[](size_t size, std::align_val_t align) { return operator new(size, align); }
+void operator delete(void* p) noexcept {
+  noteFree(p);
+  std::free(p);
+}
+void operator delete[](void* p) noexcept { operator delete(p); }
+void operator delete(void* p, size_t) noexcept { operator delete(p); }
+void operator delete[](void* p, size_t) noexcept { operator delete(p); }
+void operator delete(void* p, std::align_val_t) noexcept { operator delete(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { operator delete(p); }
+void operator delete(void* p, size_t, std::align_val_t) noexcept { operator delete(p); }
+void operator delete[](void* p, size_t, std::align_val_t) noexcept { operator delete(p); }
+
+namespace {
+
+using subgraph::Graph;
+namespace partition = subgraph::partition;
+namespace zoo = subgraph::zoo;
+
+// One prototype graph per configuration, built once: building 10^6 nodes
+// takes longer than partitioning them.
+const Graph& prototype(zoo::SyntheticShape shape, int64_t nodes, int unsupportedPercent) {
+  static std::map<std::tuple<int, int64_t, int>, std::unique_ptr<Graph>> cache;
+  auto key = std::make_tuple(static_cast<int>(shape), nodes, unsupportedPercent);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    cache.clear();  // keep one 10^6-node graph in memory at a time
+    zoo::SyntheticOptions options;
+    options.nodes = nodes;
+    options.shape = shape;
+    options.unsupportedFraction = unsupportedPercent / 100.0;
+    it = cache.emplace(key, zoo::buildSynthetic(options).value()).first;
+  }
+  return *it->second;
+}
+
+void BM_Partition(benchmark::State& state, zoo::SyntheticShape shape) {
+  const int64_t nodes = state.range(0);
+  const int unsupported = static_cast<int>(state.range(1));
+  partition::registerBuiltinBackends();
+  const Graph& proto = prototype(shape, nodes, unsupported);
+  partition::PartitionOptions options;
+  size_t regions = 0;
+  int64_t peakExtra = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::unique_ptr<Graph> graph = proto.clone();
+    auto backends = partition::instantiateBackends({"convbnrelu"}).value();
+    int64_t before = gLive.load(std::memory_order_relaxed);
+    resetPeak();
+    state.ResumeTiming();
+
+    auto report = partition::partitionGraph(*graph, backends, options);
+
+    state.PauseTiming();
+    peakExtra = std::max(peakExtra, gPeak.load(std::memory_order_relaxed) - before);
+    if (!report.isOk()) {
+      state.SkipWithError(report.status().message().c_str());
+      break;
+    }
+    regions = report->regions.size();
+    graph.reset();
+    state.ResumeTiming();
+  }
+  state.counters["nodes"] = static_cast<double>(nodes);
+  state.counters["regions"] = static_cast<double>(regions);
+  state.counters["bytes_per_node"] = static_cast<double>(peakExtra) / static_cast<double>(nodes);
+}
+
+void sizes(benchmark::internal::Benchmark* b) {
+  for (int64_t nodes : {1000, 10000, 100000, 1000000})
+    for (int64_t unsupported : {0, 10, 30}) b->Args({nodes, unsupported});
+  b->ArgNames({"nodes", "unsupported_pct"});
+  b->Unit(benchmark::kMillisecond);
+  // CPU time of the process: the figure the one-core target is about,
+  // and steadier than wall time on a shared machine.
+  b->MeasureProcessCPUTime();
+}
+
+BENCHMARK_CAPTURE(BM_Partition, residual, zoo::SyntheticShape::kResidual)->Apply(sizes);
+BENCHMARK_CAPTURE(BM_Partition, transformer, zoo::SyntheticShape::kTransformer)->Apply(sizes);
+
+}  // namespace
+
+BENCHMARK_MAIN();
