@@ -27,6 +27,7 @@
 #include "command.h"
 #include "subgraph/ir/graph.h"
 #include "subgraph/ir/verifier.h"
+#include "subgraph/passes/pass_manager.h"
 
 namespace subgraph::cli {
 namespace {
@@ -57,10 +58,19 @@ struct GraphSummary {
   std::vector<OpCount> histogram;
 };
 
+/// The graph after a pass pipeline (`--passes`), shown next to the graph as
+/// loaded so users see what simplification would do before partitioning.
+struct AfterPasses {
+  GraphSummary graph;
+  PipelineReport pipeline;
+};
+
 /// The whole `inspect` report.
 struct InspectReport {
   std::string file;
   GraphSummary graph;
+  /// Set when --passes asked for the simplified graph too.
+  std::optional<AfterPasses> afterPasses;
   /// The verifier's verdict; nullopt when --no-verify skipped it.
   std::optional<Status> verification;
 };
@@ -110,6 +120,23 @@ void printValues(std::ostream& os, const char* heading, const std::vector<ValueS
     os << fmt::format("  {:<{}}  {}\n", v.name, width, v.type.toString());
 }
 
+void printAfterPasses(const AfterPasses& after, std::ostream& os) {
+  const GraphSummary& g = after.graph;
+  os << fmt::format("\nafter passes ({} round{}{}):\n", after.pipeline.rounds,
+                    after.pipeline.rounds == 1 ? "" : "s",
+                    after.pipeline.reachedFixedPoint ? ", fixed point" : "");
+  os << after.pipeline.toString();
+  if (!after.pipeline.toString().ends_with('\n')) os << '\n';
+  os << fmt::format("{:<11}{} -> {}\n", "nodes", after.pipeline.nodesBefore(), g.numNodes);
+  os << fmt::format("{:<11}{}, {} ({} bytes)\n", "constants", g.numConstants,
+                    formatBytes(g.constantBytes), g.constantBytes);
+  size_t width = g.histogram.empty() ? 1 : std::to_string(g.histogram.front().count).size();
+  os << fmt::format("{:<11}{} {}\n", "ops", g.histogram.size(),
+                    g.histogram.size() == 1 ? "kind" : "kinds");
+  for (const OpCount& entry : g.histogram)
+    os << fmt::format("  {:>{}}  {}\n", entry.count, width, entry.op);
+}
+
 void printText(const InspectReport& report, std::ostream& os) {
   const GraphSummary& g = report.graph;
   os << fmt::format("{:<11}{}\n", "file", report.file);
@@ -133,6 +160,7 @@ void printText(const InspectReport& report, std::ostream& os) {
   if (report.verification)
     verdict = report.verification->isOk() ? "OK" : "FAILED: " + report.verification->message();
   os << fmt::format("{:<11}{}\n", "verify", oneLine(verdict));
+  if (report.afterPasses) printAfterPasses(*report.afterPasses, os);
 }
 
 //===--- JSON -------------------------------------------------------------===//
@@ -193,6 +221,28 @@ nlohmann::ordered_json toJson(const InspectReport& report) {
                       {"code", statusCodeName(report.verification->code())},
                       {"error", report.verification->message()}};
   }
+  if (report.afterPasses) {
+    const AfterPasses& after = *report.afterPasses;
+    nlohmann::ordered_json passes = nlohmann::ordered_json::array();
+    for (const PassReport& pass : after.pipeline.passes)
+      passes.push_back({{"pass", pass.passName},
+                        {"round", pass.round},
+                        {"changed", pass.changed},
+                        {"ms", pass.milliseconds},
+                        {"nodes_before", pass.nodesBefore},
+                        {"nodes_after", pass.nodesAfter},
+                        {"summary", pass.summary}});
+    nlohmann::ordered_json afterOps = nlohmann::ordered_json::array();
+    for (const OpCount& entry : after.graph.histogram)
+      afterOps.push_back({{"op", entry.op}, {"count", entry.count}});
+    json["after_passes"] = {
+        {"rounds", after.pipeline.rounds},
+        {"fixed_point", after.pipeline.reachedFixedPoint},
+        {"passes", std::move(passes)},
+        {"nodes", after.graph.numNodes},
+        {"constants", {{"count", after.graph.numConstants}, {"bytes", after.graph.constantBytes}}},
+        {"ops", std::move(afterOps)}};
+  }
   return json;
 }
 
@@ -204,6 +254,8 @@ struct InspectOptions {
   bool noVerify = false;
   bool allowUnknownOps = false;
   std::vector<std::string> shapes;
+  /// Pass pipeline to show the graph after ("default", or names); empty: none.
+  std::string passes;
 };
 
 void runInspect(const InspectOptions& options) {
@@ -220,6 +272,17 @@ void runInspect(const InspectOptions& options) {
     VerifyOptions verifyOptions;
     verifyOptions.allowUnknownOps = options.allowUnknownOps;
     report.verification = verify(*graph, verifyOptions);
+  }
+  if (!options.passes.empty()) {
+    // The passes run on a copy so the "before" summary and the verifier
+    // describe the file exactly as loaded.
+    StatusOr<PassManager> pipeline =
+        parsePassPipeline(options.passes, PassManagerOptions{.runToFixedPoint = true});
+    if (!pipeline.isOk()) throw Error(pipeline.status());
+    std::unique_ptr<Graph> simplified = graph->clone();
+    StatusOr<PipelineReport> ran = pipeline.value().run(*simplified);
+    if (!ran.isOk()) throw Error(ran.status());
+    report.afterPasses = AfterPasses{summarize(*simplified), std::move(ran.value())};
   }
 
   if (options.json) {
@@ -249,6 +312,9 @@ const CommandRegistration kInspect("inspect", [](CLI::App& app) {
                 "Do not run the verifier (a broken graph then exits 0)");
   cmd->add_flag("--allow-unknown-ops", options->allowUnknownOps,
                 "Accept ops without a schema when loading and verifying");
+  cmd->add_option("--passes", options->passes,
+                  "Also show the graph after these passes: 'default' (Constant->initializer, "
+                  "Identity removal, constant folding, DCE) or a comma list of pass names");
   addShapeOption(*cmd, options->shapes);
   cmd->callback([options] { runInspect(*options); });
 });
