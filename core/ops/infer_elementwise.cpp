@@ -8,6 +8,7 @@
 // with them.
 //
 //===----------------------------------------------------------------------===//
+#include <cstdint>
 #include <cstdlib>
 #include <optional>
 
@@ -48,18 +49,20 @@ std::optional<ShapeValue> foldShapeArithmetic(const InferenceContext& ctx) {
     const ShapeElement& x = (*a)[a->size() == 1 ? 0 : i];
     const ShapeElement& y = (*b)[b->size() == 1 ? 0 : i];
     if (x.isKnown() && y.isKnown()) {
-      int64_t v;
+      // Overflow (possible with hostile constants) makes the element unknown.
+      int64_t v = 0;
+      bool overflow = false;
       if (op == "Add")
-        v = x.value() + y.value();
+        overflow = __builtin_add_overflow(x.value(), y.value(), &v);
       else if (op == "Sub")
-        v = x.value() - y.value();
+        overflow = __builtin_sub_overflow(x.value(), y.value(), &v);
       else if (op == "Mul")
-        v = x.value() * y.value();
-      else if (op == "Div" && y.value() != 0)
+        overflow = __builtin_mul_overflow(x.value(), y.value(), &v);
+      else if (op == "Div" && y.value() != 0 && !(y.value() == -1 && x.value() == INT64_MIN))
         v = x.value() / y.value();
       else
         return std::nullopt;
-      out.push_back(ShapeElement::integer(v));
+      out.push_back(overflow ? ShapeElement() : ShapeElement::integer(v));
     } else if ((op == "Mul" || op == "Div") && y.isKnown() && y.value() == 1) {
       out.push_back(x);  // N * 1 and N / 1 stay N
     } else if (op == "Mul" && x.isKnown() && x.value() == 1) {
@@ -82,8 +85,9 @@ Status inferUnary(InferenceContext& ctx) {
     if (std::optional<ShapeValue> sv = ctx.shapeValueInput(0)) {
       const bool neg = ctx.node().opType() == "Neg";
       for (ShapeElement& e : *sv)
-        e = e.isKnown() ? ShapeElement::integer(neg ? -e.value() : std::abs(e.value()))
-                        : ShapeElement();
+        e = e.isKnown() && e.value() != INT64_MIN
+                ? ShapeElement::integer(neg ? -e.value() : std::abs(e.value()))
+                : ShapeElement();
       ctx.setOutputShapeValue(0, std::move(*sv));
     }
   return Status::ok();

@@ -152,7 +152,8 @@ Status inferRange(InferenceContext& ctx) {
       return ctx.fail("the range would have " + std::to_string(steps) + " elements");
     const int64_t count = std::max<int64_t>(0, static_cast<int64_t>(steps));
     (*out.shape)[0] = Dim(count);
-    if (isInteger(dtype) && count <= 64) {
+    const double last = *start + static_cast<double>(count) * *delta;
+    if (isInteger(dtype) && count <= 64 && std::abs(*start) < 1e15 && std::abs(last) < 1e15) {
       ShapeValue values;
       for (int64_t i = 0; i < count; ++i)
         values.push_back(ShapeElement::integer(static_cast<int64_t>(*start + i * *delta)));

@@ -77,7 +77,7 @@ Status inferConcat(InferenceContext& ctx) {
                           std::to_string(d));
         shape[d] = *u;
       }
-      if ((*s)[axis].isStatic())
+      if ((*s)[axis].isStatic() && (CheckedInt(total) + (*s)[axis].size()).ok())
         total += (*s)[axis].size();
       else
         totalKnown = false;
@@ -150,7 +150,9 @@ Status inferSplit(InferenceContext& ctx) {
     for (size_t i = 0; i < parts; ++i) {
       if (split.values[i] < 0)
         return ctx.fail("split " + intsToString(split.values) + " has a negative entry");
-      sum += split.values[i];
+      const CheckedInt next = CheckedInt(sum) + split.values[i];
+      if (!next.ok()) return ctx.fail("split " + intsToString(split.values) + " overflows");
+      sum = next.value();
       sizes[i] = Dim(split.values[i]);
     }
     if (dim.isStatic() && sum != dim.size())
@@ -163,9 +165,10 @@ Status inferSplit(InferenceContext& ctx) {
       return ctx.fail("axis " + std::to_string(axis) + " of size " + std::to_string(dim.size()) +
                       " does not split evenly into " + std::to_string(n) + " parts");
     // Opset 18 num_outputs: ceil-sized parts, the last one smaller.
-    const int64_t chunk = (dim.size() + n - 1) / n;
+    const int64_t chunk = dim.size() == 0 ? 0 : (dim.size() - 1) / n + 1;
     for (int64_t i = 0; i < n; ++i)
-      sizes[i] = Dim(std::max<int64_t>(0, std::min(chunk, dim.size() - chunk * i)));
+      sizes[i] =
+          Dim(std::max<int64_t>(0, std::min(chunk, dim.size() - std::min(chunk * i, dim.size()))));
   } else if (parts == 1) {
     sizes[0] = dim;
   }
@@ -403,18 +406,20 @@ Status inferPad(InferenceContext& ctx) {
                     std::to_string(2 * axes.size()));
   Shape shape = *in;
   for (size_t i = 0; i < axes.size(); ++i) {
-    const int64_t total = pads.values[i] + pads.values[i + axes.size()];
+    const CheckedInt total = CheckedInt(pads.values[i]) + pads.values[i + axes.size()];
     Dim& d = shape[axes[i]];
-    if (total == 0) continue;
+    if (total.ok() && total.value() == 0) continue;
     if (!d.isStatic()) {
       d = Dim::unknown();
       continue;
     }
-    if (d.size() + total < 0)
+    const CheckedInt size = CheckedInt(d.size()) + total;
+    if (!size.ok()) return ctx.fail("pads " + intsToString(pads.values) + " overflow");
+    if (size.value() < 0)
       return ctx.fail("pads " + intsToString(pads.values) + " crop axis " +
                       std::to_string(axes[i]) + " of size " + std::to_string(d.size()) +
                       " below zero");
-    d = Dim(d.size() + total);
+    d = Dim(size.value());
   }
   out.shape = std::move(shape);
   ctx.setOutputType(0, std::move(out));
@@ -574,7 +579,7 @@ Status inferGatherND(InferenceContext& ctx) {
     const Dim& last = indices->back();
     if (last.isStatic()) {
       const int64_t m = last.size();
-      if (m < 1 || batch + m > r)
+      if (m < 1 || m > r || batch + m > r)
         return ctx.fail("indices address " + std::to_string(m) + " dims of data " +
                         shapeToString(*data) + " after " + std::to_string(batch) + " batch dims");
       Shape shape(indices->begin(), indices->end() - 1);

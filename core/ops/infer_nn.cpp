@@ -81,25 +81,31 @@ StatusOr<Dim> windowOutput(const InferenceContext& ctx, const Window& w, size_t 
                            const Dim& in) {
   if (w.kernel.empty()) return Dim::unknown();
   const int64_t s = w.strides[axis];
-  const int64_t effK = (w.kernel[axis] - 1) * w.dilations[axis] + 1;
   const size_t k = w.strides.size();
   const int64_t padBegin = w.autoPad == "NOTSET" ? w.pads[axis] : 0;
   const int64_t padEnd = w.autoPad == "NOTSET" ? w.pads[axis + k] : 0;
   const bool same = w.autoPad == "SAME_UPPER" || w.autoPad == "SAME_LOWER";
+  const CheckedInt effK = (CheckedInt(w.kernel[axis]) - 1) * w.dilations[axis] + 1;
+  const CheckedInt pads = CheckedInt(padBegin) + padEnd;
+  const CheckedInt padded = CheckedInt(in.isStatic() ? in.size() : 0) + pads;
+  const CheckedInt span = padded - effK;
+  if (!effK.ok() || !span.ok())
+    return ctx.fail("window sizes of spatial dim " + std::to_string(axis) + " overflow");
   if (!in.isStatic()) {
-    bool identity = s == 1 && (same || padBegin + padEnd == effK - 1);
+    bool identity = s == 1 && (same || pads.value() == effK.value() - 1);
     return identity ? in : Dim::unknown();
   }
-  if (same) return Dim((in.size() + s - 1) / s);
-  const int64_t span = in.size() + padBegin + padEnd - effK;
-  if (span < 0)
+  if (same) return Dim(in.size() == 0 ? 0 : (in.size() - 1) / s + 1);
+  if (span.value() < 0)
     return ctx.fail("spatial dim " + std::to_string(axis) + " of size " +
-                    std::to_string(in.size()) + " (padded " + std::to_string(span + effK) +
-                    ") is smaller than the effective kernel " + std::to_string(effK));
-  int64_t out = (w.ceilMode ? (span + s - 1) / s : span / s) + 1;
+                    std::to_string(in.size()) + " (padded " + std::to_string(padded.value()) +
+                    ") is smaller than the effective kernel " + std::to_string(effK.value()));
+  // span / s + 1, rounded up with ceil_mode; cannot overflow since s >= 1.
+  int64_t out = span.value() / s + (w.ceilMode && span.value() % s != 0 ? 1 : 0) + 1;
   // With ceil_mode the last window must start inside the input or the
   // begin padding; ONNX Runtime and PyTorch drop it otherwise.
-  if (w.ceilMode && (out - 1) * s >= in.size() + padBegin) --out;
+  const CheckedInt lastStart = CheckedInt(out - 1) * s - padBegin;
+  if (w.ceilMode && lastStart.ok() && lastStart.value() >= in.size()) --out;
   return Dim(out);
 }
 
@@ -131,10 +137,12 @@ Status checkConvOperands(const Node& node, const Shape* x, const Shape* w, const
   const Dim& c = (*x)[1];
   if (!transposed) {
     const Dim& wc = (*w)[1];
-    if (c.isStatic() && wc.isStatic() && c.size() != wc.size() * group)
+    const CheckedInt expected = CheckedInt(wc.isStatic() ? wc.size() : 0) * group;
+    if (c.isStatic() && wc.isStatic() && (!expected.ok() || c.size() != expected.value()))
       return nodeError(node, "X has " + std::to_string(c.size()) + " channels but W " +
                                  shapeToString(*w) + " with group " + std::to_string(group) +
-                                 " expects " + std::to_string(wc.size() * group));
+                                 " expects " +
+                                 (expected.ok() ? std::to_string(expected.value()) : "more"));
     if (c.isStatic() && c.size() % group != 0)
       return nodeError(node, "group " + std::to_string(group) + " does not divide the " +
                                  std::to_string(c.size()) + " input channels");
@@ -154,10 +162,11 @@ Status checkConvOperands(const Node& node, const Shape* x, const Shape* w, const
       return nodeError(node, "group " + std::to_string(group) + " does not divide the " +
                                  std::to_string(c.size()) + " input channels");
     const Dim& mPerGroup = (*w)[1];
-    if (b && b->size() == 1 && (*b)[0].isStatic() && mPerGroup.isStatic() &&
-        (*b)[0].size() != mPerGroup.size() * group)
+    const CheckedInt outChannels = CheckedInt(mPerGroup.isStatic() ? mPerGroup.size() : 0) * group;
+    if (b && b->size() == 1 && (*b)[0].isStatic() && mPerGroup.isStatic() && outChannels.ok() &&
+        (*b)[0].size() != outChannels.value())
       return nodeError(node, "bias B " + shapeToString(*b) + " does not match the " +
-                                 std::to_string(mPerGroup.size() * group) + " output channels");
+                                 std::to_string(outChannels.value()) + " output channels");
   }
   if (b && b->size() != 1) return nodeError(node, "bias B must be 1-D, got " + shapeToString(*b));
   return Status::ok();
@@ -241,14 +250,16 @@ Status inferConvTranspose(InferenceContext& ctx) {
 
   const int64_t group = node.getInt("group", 1);
   Dim channels;
-  if (w && (*w)[1].isStatic())
+  if (w && (*w)[1].isStatic() && (CheckedInt((*w)[1].size()) * group).ok())
     channels = Dim((*w)[1].size() * group);
   else if (w && group == 1)
     channels = (*w)[1];
   Shape shape = {x ? (*x)[0] : Dim(), channels};
   for (size_t i = 0; i < *k; ++i) {
     if (!outputShape.empty()) {
-      shape.push_back(Dim(outputShape[outputShape.size() - *k + i]));
+      const int64_t size = outputShape[outputShape.size() - *k + i];
+      if (size < 0) return ctx.fail("output_shape " + intsToString(outputShape) + " is negative");
+      shape.push_back(Dim(size));
       continue;
     }
     const Dim in = x ? (*x)[i + 2] : Dim();
@@ -257,17 +268,18 @@ Status inferConvTranspose(InferenceContext& ctx) {
       continue;
     }
     const int64_t s = window.strides[i];
-    if (window.autoPad == "SAME_UPPER" || window.autoPad == "SAME_LOWER") {
-      shape.push_back(Dim(in.size() * s));
-      continue;
-    }
-    const int64_t effK = (window.kernel[i] - 1) * window.dilations[i] + 1;
-    const int64_t pads = window.autoPad == "VALID" ? 0 : window.pads[i] + window.pads[i + *k];
-    const int64_t size = s * (in.size() - 1) + outputPadding[i] + effK - pads;
-    if (size <= 0)
+    const bool same = window.autoPad == "SAME_UPPER" || window.autoPad == "SAME_LOWER";
+    const CheckedInt effK = (CheckedInt(window.kernel[i]) - 1) * window.dilations[i] + 1;
+    const CheckedInt pads = window.autoPad != "NOTSET"
+                                ? CheckedInt(0)
+                                : CheckedInt(window.pads[i]) + window.pads[i + *k];
+    const CheckedInt size = same ? CheckedInt(in.size()) * s
+                                 : CheckedInt(s) * (in.size() - 1) + outputPadding[i] + effK - pads;
+    if (!size.ok()) return ctx.fail("spatial dim " + std::to_string(i) + " overflows");
+    if (size.value() <= 0)
       return ctx.fail("spatial dim " + std::to_string(i) + " would have size " +
-                      std::to_string(size));
-    shape.push_back(Dim(size));
+                      std::to_string(size.value()));
+    shape.push_back(Dim(size.value()));
   }
   out.shape = std::move(shape);
   ctx.setOutputType(0, std::move(out));

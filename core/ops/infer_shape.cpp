@@ -335,14 +335,18 @@ namespace {
 // DepthToSpace and SpaceToDepth: rank-4 input and a positive blocksize.
 StatusOr<int64_t> readBlocksize(const InferenceContext& ctx, const Shape* in) {
   const int64_t b = ctx.node().getInt("blocksize", 0);
-  if (b < 1) return ctx.fail("blocksize " + std::to_string(b) + " must be >= 1");
+  // b * b must not overflow; real block sizes are tiny.
+  if (b < 1 || b > (int64_t{1} << 20))
+    return ctx.fail("blocksize " + std::to_string(b) + " must be in [1, 2^20]");
   if (in && in->size() != 4)
     return ctx.fail("input must be 4-D ([N, C, H, W]), got " + shapeToString(*in));
   return b;
 }
 
 Dim scaleDim(const Dim& d, int64_t factor) {
-  return factor == 1 ? d : d.isStatic() ? Dim(d.size() * factor) : Dim::unknown();
+  if (factor == 1) return d;
+  const CheckedInt scaled = CheckedInt(d.isStatic() ? d.size() : 0) * factor;
+  return d.isStatic() && scaled.ok() ? Dim(scaled.value()) : Dim::unknown();
 }
 
 }  // namespace
