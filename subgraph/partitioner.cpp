@@ -109,6 +109,29 @@ struct RunState {
   int nextRegionId = 0;
 };
 
+// Id-indexed working tables shared by every pass of one run. They are
+// sized once, with room for the fused nodes the passes add, and reused:
+// allocating them per pass would, after a pass has freed thousands of
+// nodes, make the allocator consolidate all those chunks each time.
+struct PassScratch {
+  explicit PassScratch(const Graph& graph) {
+    size_t nodes = graph.nodeIdBound() + graph.nodeIdBound() / 2 + 64;
+    size_t values = graph.valueIdBound() + graph.valueIdBound() / 2 + 64;
+    dag.reserve(nodes);
+    bodies.reserve(nodes, values);
+    for (auto* table : {&excluded, &candidate, &scratch}) table->reserve(nodes);
+    taken.reserve(nodes);
+  }
+
+  QuotientDag dag;
+  bool dagIsCurrent = false;  // dag was initialized on the graph as it is now
+  RegionBodyBuilder bodies;
+  std::vector<int> taken;
+  std::vector<uint32_t> excluded;
+  std::vector<uint32_t> candidate;
+  std::vector<uint32_t> scratch;
+};
+
 /// One property's pass over the graph.
 ///
 /// Methodology:
@@ -155,10 +178,17 @@ struct RunState {
 /// and the measured scaling.
 class PropertyPass final : private PartitionState {
  public:
-  PropertyPass(RunState& run, const std::string& backend, size_t backendIndex,
+  PropertyPass(RunState& run, PassScratch& tables, const std::string& backend, size_t backendIndex,
                SubgraphProperty& property)
       : run_(run),
         graph_(run.graph),
+        tables_(tables),
+        dag_(tables.dag),
+        bodies_(tables.bodies),
+        taken_(tables.taken),
+        excluded_(tables.excluded),
+        candidate_(tables.candidate),
+        scratch_(tables.scratch),
         backend_(backend),
         backendIndex_(backendIndex),
         property_(property),
@@ -197,6 +227,13 @@ class PropertyPass final : private PartitionState {
 
   RunState& run_;
   Graph& graph_;
+  PassScratch& tables_;
+  QuotientDag& dag_;
+  RegionBodyBuilder& bodies_;
+  std::vector<int>& taken_;           // pending region index by node id, or -1
+  std::vector<uint32_t>& excluded_;   // == seedMark_: excluded for this seed
+  std::vector<uint32_t>& candidate_;  // == candidateMark_: in the grown region
+  std::vector<uint32_t>& scratch_;    // == scratchMark_: Filter result, components
   const std::string& backend_;
   size_t backendIndex_;
   SubgraphProperty& property_;
@@ -204,13 +241,7 @@ class PropertyPass final : private PartitionState {
   const std::string label_;
 
   std::unique_ptr<SubgraphSelectorV2> selector_;
-  QuotientDag dag_;
-  RegionBodyBuilder bodies_;
-  std::vector<int> taken_;           // pending region index by node id, or -1
-  std::vector<uint32_t> excluded_;   // == seedMark_: excluded for this seed
-  std::vector<uint32_t> candidate_;  // == candidateMark_: in the grown region
-  std::vector<uint32_t> scratch_;    // == scratchMark_: Filter result, components
-  uint32_t seedMark_ = 1;            // excluded_ starts at 0: nothing excluded
+  uint32_t seedMark_ = 1;  // excluded_ starts at 0: nothing excluded
   uint32_t candidateMark_ = 0;
   uint32_t scratchMark_ = 0;
   std::vector<Node*> region_;
@@ -224,8 +255,12 @@ Status PropertyPass::run() {
   if (!selector_)
     return fail(
         "creates no selector (override CreateSubgraphSelector or CreateSubgraphSelectorV2)");
-  Status init = dag_.init(graph_);
-  if (!init) return fail(init.message());
+  if (!tables_.dagIsCurrent) {
+    Status init = dag_.init(graph_);
+    if (!init) return fail(init.message());
+  }
+  // Whatever happens next changes the graph.
+  tables_.dagIsCurrent = false;
 
   const NodeId bound = graph_.nodeIdBound();
   taken_.assign(bound, -1);
@@ -233,10 +268,8 @@ Status PropertyPass::run() {
   candidate_.assign(bound, 0);
   scratch_.assign(bound, 0);
   bodies_.reset(graph_);
-  // Copy the order: contraction never changes it, but a seed loop over a
-  // member of dag_ reads more clearly as a loop over a fixed list.
-  const std::vector<Node*> order = dag_.order();
-  for (Node* seed : order) {
+  // Contraction never changes the order, so the loop may read it in place.
+  for (Node* seed : dag_.order()) {
     if (!available(*seed)) continue;
     SUBGRAPH_RETURN_IF_ERROR(formRegionFrom(seed));
   }
@@ -655,13 +688,13 @@ StatusOr<PartitionReport> partitionGraph(Graph& graph, std::span<SubgraphBackend
                                          const PartitionOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   RunState run(graph);
-  QuotientDag initial;
-  Status valid = initial.init(graph);
+  PassScratch tables(graph);
+  Status valid = tables.dag.init(graph);
   if (!valid) return Status::invalid("cannot partition: " + valid.message());
+  tables.dagIsCurrent = true;
   std::vector<NodeId> inputOrder;
-  inputOrder.reserve(initial.order().size());
-  for (const Node* n : initial.order()) inputOrder.push_back(n->id());
-  initial = QuotientDag();
+  inputOrder.reserve(tables.dag.order().size());
+  for (const Node* n : tables.dag.order()) inputOrder.push_back(n->id());
 
   std::vector<uint64_t> wanted;
   if (options.reportContested && backends.size() > 1)
@@ -677,12 +710,11 @@ StatusOr<PartitionReport> partitionGraph(Graph& graph, std::span<SubgraphBackend
                                      ": inference-only, and the graph is partitioned for training");
         continue;
       }
-      PropertyPass pass(run, backends[b].name, b, *property);
+      PropertyPass pass(run, tables, backends[b].name, b, *property);
       SUBGRAPH_RETURN_IF_ERROR(pass.run());
     }
   }
-  QuotientDag check;
-  Status acyclic = check.init(graph);
+  Status acyclic = tables.dag.init(graph);
   if (!acyclic)
     return Status(StatusCode::kInternal, "partitioned graph is not acyclic: " + acyclic.message());
 

@@ -40,6 +40,13 @@ const Node* nodeOnCycle(const Graph& graph, const std::vector<uint32_t>& pending
 
 }  // namespace
 
+void QuotientDag::reserve(size_t nodes) {
+  for (auto* table : {&parent_, &next_}) table->reserve(nodes);
+  for (auto* table : {&rank_, &memberEpoch_, &visitEpoch_, &pending_}) table->reserve(nodes);
+  order_.reserve(nodes);
+  ready_.reserve(nodes);
+}
+
 Status QuotientDag::init(const Graph& graph) {
   graph_ = &graph;
   const NodeId bound = graph.nodeIdBound();
@@ -56,28 +63,28 @@ Status QuotientDag::init(const Graph& graph) {
   // Kahn's algorithm with a stack: the consumer that a node makes ready is
   // ordered next, so a chain Conv -> BatchNormalization -> Relu gets
   // consecutive ranks and the rank windows of typical regions stay tiny.
-  std::vector<uint32_t> pending(bound, 0);
+  std::vector<uint32_t>& pending = pending_;
+  pending.assign(bound, 0);
   for (Node* n : graph.nodes())
     for (Value* v : n->inputs())
       if (v && v->producer() && v->producer()->graph() == &graph) ++pending[n->id()];
-  std::vector<Node*> ready;
+  ready_.clear();
   for (NodeId id = bound; id-- > 0;)
-    if (Node* n = graph.node(id); n && pending[id] == 0) ready.push_back(n);
+    if (Node* n = graph.node(id); n && pending[id] == 0) ready_.push_back(n);
   order_.clear();
   order_.reserve(graph.numNodes());
-  std::vector<Node*> fresh;
-  while (!ready.empty()) {
-    Node* n = ready.back();
-    ready.pop_back();
+  while (!ready_.empty()) {
+    Node* n = ready_.back();
+    ready_.pop_back();
     rank_[n->id()] = static_cast<uint32_t>(order_.size());
     order_.push_back(n);
-    fresh.clear();
+    fresh_.clear();
     for (Value* out : n->outputs()) {
       if (out->producer() != n) continue;
       for (const Use& use : out->uses())
-        if (--pending[use.user->id()] == 0) fresh.push_back(use.user);
+        if (--pending[use.user->id()] == 0) fresh_.push_back(use.user);
     }
-    ready.insert(ready.end(), fresh.rbegin(), fresh.rend());
+    ready_.insert(ready_.end(), fresh_.rbegin(), fresh_.rend());
   }
   if (order_.size() != graph.numNodes()) {
     for (Node* n : graph.nodes())

@@ -48,6 +48,9 @@ class QuotientDag {
   /// node's consumer that becomes ready is placed right after it, so
   /// chains get adjacent ranks). Fails naming a node on a cycle.
   Status init(const Graph& graph);
+  /// Reserves room for graphs of up to `nodes` node ids, so that init()
+  /// reuses its tables instead of reallocating them.
+  void reserve(size_t nodes);
 
   /// The topological order computed by init(), unaffected by later merges.
   const std::vector<Node*>& order() const { return order_; }
@@ -101,6 +104,9 @@ class QuotientDag {
   uint64_t visited_ = 0;
   // Scratch buffers reused across calls so a region costs no allocation.
   std::vector<std::pair<NodeId, Node*>> stack_;
+  std::vector<uint32_t> pending_;
+  std::vector<Node*> ready_;
+  std::vector<Node*> fresh_;
   std::vector<NodeId> forward_;
   std::vector<NodeId> backward_;
   std::vector<uint32_t> pool_;

@@ -10,6 +10,13 @@
 
 namespace subgraph::partition::detail {
 
+void RegionBodyBuilder::reserve(size_t nodes, size_t values) {
+  nodeMark_.reserve(nodes);
+  valueMark_.reserve(values);
+  bodyValue_.reserve(values);
+  isGraphOutput_.reserve(values);
+}
+
 void RegionBodyBuilder::reset(const Graph& graph) {
   graph_ = &graph;
   nodeMark_.assign(graph.nodeIdBound(), 0);

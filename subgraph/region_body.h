@@ -44,6 +44,9 @@ class RegionBodyBuilder {
   /// Prepares for regions of `graph`; call again whenever the graph gained
   /// nodes or values.
   void reset(const Graph& graph);
+  /// Reserves room for graphs of up to `nodes` node ids and `values`
+  /// value ids, so that reset() reuses its tables.
+  void reserve(size_t nodes, size_t values);
   /// Extracts `members` (in topological order) as a body named `name`.
   RegionBody build(std::span<Node* const> members, const std::string& name,
                    const PropertyOptions& options);
