@@ -101,6 +101,14 @@ const Shape* inputShape(const InferenceContext& ctx, size_t i);
 /// A shape of `rank` unknown dims.
 Shape unknownShape(size_t rank);
 
+/// Conv's inference with X, W and the optional bias at the given input
+/// positions and the given output element type (QLinearConv, ConvInteger).
+Status inferConvLike(InferenceContext& ctx, size_t xInput, size_t wInput,
+                     std::optional<size_t> bInput, DataType dtype);
+/// MatMul's inference with A and B at the given input positions and the
+/// given output element type (QLinearMatMul, MatMulInteger).
+Status inferMatMulLike(InferenceContext& ctx, size_t aInput, size_t bInput, DataType dtype);
+
 /// Human list "[1, 2, 3]" for messages.
 std::string intsToString(const std::vector<int64_t>& v);
 

@@ -651,4 +651,58 @@ Status inferNonZero(InferenceContext& ctx) {
   return Status::ok();
 }
 
+//===--- Compress, Unique -------------------------------------------------===//
+
+Status inferCompress(InferenceContext& ctx) {
+  TensorType out(ctx.inputType(0).dtype);
+  // The kept count is known when the condition is constant.
+  Dim kept;
+  if (const Tensor* cond = ctx.constantInput(1)) {
+    int64_t count = 0;
+    for (int64_t i = 0; i < cond->numElements(); ++i) count += cond->elementAsDouble(i) != 0;
+    kept = Dim(count);
+  }
+  const Shape* in = inputShape(ctx, 0);
+  const Attribute* axisAttr = ctx.node().attr("axis");
+  if (axisAttr && axisAttr->kind() == AttrKind::kInt) {
+    if (in) {
+      StatusOr<int64_t> axis =
+          normalizeAxis(ctx, axisAttr->asInt(), static_cast<int64_t>(in->size()), "axis");
+      if (!axis.isOk()) return axis.status();
+      Shape shape = *in;
+      shape[axis.value()] = kept;
+      out.shape = std::move(shape);
+    }
+  } else {
+    out.shape = Shape{kept};
+  }
+  ctx.setOutputType(0, std::move(out));
+  return Status::ok();
+}
+
+Status inferUnique(InferenceContext& ctx) {
+  const Shape* in = inputShape(ctx, 0);
+  TensorType y(ctx.inputType(0).dtype);
+  Dim inverseLength;
+  const Attribute* axisAttr = ctx.node().attr("axis");
+  if (axisAttr && axisAttr->kind() == AttrKind::kInt) {
+    if (in) {
+      StatusOr<int64_t> axis =
+          normalizeAxis(ctx, axisAttr->asInt(), static_cast<int64_t>(in->size()), "axis");
+      if (!axis.isOk()) return axis.status();
+      inverseLength = (*in)[axis.value()];
+      Shape shape = *in;
+      shape[axis.value()] = Dim::unknown();
+      y.shape = std::move(shape);
+    }
+  } else {
+    y.shape = unknownShape(1);
+    if (in) inverseLength = dimProduct(*in);
+  }
+  ctx.setOutputType(0, std::move(y));
+  for (size_t i = 1; i < ctx.numOutputs(); ++i)
+    ctx.setOutputType(i, TensorType(DataType::kInt64, Shape{i == 2 ? inverseLength : Dim()}));
+  return Status::ok();
+}
+
 }  // namespace subgraph::ops

@@ -7,6 +7,9 @@
 // agree whenever both are static.
 //
 //===----------------------------------------------------------------------===//
+#include <cctype>
+#include <map>
+
 #include "infer_helpers.h"
 #include "op_functions.h"
 
@@ -20,16 +23,20 @@ const Shape* shapeOf(const Value* v) { return v && v->type().shape ? &*v->type()
 }  // namespace
 
 Status inferMatMul(InferenceContext& ctx) {
-  const Shape* a = inputShape(ctx, 0);
-  const Shape* b = inputShape(ctx, 1);
   DataType dtype = ctx.inputType(0).dtype;
   if (dtype == DataType::kUndefined) dtype = ctx.inputType(1).dtype;
+  return inferMatMulLike(ctx, 0, 1, dtype);
+}
+
+Status inferMatMulLike(InferenceContext& ctx, size_t aInput, size_t bInput, DataType dtype) {
+  const Shape* a = inputShape(ctx, aInput);
+  const Shape* b = inputShape(ctx, bInput);
   TensorType out(dtype);
   if (!a || !b) {
     ctx.setOutputType(0, std::move(out));
     return Status::ok();
   }
-  if (a->empty() || b->empty()) return ctx.fail("MatMul operands must not be scalars");
+  if (a->empty() || b->empty()) return ctx.fail("A and B must not be scalars");
   Shape sa = *a, sb = *b;
   const bool aVector = sa.size() == 1, bVector = sb.size() == 1;
   if (aVector) sa.insert(sa.begin(), Dim(1));
@@ -92,6 +99,154 @@ Status verifyGemm(const Node& node) {
                                  std::to_string(node.getInt("transA", 0)) + ", transB " +
                                  std::to_string(node.getInt("transB", 0)) + ")");
   }
+  return Status::ok();
+}
+
+namespace {
+
+// One operand of an Einsum equation: its labels, with '.' marking where the
+// ellipsis dims go.
+struct EinsumTerm {
+  std::string labels;  // letters, and at most one '.' for "..."
+};
+
+// Parses "ab,b...->a..." into terms; the output term is empty when the
+// equation has no "->" (implicit output).
+StatusOr<std::pair<std::vector<EinsumTerm>, std::optional<EinsumTerm>>> parseEinsum(
+    const InferenceContext& ctx, std::string equation) {
+  std::string compact;
+  for (char c : equation)
+    if (c != ' ') compact += c;
+  std::optional<EinsumTerm> output;
+  const size_t arrow = compact.find("->");
+  std::string lhs = compact.substr(0, arrow);
+  auto parseTerm = [&](const std::string& text) -> StatusOr<EinsumTerm> {
+    EinsumTerm term;
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (text.compare(i, 3, "...") == 0) {
+        if (term.labels.find('.') != std::string::npos)
+          return ctx.fail("equation '" + equation + "' has two ellipses in one term");
+        term.labels += '.';
+        i += 2;
+      } else if (std::isalpha(static_cast<unsigned char>(text[i]))) {
+        term.labels += text[i];
+      } else {
+        return ctx.fail("equation '" + equation + "' has an invalid character '" +
+                        std::string(1, text[i]) + "'");
+      }
+    }
+    return term;
+  };
+  if (arrow != std::string::npos) {
+    StatusOr<EinsumTerm> out = parseTerm(compact.substr(arrow + 2));
+    if (!out.isOk()) return out.status();
+    output = out.value();
+  }
+  std::vector<EinsumTerm> terms;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = lhs.find(',', start);
+    StatusOr<EinsumTerm> term = parseTerm(lhs.substr(start, comma - start));
+    if (!term.isOk()) return term.status();
+    terms.push_back(term.value());
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return std::make_pair(std::move(terms), std::move(output));
+}
+
+}  // namespace
+
+Status inferEinsum(InferenceContext& ctx) {
+  const Attribute* eq = ctx.node().attr("equation");
+  if (!eq || eq->kind() != AttrKind::kString) return ctx.fail("attribute 'equation' is missing");
+  auto parsed = parseEinsum(ctx, eq->asString());
+  if (!parsed.isOk()) return parsed.status();
+  const auto& [terms, explicitOutput] = parsed.value();
+  if (terms.size() != ctx.numInputs())
+    return ctx.fail("equation '" + eq->asString() + "' has " + std::to_string(terms.size()) +
+                    " operands but the node has " + std::to_string(ctx.numInputs()) + " inputs");
+  TensorType out(ctx.inputType(0).dtype);
+  std::map<char, Dim> dims;
+  std::map<char, int> counts;
+  std::optional<Shape> ellipsis = Shape();
+  bool allRanked = true;
+  for (size_t t = 0; t < terms.size(); ++t) {
+    const std::string& labels = terms[t].labels;
+    const size_t letters = labels.size() - (labels.find('.') != std::string::npos ? 1 : 0);
+    for (char c : labels)
+      if (c != '.') ++counts[c];
+    const Shape* s = inputShape(ctx, t);
+    if (!s) {
+      allRanked = false;
+      continue;
+    }
+    const bool hasEllipsis = labels.find('.') != std::string::npos;
+    if (s->size() < letters || (!hasEllipsis && s->size() != letters))
+      return ctx.fail("operand " + std::to_string(t) + " of shape " + shapeToString(*s) +
+                      " does not match '" + labels + "' in the equation");
+    const size_t ellipsisRank = s->size() - letters;
+    size_t d = 0;
+    for (char c : labels) {
+      if (c == '.') {
+        Shape part(s->begin() + static_cast<std::ptrdiff_t>(d),
+                   s->begin() + static_cast<std::ptrdiff_t>(d + ellipsisRank));
+        ellipsis = ellipsis ? broadcastShapes(*ellipsis, part) : std::nullopt;
+        if (!ellipsis) return ctx.fail("the '...' dims of the operands do not broadcast");
+        d += ellipsisRank;
+        continue;
+      }
+      const Dim& dim = (*s)[d++];
+      auto [it, inserted] = dims.emplace(c, dim);
+      if (inserted) continue;
+      Dim& known = it->second;
+      if (known.isStatic() && dim.isStatic() && known != dim && known != Dim(1) && dim != Dim(1))
+        return ctx.fail("label '" + std::string(1, c) + "' is " + known.toString() +
+                        " in one operand and " + dim.toString() + " in another");
+      if (!known.isStatic() || known == Dim(1)) known = dim.isStatic() ? dim : known;
+    }
+  }
+  EinsumTerm output;
+  if (explicitOutput) {
+    output = *explicitOutput;
+  } else {
+    // Implicit output: the ellipsis, then the labels used once, sorted.
+    bool anyEllipsis = false;
+    for (const EinsumTerm& t : terms) anyEllipsis |= t.labels.find('.') != std::string::npos;
+    if (anyEllipsis) output.labels += '.';
+    for (const auto& [c, n] : counts)
+      if (n == 1) output.labels += c;
+  }
+  const bool outputEllipsis = output.labels.find('.') != std::string::npos;
+  if (allRanked || !outputEllipsis) {
+    Shape shape;
+    for (char c : output.labels) {
+      if (c == '.') {
+        if (ellipsis) shape.insert(shape.end(), ellipsis->begin(), ellipsis->end());
+        continue;
+      }
+      if (!counts.count(c))
+        return ctx.fail("output label '" + std::string(1, c) + "' is not in any operand");
+      auto it = dims.find(c);
+      shape.push_back(it != dims.end() ? it->second : Dim::unknown());
+    }
+    out.shape = std::move(shape);
+  }
+  ctx.setOutputType(0, std::move(out));
+  return Status::ok();
+}
+
+Status inferDet(InferenceContext& ctx) {
+  TensorType out(ctx.inputType(0).dtype);
+  if (const Shape* x = inputShape(ctx, 0)) {
+    if (x->size() < 2) return ctx.fail("X must have rank >= 2, got " + shapeToString(*x));
+    const Dim& m = (*x)[x->size() - 2];
+    const Dim& n = x->back();
+    if (m.isStatic() && n.isStatic() && m != n)
+      return ctx.fail("matrices of shape " + shapeToString(*x) + " are not square");
+    out.shape = Shape(x->begin(), x->end() - 2);
+  }
+  ctx.setOutputType(0, std::move(out));
   return Status::ok();
 }
 

@@ -189,11 +189,17 @@ DataType firstDtype(const InferenceContext& ctx, size_t a, size_t b) {
 }  // namespace
 
 Status inferConv(InferenceContext& ctx) {
+  return inferConvLike(ctx, 0, 1, 2, firstDtype(ctx, 0, 1));
+}
+
+Status inferConvLike(InferenceContext& ctx, size_t xInput, size_t wInput,
+                     std::optional<size_t> bInput, DataType dtype) {
   const Node& node = ctx.node();
-  const Shape* x = inputShape(ctx, 0);
-  const Shape* w = inputShape(ctx, 1);
-  SUBGRAPH_RETURN_IF_ERROR(checkConvOperands(node, x, w, inputShape(ctx, 2), false));
-  TensorType out(firstDtype(ctx, 0, 1));
+  const Shape* x = inputShape(ctx, xInput);
+  const Shape* w = inputShape(ctx, wInput);
+  const Shape* b = bInput ? inputShape(ctx, *bInput) : nullptr;
+  SUBGRAPH_RETURN_IF_ERROR(checkConvOperands(node, x, w, b, false));
+  TensorType out(dtype);
   std::optional<size_t> k = spatialRank(x, w);
   if (!k) {
     ctx.setOutputType(0, std::move(out));

@@ -50,4 +50,29 @@ Status inferDequantizeLinear(InferenceContext& ctx) {
   return Status::ok();
 }
 
+Status inferQLinearConv(InferenceContext& ctx) {
+  return inferConvLike(ctx, 0, 3, std::nullopt, ctx.inputType(7).dtype);
+}
+
+Status inferConvInteger(InferenceContext& ctx) {
+  return inferConvLike(ctx, 0, 1, std::nullopt, DataType::kInt32);
+}
+
+Status inferQLinearMatMul(InferenceContext& ctx) {
+  return inferMatMulLike(ctx, 0, 3, ctx.inputType(7).dtype);
+}
+
+Status inferMatMulInteger(InferenceContext& ctx) {
+  return inferMatMulLike(ctx, 0, 1, DataType::kInt32);
+}
+
+Status inferDynamicQuantizeLinear(InferenceContext& ctx) {
+  TensorType y = ctx.inputType(0);
+  y.dtype = DataType::kUInt8;
+  ctx.setOutputType(0, std::move(y));
+  ctx.setOutputType(1, TensorType(DataType::kFloat32, Shape{}));
+  ctx.setOutputType(2, TensorType(DataType::kUInt8, Shape{}));
+  return Status::ok();
+}
+
 }  // namespace subgraph::ops

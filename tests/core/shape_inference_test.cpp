@@ -847,6 +847,93 @@ TEST(InferQuantization, QuantizeAndDequantize) {
   EXPECT_EQ(typeOf(*g, "d"), "f32[N, 64]");
 }
 
+//   %x u8 [1, 3, 8, 8] -> QLinearConv(w u8 [4, 3, 3, 3]) -> u8 ;  %a i8 -> MatMulInteger -> i32
+/// Quantized Conv and MatMul reuse the float rules with their own types.
+TEST(InferQuantization, QLinearConvAndIntegerMatMul) {
+  auto g = inferred(R"(
+    graph @g(%x: u8[1, 3, 8, 8], %a: i8[N, 16], %b: i8[16, 4]) {
+      %s = const f32[] [0.1]
+      %z = const u8[] [128]
+      %w = const u8[4, 3, 3, 3] splat(1)
+      %y = QLinearConv(%x, %s, %z, %w, %s, %z, %s, %z) {pads = [1, 1, 1, 1]}
+      %m = MatMulInteger(%a, %b)
+      %c = ConvInteger(%x, %w) {strides = [2, 2]}
+      %q, %qs, %qz = DynamicQuantizeLinear(%s)
+      return %y, %m, %c, %q
+    })");
+  EXPECT_EQ(typeOf(*g, "y"), "u8[1, 4, 8, 8]");
+  EXPECT_EQ(typeOf(*g, "m"), "i32[N, 4]");
+  EXPECT_EQ(typeOf(*g, "c"), "i32[1, 4, 3, 3]");
+  EXPECT_EQ(typeOf(*g, "qs"), "f32[]");
+}
+
+//   %x [S, N, 32] -> LSTM(bidirectional, hidden 64) -> %y, %h, %c ;  GRU(layout 1)
+/// Recurrent layers: hidden size from the attribute or W, both layouts.
+TEST(InferRecurrent, LstmAndGruShapes) {
+  auto g = inferred(R"(
+    graph @g(%x: f32[S, N, 32], %xb: f32[N, S, 32]) {
+      %w = const f32[2, 256, 32] splat(0.1)
+      %r = const f32[2, 256, 64] splat(0.1)
+      %y, %h, %c = LSTM(%x, %w, %r) {direction = "bidirectional", hidden_size = 64}
+      %gw = const f32[1, 48, 32] splat(0.1)
+      %gr = const f32[1, 48, 16] splat(0.1)
+      %gy, %gh = GRU(%xb, %gw, %gr) {layout = 1}
+      return %y, %h, %c, %gy, %gh
+    })");
+  EXPECT_EQ(typeOf(*g, "y"), "f32[S, 2, N, 64]");
+  EXPECT_EQ(typeOf(*g, "h"), "f32[2, N, 64]");
+  EXPECT_EQ(typeOf(*g, "c"), "f32[2, N, 64]");
+  EXPECT_EQ(typeOf(*g, "gy"), "f32[N, S, 1, 16]");
+  EXPECT_EQ(typeOf(*g, "gh"), "f32[N, 1, 16]");
+  EXPECT_THAT(inferError(R"(
+    graph @g(%x: f32[5, 1, 32]) {
+      %w = const f32[1, 256, 32] splat(0.1)
+      %r = const f32[1, 256, 64] splat(0.1)
+      %y = LSTM(%x, %w, %r) {direction = "bidirectional"} @lstm
+      return %y
+    })"),
+              HasSubstr("LSTM node 'lstm': W [1, 256, 32] has 1 directions, expected 2"));
+}
+
+//   %a [B, I, J], %b [B, J, K] -> Einsum("bij,bjk->bik") ; "...ij->...ji" ; implicit "ij,jk"
+/// Einsum: explicit and implicit outputs, ellipsis, label conflicts.
+TEST(InferLinalg, EinsumEquations) {
+  auto g = inferred(R"(
+    graph @g(%a: f32[B, 3, 4], %b: f32[B, 4, 5], %c: f32[2, 7, 3, 4], %m: f32[3, 4], %n: f32[4, 6]) {
+      %bmm = Einsum(%a, %b) {equation = "bij,bjk->bik"}
+      %t = Einsum(%c) {equation = "...ij->...ji"}
+      %mm = Einsum(%m, %n) {equation = "ij,jk"}
+      %tr = Einsum(%m) {equation = "ij->"}
+      return %bmm, %t, %mm, %tr
+    })");
+  EXPECT_EQ(typeOf(*g, "bmm"), "f32[B, 3, 5]");
+  EXPECT_EQ(typeOf(*g, "t"), "f32[2, 7, 4, 3]");
+  EXPECT_EQ(typeOf(*g, "mm"), "f32[3, 6]");
+  EXPECT_EQ(typeOf(*g, "tr"), "f32[]");
+  EXPECT_EQ(inferError(R"(
+    graph @g(%a: f32[3, 4], %b: f32[5, 6]) {
+      %y = Einsum(%a, %b) {equation = "ij,jk->ik"} @e
+      return %y
+    })"),
+            "Einsum node 'e': label 'j' is 4 in one operand and 5 in another");
+}
+
+//   %x [N, 256, 14, 14], %rois [R, 4] -> RoiAlign(7x7) ;  NonMaxSuppression ;  GridSample
+/// Vision ops: RoiAlign output size, NMS triples, GridSample grid size.
+TEST(InferVision, RoiAlignNmsAndGridSample) {
+  auto g = inferred(R"(
+    graph @g(%x: f32[N, 256, 14, 14], %rois: f32[R, 4], %idx: i64[R], %boxes: f32[1, 100, 4],
+             %scores: f32[1, 3, 100], %grid: f32[N, 32, 32, 2]) {
+      %roi = RoiAlign(%x, %rois, %idx) {output_height = 7, output_width = 7}
+      %keep = NonMaxSuppression(%boxes, %scores)
+      %s = GridSample(%x, %grid)
+      return %roi, %keep, %s
+    })");
+  EXPECT_EQ(typeOf(*g, "roi"), "f32[R, 256, 7, 7]");
+  EXPECT_EQ(typeOf(*g, "keep"), "i64[?, 3]");
+  EXPECT_EQ(typeOf(*g, "s"), "f32[N, 256, 32, 32]");
+}
+
 //===--- Generators -----------------------------------------------------===//
 
 //   Constant(value_ints) ; Shape(start 1, end -1) ; ConstantOfShape ; Range
