@@ -132,18 +132,19 @@ run_demo() {
 
   if have_command zoo; then
     local model=$out/resnet50.onnx
+    local backends=${SUBGRAPH_DEMO_BACKENDS:-convbnrelu,convaddrelu}
     demo_run "Demo: generate ResNet-50" "$bin" zoo resnet50 -o "$model"
     demo_run "Demo: summarize ResNet-50" "$bin" inspect "$model"
     if have_command partition; then
-      local backends=${SUBGRAPH_DEMO_BACKENDS:-convbnrelu,convaddrelu}
       demo_run "Demo: partition ResNet-50 for the backends $backends" \
         "$bin" partition "$model" --backend "$backends" \
         --report "$out/resnet50.report.json" --dot "$out/resnet50.partitioned.dot" \
         -o "$out/resnet50.partitioned.sg"
-      if have_command run; then
-        demo_run "Demo: run the partitioned ResNet-50" \
-          "$bin" run "$out/resnet50.partitioned.sg"
-      fi
+    fi
+    if have_command run; then
+      demo_run "Demo: run ResNet-50 partitioned for $backends on random inputs, checked against the unpartitioned reference" \
+        "$bin" run "$model" --backend "$backends" --random-inputs 0 --check \
+        --output-dir "$out/resnet50.outputs"
     fi
   else
     echo
