@@ -1,0 +1,520 @@
+/*===- subgraph/plugin_abi.h - The versioned C ABI of backend plugins -----===*
+ *
+ * A backend plugin is a shared library that talks to subgraph only through
+ * this header: plain C types, no C++ exceptions, no STL. It follows ONNX
+ * Runtime's plugin execution-provider API rather than MXNet's lib_api.h:
+ *
+ *  * The plugin exports exactly one symbol, SUBGRAPH_PLUGIN_ENTRY_SYMBOL
+ *    ("subgraph_plugin_entry"), of type SgPluginEntryFn. Everything else is
+ *    reached through the two tables exchanged there: the host's SgHostApi
+ *    (how the plugin reads graphs, reports errors and edits graphs) and the
+ *    plugin's SgPlugin (what the plugin registers).
+ *  * Every struct starts with `abi_version` and `struct_size`: the version of
+ *    this header the producer was compiled against and sizeof() there.
+ *    Structs and function tables only ever grow at the end; a field or slot
+ *    added in version N is marked "since N", and the reader checks the
+ *    producer's version (and size) before touching it. The static_asserts at
+ *    the end freeze the offsets of every released version.
+ *  * The host checks versions at load time: a plugin whose abi_version lies
+ *    outside [SG_PLUGIN_ABI_MIN_VERSION, SG_PLUGIN_ABI_VERSION] is refused,
+ *    with both versions in the message. The host never calls a slot newer
+ *    than the plugin's version; a plugin can check host->abi_version the same
+ *    way before calling a newer host slot.
+ *  * Errors are status codes (SgStatus) plus one line of text written into
+ *    an SgMessage with SgHostApi::message_set. A callback must never let an
+ *    exception escape; the C++ SDK (subgraph/sdk/plugin.h) guarantees that.
+ *  * Ownership: everything a plugin hands out (names, tables, arrays) stays
+ *    valid until the host calls SgPlugin::release, right before unloading.
+ *    Everything the host hands in (node views, strings, tensors) is valid
+ *    only for the duration of the call that received it, except node views
+ *    given to SgKernelDesc::create, which live as long as the kernel.
+ *
+ * Versions:
+ *  1  The first release: properties (declarative patterns or selector
+ *     callbacks), op definitions, graph transforms, kernel creators, a
+ *     device allocator.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef SUBGRAPH_PLUGIN_ABI_H
+#define SUBGRAPH_PLUGIN_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The ABI version this header describes. */
+#define SG_PLUGIN_ABI_VERSION 1u
+/** The oldest plugin ABI version this host still loads. */
+#define SG_PLUGIN_ABI_MIN_VERSION 1u
+/** The one symbol a plugin exports. */
+#define SUBGRAPH_PLUGIN_ENTRY_SYMBOL "subgraph_plugin_entry"
+
+/*----------------------------------------------------------------------------
+ * Status codes and messages
+ *--------------------------------------------------------------------------*/
+
+/** A callback's result. Anything other than SG_OK comes with a message. */
+typedef int32_t SgStatus;
+#define SG_OK 0
+/** Generic failure. */
+#define SG_ERROR 1
+/** The plugin does not handle this (a kernel creator declining a node). */
+#define SG_UNSUPPORTED 2
+/** An argument or a graph was not what the callee accepts. */
+#define SG_INVALID_ARGUMENT 3
+/** Out of memory. */
+#define SG_OUT_OF_MEMORY 4
+
+/** Host-owned text sink for an error or a reason; written with message_set. */
+typedef struct SgMessage SgMessage;
+/** Host-owned description of the fused node a property asks for; the host
+ *  fills defaults (op `<property>` in domain `subgraph.<backend>`, named
+ *  `<backend>_<property>_<id>`, the region as graph attribute "body"), and
+ *  the plugin may change them with the fused_node_* slots. */
+typedef struct SgFusedNode SgFusedNode;
+
+/*----------------------------------------------------------------------------
+ * Read-only graph views (host-owned, opaque)
+ *--------------------------------------------------------------------------*/
+
+/** A node of a graph being partitioned, transformed or compiled. */
+typedef struct SgNode SgNode;
+/** A value (tensor) of a graph: a node output, a graph input or a constant. */
+typedef struct SgValue SgValue;
+/** A graph: the model, or the body of a fused region. */
+typedef struct SgGraph SgGraph;
+
+/** Element types; the numbers are ONNX TensorProto's. */
+typedef int32_t SgDataType;
+#define SG_DTYPE_UNDEFINED 0
+#define SG_DTYPE_FLOAT32 1
+#define SG_DTYPE_UINT8 2
+#define SG_DTYPE_INT8 3
+#define SG_DTYPE_UINT16 4
+#define SG_DTYPE_INT16 5
+#define SG_DTYPE_INT32 6
+#define SG_DTYPE_INT64 7
+#define SG_DTYPE_STRING 8
+#define SG_DTYPE_BOOL 9
+#define SG_DTYPE_FLOAT16 10
+#define SG_DTYPE_FLOAT64 11
+#define SG_DTYPE_UINT32 12
+#define SG_DTYPE_UINT64 13
+#define SG_DTYPE_BFLOAT16 16
+
+/** Attribute kinds. */
+typedef int32_t SgAttrKind;
+#define SG_ATTR_NONE 0 /* absent */
+#define SG_ATTR_INT 1
+#define SG_ATTR_FLOAT 2
+#define SG_ATTR_STRING 3
+#define SG_ATTR_INTS 4
+#define SG_ATTR_FLOATS 5
+#define SG_ATTR_STRINGS 6
+#define SG_ATTR_TENSOR 7
+#define SG_ATTR_GRAPH 8
+#define SG_ATTR_GRAPHS 9
+
+/** An attribute a plugin sets on a node it asks for (fused node, transform
+ *  replacement). Only the fields of `kind` are read. Plain data, no version:
+ *  it is only ever passed inside versioned structs or calls. */
+typedef struct SgAttrValue {
+  const char* name;
+  SgAttrKind kind;        /* SG_ATTR_INT .. SG_ATTR_FLOATS */
+  int64_t i;              /* SG_ATTR_INT */
+  double f;               /* SG_ATTR_FLOAT */
+  const char* s;          /* SG_ATTR_STRING */
+  const int64_t* ints;    /* SG_ATTR_INTS, `count` elements */
+  const float* floats;    /* SG_ATTR_FLOATS, `count` elements */
+  size_t count;
+} SgAttrValue;
+
+/** A run-time tensor: a dense row-major buffer in the device's memory. */
+typedef struct SgTensor {
+  SgDataType dtype;
+  int32_t rank;
+  const int64_t* dims; /* `rank` dims */
+  void* data;          /* read-only for inputs */
+  size_t bytes;
+} SgTensor;
+
+/** Output dims a kernel computes in resize(): the host provides room for
+ *  SG_MAX_RANK dims per output. */
+#define SG_MAX_RANK 16
+typedef struct SgTensorShape {
+  SgDataType dtype;
+  int32_t rank;
+  int64_t dims[SG_MAX_RANK];
+} SgTensorShape;
+
+/*----------------------------------------------------------------------------
+ * The host's table (what a plugin may call)
+ *--------------------------------------------------------------------------*/
+
+/** Functions the host offers. Valid from the entry call until release. */
+typedef struct SgHostApi {
+  uint32_t abi_version; /* the host's SG_PLUGIN_ABI_VERSION */
+  uint32_t struct_size;
+
+  /* --- since 1: messages --- */
+  /** Replaces the text of `message` (one line; truncated to 4 KiB). */
+  void (*message_set)(SgMessage* message, const char* text);
+  /** The current text of `message` (valid until it is next set). */
+  const char* (*message_get)(const SgMessage* message);
+
+  /* --- since 1: nodes --- */
+  const char* (*node_op_type)(const SgNode* node);   /* "Conv" */
+  const char* (*node_domain)(const SgNode* node);    /* "" for ONNX */
+  const char* (*node_name)(const SgNode* node);      /* may be "" */
+  size_t (*node_num_inputs)(const SgNode* node);
+  /** Input i, or NULL for an omitted optional input. */
+  const SgValue* (*node_input)(const SgNode* node, size_t i);
+  size_t (*node_num_outputs)(const SgNode* node);
+  const SgValue* (*node_output)(const SgNode* node, size_t i);
+  /** Attributes set on the node (schema defaults are not listed). */
+  size_t (*node_num_attrs)(const SgNode* node);
+  const char* (*node_attr_name)(const SgNode* node, size_t i);
+  /** Kind of attribute `name`, SG_ATTR_NONE if absent and without a default. */
+  SgAttrKind (*node_attr_kind)(const SgNode* node, const char* name);
+  /** Attribute (or schema default) getters; return 0 if absent or of
+   *  another kind, leaving the outputs untouched. Arrays stay valid as long
+   *  as the node view does. */
+  int32_t (*node_attr_int)(const SgNode* node, const char* name, int64_t* out);
+  int32_t (*node_attr_float)(const SgNode* node, const char* name, float* out);
+  int32_t (*node_attr_string)(const SgNode* node, const char* name, const char** out);
+  int32_t (*node_attr_ints)(const SgNode* node, const char* name, const int64_t** data,
+                            size_t* count);
+  int32_t (*node_attr_floats)(const SgNode* node, const char* name, const float** data,
+                              size_t* count);
+  /** A graph attribute, e.g. "body" of a fused region node. */
+  const SgGraph* (*node_attr_graph)(const SgNode* node, const char* name);
+
+  /* --- since 1: values --- */
+  const char* (*value_name)(const SgValue* value);
+  SgDataType (*value_dtype)(const SgValue* value);
+  /** Rank, or -1 if unknown. */
+  int32_t (*value_rank)(const SgValue* value);
+  /** Dim i, or -1 if symbolic or unknown. */
+  int64_t (*value_dim)(const SgValue* value, int32_t i);
+  /** 1 if the value is a constant (an initializer that is not a graph input). */
+  int32_t (*value_is_constant)(const SgValue* value);
+  /** A constant's dense row-major data and size; NULL if not a constant. */
+  const void* (*value_constant_data)(const SgValue* value, size_t* bytes);
+  /** The node computing the value; NULL for graph inputs and constants. */
+  const SgNode* (*value_producer)(const SgValue* value);
+  /** Distinct reading nodes, in use order. */
+  size_t (*value_num_consumers)(const SgValue* value);
+  const SgNode* (*value_consumer)(const SgValue* value, size_t i);
+  /** 1 if the value is an output of its graph. */
+  int32_t (*value_is_graph_output)(const SgValue* value);
+
+  /* --- since 1: graphs --- */
+  /** Nodes in topological order. */
+  size_t (*graph_num_nodes)(const SgGraph* graph);
+  const SgNode* (*graph_node)(const SgGraph* graph, size_t i);
+  size_t (*graph_num_inputs)(const SgGraph* graph);
+  const SgValue* (*graph_input)(const SgGraph* graph, size_t i);
+  size_t (*graph_num_outputs)(const SgGraph* graph);
+  const SgValue* (*graph_output)(const SgGraph* graph, size_t i);
+
+  /* --- since 1: fused nodes (only inside create_subgraph_node) --- */
+  /** Sets the fused node's op; NULL keeps a part's default. */
+  void (*fused_node_set_op)(SgFusedNode* node, const char* domain, const char* op_type);
+  /** Sets the fused node's name. */
+  void (*fused_node_set_name)(SgFusedNode* node, const char* name);
+  /** Adds (or replaces) an attribute; the host copies it. */
+  void (*fused_node_add_attr)(SgFusedNode* node, const SgAttrValue* attr);
+
+  /* --- since 1: graph edits (only inside SgTransformDesc::run) --- */
+  /** Replaces `node` by a new node of op `domain`.`op_type` reading
+   *  `inputs` (NULL entries are omitted optional inputs) and defining the
+   *  old node's outputs, with `attrs`. The new node is verified against its
+   *  schema; on failure the graph is unchanged and `message` says why. */
+  SgStatus (*graph_replace_node)(SgGraph* graph, const SgNode* node, const char* domain,
+                                 const char* op_type, const SgValue* const* inputs,
+                                 size_t num_inputs, const SgAttrValue* attrs, size_t num_attrs,
+                                 SgMessage* message);
+  /** Removes nodes whose outputs nobody reads, and unread constants. */
+  SgStatus (*graph_remove_dead_nodes)(SgGraph* graph, SgMessage* message);
+} SgHostApi;
+
+/*----------------------------------------------------------------------------
+ * What a plugin registers
+ *--------------------------------------------------------------------------*/
+
+/** Pattern-node predicate flags (SgPatternNode::flags). */
+#define SG_PATTERN_OPTIONAL 1u      /* matched when present, skipped otherwise */
+#define SG_PATTERN_ONE_USE 2u       /* every output read once, no graph output */
+#define SG_PATTERN_STATIC_SHAPES 4u /* all inputs and outputs fully static */
+#define SG_PATTERN_NO_ZERO_DIMS 8u  /* no static dim of size 0 */
+
+/** One node of a declarative pattern (the host's PatternBuilder). */
+typedef struct SgPatternNode {
+  uint32_t abi_version;
+  uint32_t struct_size;
+  /** Op types: "Conv", "Relu|Clip", "domain.Op", or "*" for any op. */
+  const char* op_types;
+  uint32_t flags;
+  /** Bit i set: input i must be present and constant (i < 32). */
+  uint32_t constant_inputs;
+  /** Optional extra predicate; *accept = 0 rejects, with a reason in message. */
+  void* predicate_user;
+  SgStatus (*predicate)(void* user, const SgNode* node, int32_t* accept, SgMessage* message);
+} SgPatternNode;
+
+/** An edge of a pattern: output `output` of pattern node `producer` is input
+ *  `input` (or any input, if -1) of pattern node `consumer`. */
+typedef struct SgPatternEdge {
+  uint32_t producer;
+  uint32_t consumer;
+  int32_t input;
+  uint32_t output;
+} SgPatternEdge;
+
+/** A declarative pattern: node 0 is the anchor; every other node is
+ *  connected to an earlier one. The host matches it with its own
+ *  PatternSelector (backtracking, maximal optional matches). */
+typedef struct SgPatternDesc {
+  uint32_t abi_version;
+  uint32_t struct_size;
+  const char* name;
+  size_t num_nodes;
+  const SgPatternNode* nodes;
+  size_t num_edges;
+  const SgPatternEdge* edges;
+} SgPatternDesc;
+
+/** A subgraph property: one fusion rule (MXNet's SubgraphProperty). Either
+ *  `pattern` is set (declarative), or `create_selector` and the selector
+ *  slots are (callback selector, MXNet's SubgraphSelector semantics). */
+typedef struct SgPropertyDesc {
+  uint32_t abi_version;
+  uint32_t struct_size;
+  const char* name;
+  /** PropertyOptions: skip when partitioning for training. */
+  int32_t inference_only;
+  /** PropertyOptions: smaller regions are not fused (0 means 1). */
+  uint32_t min_region_size;
+  const SgPatternDesc* pattern;
+
+  void* user;
+  /** A fresh selector for one partitioning pass. */
+  SgStatus (*create_selector)(void* user, void** selector, SgMessage* message);
+  void (*destroy_selector)(void* user, void* selector);
+  /** Each answers *accept (1 or 0); a 0 may carry a reason in `message`;
+   *  a status other than SG_OK is an error (text in `message`). */
+  SgStatus (*select)(void* selector, const SgNode* node, int32_t* accept, SgMessage* message);
+  SgStatus (*select_input)(void* selector, const SgNode* node, const SgNode* producer,
+                           int32_t* accept, SgMessage* message);
+  SgStatus (*select_output)(void* selector, const SgNode* node, const SgNode* consumer,
+                            int32_t* accept, SgMessage* message);
+  /** keep[i] = 0 drops candidates[i] (topological order); NULL keeps all. */
+  SgStatus (*filter)(void* selector, const SgNode* const* candidates, size_t count,
+                     uint8_t* keep, SgMessage* message);
+  /** Forget per-region state; called before every use. NULL: nothing. */
+  SgStatus (*reset)(void* selector, SgMessage* message);
+  /** Decide on a region whose body is `body`: *accept = 0 rejects it (reason
+   *  in `message`); `fused` may be changed with the fused_node_* slots.
+   *  NULL accepts every region with the defaults. */
+  SgStatus (*create_subgraph_node)(void* user, const SgGraph* body, int32_t region_id,
+                                   SgFusedNode* fused, int32_t* accept, SgMessage* message);
+} SgPropertyDesc;
+
+/** One operand of an op definition. */
+typedef struct SgOperandDef {
+  const char* name;
+  /** 0 required, 1 optional, 2 variadic (last operand only). */
+  int32_t arity;
+} SgOperandDef;
+
+/** An attribute of an op definition, with its default (ignored if
+ *  `required`). */
+typedef struct SgAttrDef {
+  SgAttrValue value; /* name, kind and default */
+  int32_t required;
+} SgAttrDef;
+
+/** A backend-specific op (the host's OpSchemaBuilder). Inference is the
+ *  host's: reuse a registered op's (`infer_from`, e.g. "Conv"), or give
+ *  output i the type of input 0 (`infer_from` NULL). */
+typedef struct SgOpDef {
+  uint32_t abi_version;
+  uint32_t struct_size;
+  const char* domain; /* e.g. "example.max_splat" */
+  const char* name;   /* e.g. "MaxSplat" */
+  const char* doc;
+  size_t num_inputs;
+  const SgOperandDef* inputs;
+  size_t num_outputs;
+  const SgOperandDef* outputs;
+  size_t num_attrs;
+  const SgAttrDef* attrs;
+  /** Copy every attribute (and default) of this registered op first. */
+  const char* attributes_from;
+  const char* infer_from;
+  /** 1 if elementwise (output element i depends on input element i). */
+  int32_t data_parallel;
+} SgOpDef;
+
+/** When a transform runs. */
+#define SG_TRANSFORM_PRE_PARTITION 0
+#define SG_TRANSFORM_POST_PARTITION 1
+
+/** A graph transform (Glow's transformPreLowering/PostLowering). */
+typedef struct SgTransformDesc {
+  uint32_t abi_version;
+  uint32_t struct_size;
+  const char* name;
+  int32_t stage; /* SG_TRANSFORM_* */
+  void* user;
+  /** Edits `graph` with the host's graph_* edit slots; *changed = 1 if so. */
+  SgStatus (*run)(void* user, SgGraph* graph, int32_t* changed, SgMessage* message);
+} SgTransformDesc;
+
+/** What a kernel creator learns about the session it serves. */
+typedef struct SgKernelContext {
+  uint32_t abi_version;
+  uint32_t struct_size;
+  /** Worker threads the session was given (0: one per core); a kernel with
+   *  its own pool should use no more. */
+  int32_t num_threads;
+} SgKernelContext;
+
+/** A kernel creator for one op type (MNN's onCreate). Kernels are shared by
+ *  concurrent requests: run must be thread-safe. */
+typedef struct SgKernelDesc {
+  uint32_t abi_version;
+  uint32_t struct_size;
+  /** Qualified op type: "Conv", or "<domain>.<op>" (e.g. a fused region
+   *  op "subgraph.example_convbn.conv_bn"). */
+  const char* op_type;
+  /** 1 if run uses a thread pool of its own (OpenMP, oneDNN): the session
+   *  then never runs it concurrently with other kernels. */
+  int32_t uses_own_threads;
+  void* user;
+  /** Makes a kernel for `node` (for a fused region, read its "body" graph:
+   *  op types, attributes, constant weights). SG_UNSUPPORTED declines, and
+   *  the host falls back to its default executor for regions. */
+  SgStatus (*create)(void* user, const SgNode* node, const SgKernelContext* context,
+                     void** kernel, SgMessage* message);
+  void (*destroy)(void* user, void* kernel);
+  /** Once per session before the first run (prepack weights, make
+   *  primitives). NULL: nothing. */
+  SgStatus (*session_prologue)(void* kernel, SgMessage* message);
+  /** Output types from input types. NULL, or SG_UNSUPPORTED, means: use
+   *  the node's static output types. */
+  SgStatus (*resize)(void* kernel, const SgTensorShape* inputs, size_t num_inputs,
+                     SgTensorShape* outputs, size_t num_outputs, SgMessage* message);
+  /** Computes outputs (dense row-major, e.g. float32 NCHW) from inputs. */
+  SgStatus (*run)(void* kernel, const SgTensor* inputs, size_t num_inputs,
+                  const SgTensor* outputs, size_t num_outputs, SgMessage* message);
+} SgKernelDesc;
+
+/** The device the plugin's kernels run on, with its allocator. Version 1
+ *  supports host-addressable memory only (kind "cpu"). */
+typedef struct SgDeviceDesc {
+  uint32_t abi_version;
+  uint32_t struct_size;
+  const char* kind; /* "cpu" */
+  void* user;
+  /** NULL on failure; `alignment` is a power of two. */
+  void* (*allocate)(void* user, size_t bytes, size_t alignment);
+  void (*deallocate)(void* user, void* ptr);
+} SgDeviceDesc;
+
+/** Everything a plugin registers; returned by the entry point. */
+typedef struct SgPlugin {
+  uint32_t abi_version; /* the plugin's SG_PLUGIN_ABI_VERSION */
+  uint32_t struct_size;
+  /** Backend name, e.g. "example_convbn": a valid identifier, unique. */
+  const char* name;
+  /** The plugin's own version, e.g. "1.0.0". */
+  const char* version;
+  const char* description;
+
+  size_t num_properties;
+  const SgPropertyDesc* const* properties; /* in pass order */
+  size_t num_op_defs;
+  const SgOpDef* const* op_defs;
+  size_t num_transforms;
+  const SgTransformDesc* const* transforms;
+  size_t num_kernels;
+  const SgKernelDesc* const* kernels;
+  /** NULL: host CPU memory. */
+  const SgDeviceDesc* device;
+
+  void* user;
+  /** Called once before the library is unloaded; frees the plugin's state. */
+  void (*release)(void* user);
+} SgPlugin;
+
+/** The entry point: checks the host (host->abi_version) and fills *plugin.
+ *  On failure returns non-SG_OK with the reason in `message`. */
+typedef SgStatus (*SgPluginEntryFn)(const SgHostApi* host, const SgPlugin** plugin,
+                                    SgMessage* message);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+/*----------------------------------------------------------------------------
+ * Frozen layouts: a change here breaks every released plugin.
+ *--------------------------------------------------------------------------*/
+#ifdef __cplusplus
+#define SG_ABI_STATIC_ASSERT static_assert
+#else
+#define SG_ABI_STATIC_ASSERT _Static_assert
+#endif
+#define SG_ABI_FROZEN(type, field, offset) \
+  SG_ABI_STATIC_ASSERT(offsetof(type, field) == (offset), #type "." #field " moved")
+
+#if UINTPTR_MAX == 0xffffffffffffffffu /* LP64 layouts */
+/* End of version 1. */
+SG_ABI_FROZEN(SgHostApi, message_set, 8);
+SG_ABI_FROZEN(SgHostApi, node_op_type, 24);
+SG_ABI_FROZEN(SgHostApi, node_attr_graph, 144);
+SG_ABI_FROZEN(SgHostApi, value_name, 152);
+SG_ABI_FROZEN(SgHostApi, value_is_graph_output, 224);
+SG_ABI_FROZEN(SgHostApi, graph_num_nodes, 232);
+SG_ABI_FROZEN(SgHostApi, graph_output, 272);
+SG_ABI_FROZEN(SgHostApi, fused_node_set_op, 280);
+SG_ABI_FROZEN(SgHostApi, fused_node_add_attr, 296);
+SG_ABI_FROZEN(SgHostApi, graph_replace_node, 304);
+SG_ABI_FROZEN(SgHostApi, graph_remove_dead_nodes, 312);
+SG_ABI_STATIC_ASSERT(sizeof(SgHostApi) == 320, "SgHostApi v1 size");
+SG_ABI_FROZEN(SgPatternNode, predicate, 32);
+SG_ABI_STATIC_ASSERT(sizeof(SgPatternNode) == 40, "SgPatternNode v1 size");
+SG_ABI_STATIC_ASSERT(sizeof(SgPatternEdge) == 16, "SgPatternEdge v1 size");
+SG_ABI_FROZEN(SgPatternDesc, edges, 40);
+SG_ABI_STATIC_ASSERT(sizeof(SgPatternDesc) == 48, "SgPatternDesc v1 size");
+SG_ABI_FROZEN(SgPropertyDesc, pattern, 24);
+SG_ABI_FROZEN(SgPropertyDesc, create_selector, 40);
+SG_ABI_FROZEN(SgPropertyDesc, create_subgraph_node, 96);
+SG_ABI_STATIC_ASSERT(sizeof(SgPropertyDesc) == 104, "SgPropertyDesc v1 size");
+SG_ABI_STATIC_ASSERT(sizeof(SgAttrValue) == 64, "SgAttrValue v1 size");
+SG_ABI_STATIC_ASSERT(sizeof(SgOperandDef) == 16, "SgOperandDef v1 size");
+SG_ABI_STATIC_ASSERT(sizeof(SgAttrDef) == 72, "SgAttrDef v1 size");
+SG_ABI_FROZEN(SgOpDef, attrs, 72);
+SG_ABI_FROZEN(SgOpDef, data_parallel, 96);
+SG_ABI_STATIC_ASSERT(sizeof(SgOpDef) == 104, "SgOpDef v1 size");
+SG_ABI_FROZEN(SgTransformDesc, run, 32);
+SG_ABI_STATIC_ASSERT(sizeof(SgTransformDesc) == 40, "SgTransformDesc v1 size");
+SG_ABI_FROZEN(SgKernelContext, num_threads, 8);
+SG_ABI_STATIC_ASSERT(sizeof(SgKernelContext) == 12, "SgKernelContext v1 size");
+SG_ABI_FROZEN(SgKernelDesc, create, 32);
+SG_ABI_FROZEN(SgKernelDesc, run, 64);
+SG_ABI_STATIC_ASSERT(sizeof(SgKernelDesc) == 72, "SgKernelDesc v1 size");
+SG_ABI_FROZEN(SgDeviceDesc, deallocate, 32);
+SG_ABI_STATIC_ASSERT(sizeof(SgDeviceDesc) == 40, "SgDeviceDesc v1 size");
+SG_ABI_FROZEN(SgPlugin, properties, 40);
+SG_ABI_FROZEN(SgPlugin, device, 96);
+SG_ABI_FROZEN(SgPlugin, release, 112);
+SG_ABI_STATIC_ASSERT(sizeof(SgPlugin) == 120, "SgPlugin v1 size");
+SG_ABI_STATIC_ASSERT(sizeof(SgTensor) == 32, "SgTensor v1 size");
+SG_ABI_STATIC_ASSERT(sizeof(SgTensorShape) == 136, "SgTensorShape v1 size");
+#endif
+
+#endif /* SUBGRAPH_PLUGIN_ABI_H */

@@ -1,0 +1,708 @@
+//===- subgraph/sdk/plugin.h - The C++ SDK for backend plugins -*- C++ -*-===//
+//
+// Header-only C++ on top of the plain-C plugin ABI (subgraph/plugin_abi.h).
+// A plugin author derives from SubgraphProperty/SubgraphSelector (MXNet's
+// semantics), writes kernels as plain C++ classes, and exports everything
+// with one macro. The SDK owns the C tables and turns every exception into a
+// status code at the boundary, so no C++ exception or STL type ever crosses
+// it; the plugin is built with hidden visibility and a version script that
+// exports only the entry point (subgraph_add_plugin() in CMake does both).
+//
+// Usage sketch (docs/writing-a-plugin.md walks through it):
+//
+//   #include <subgraph/sdk/plugin.h>
+//   namespace sdk = subgraph::sdk;
+//
+//   // 1. A property with a declarative pattern: Conv -> BN -> optional Relu.
+//   //    Fused nodes get op "conv_bn_relu" in domain "subgraph.mybackend".
+//   auto convBnRelu = std::make_unique<sdk::PatternProperty>(
+//       "conv_bn_relu",
+//       sdk::Pattern::chain("conv_bn_relu",
+//                           {sdk::OpPattern("Conv").constantInput(1).staticShapes(),
+//                            sdk::OpPattern("BatchNormalization").oneUse(),
+//                            sdk::OpPattern("Relu").optional()}));
+//
+//   // 1b. Or a hand-written selector (MXNet's SubgraphSelector):
+//   class ConvBnSelector : public sdk::SubgraphSelector {
+//     sdk::Decision Select(const sdk::NodeView& n) override { return n.is("Conv"); }
+//     sdk::Decision SelectOutput(const sdk::NodeView& n, const sdk::NodeView& c) override {
+//       return n.is("Conv") && c.is("BatchNormalization");
+//     }
+//   };
+//   class ConvBnProperty : public sdk::SubgraphProperty {
+//    public:
+//     ConvBnProperty() : SubgraphProperty("conv_bn") {}
+//     std::unique_ptr<sdk::SubgraphSelector> CreateSubgraphSelector() const override {
+//       return std::make_unique<ConvBnSelector>();
+//     }
+//   };
+//
+//   // 2. A kernel for the fused op: it sees the region's body once, at
+//   //    creation (op types, attributes, constant weights), prepares in
+//   //    sessionPrologue, and runs on dense float32 NCHW buffers.
+//   class ConvBnReluKernel : public sdk::Kernel {
+//    public:
+//     ConvBnReluKernel(const sdk::NodeView& fused, const sdk::KernelContext& ctx) {
+//       for (const sdk::NodeView& n : fused.body()->nodes())
+//         if (n.is("Conv")) {
+//           strides_ = n.attrInts("strides", {1, 1});
+//           auto w = n.input(1).constantData<float>();  // the weights
+//           weights_.assign(w.begin(), w.end());
+//         }
+//       threads_ = ctx.numThreads;
+//     }
+//     void sessionPrologue() override { /* reorder weights, make primitives */ }
+//     void run(std::span<const sdk::Tensor> in, std::span<const sdk::Tensor> out) override {
+//       const float* x = in[0].data<float>();
+//       float* y = out[0].data<float>();
+//       // ...
+//     }
+//    private:
+//     std::vector<int64_t> strides_;
+//     std::vector<float> weights_;
+//     int threads_ = 0;
+//   };
+//
+//   // 3. Export: the backend's name, its version, a description, then what
+//   //    it registers. A creator may return null to decline a region, which
+//   //    then runs on subgraph's default executor.
+//   SUBGRAPH_PLUGIN("mybackend", "1.0.0", "Conv+BN+Relu fusion") {
+//     plugin.addProperty(std::move(convBnRelu));   // or addProperty<ConvBnProperty>()
+//     plugin.addKernel("subgraph.mybackend.conv_bn_relu",
+//                      [](const sdk::NodeView& node, const sdk::KernelContext& ctx) {
+//                        return std::make_unique<ConvBnReluKernel>(node, ctx);
+//                      },
+//                      {.usesOwnThreads = true});
+//   }
+//
+// (In real code the property is built inside the SUBGRAPH_PLUGIN body.)
+// Besides properties and kernels, a plugin may define ops for its own nodes
+// (addOp), graph transforms run before or after partitioning
+// (addTransform), and its device allocator (setDevice).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "subgraph/plugin_abi.h"
+#include "subgraph/sdk/graph_view.h"
+#include "subgraph/sdk/kernel.h"
+#include "subgraph/sdk/selector.h"
+
+namespace subgraph::sdk {
+
+/// One operand of an op definition.
+struct Operand {
+  /// 0 required, 1 optional, 2 variadic (SgOperandDef::arity).
+  std::string name;
+  int32_t arity = 0;
+};
+
+/// A backend-specific op, registered with the host when the plugin loads
+/// (the host's OpSchemaBuilder). Ops live as long as the process, so an op
+/// defined again by a reloaded plugin must be the same.
+class OpDef {
+ public:
+  /// Op `domain`.`name`, e.g. ("example.max_splat", "MaxSplat").
+  OpDef(std::string domain, std::string name) : domain_(std::move(domain)), name_(std::move(name)) {}
+  /// A one-paragraph description.
+  OpDef& doc(std::string text) {
+    doc_ = std::move(text);
+    return *this;
+  }
+  /// A required input.
+  OpDef& input(std::string name) { return operand(inputs_, std::move(name), 0); }
+  /// An optional input.
+  OpDef& optionalInput(std::string name) { return operand(inputs_, std::move(name), 1); }
+  /// Trailing variadic inputs.
+  OpDef& variadicInput(std::string name) { return operand(inputs_, std::move(name), 2); }
+  /// A required output.
+  OpDef& output(std::string name) { return operand(outputs_, std::move(name), 0); }
+  /// An attribute with a default (its kind is the default's).
+  OpDef& attr(Attr defaultValue) {
+    attrs_.push_back({std::move(defaultValue), false});
+    return *this;
+  }
+  /// An attribute every node must carry; `kind` is SG_ATTR_*.
+  OpDef& requiredAttr(std::string name, SgAttrKind kind) {
+    Attr a;
+    a.name = std::move(name);
+    a.kind = kind;
+    attrs_.push_back({std::move(a), true});
+    return *this;
+  }
+  /// Copies every attribute (with defaults) of a registered op first.
+  OpDef& attributesFrom(std::string op) {
+    attributesFrom_ = std::move(op);
+    return *this;
+  }
+  /// Reuses a registered op's shape inference (e.g. "Conv"); without it,
+  /// every output has the type of input 0.
+  OpDef& inferFrom(std::string op) {
+    inferFrom_ = std::move(op);
+    return *this;
+  }
+  /// Marks the op elementwise.
+  OpDef& dataParallel(bool value = true) {
+    dataParallel_ = value;
+    return *this;
+  }
+
+  /// The C form; points into this OpDef, which must outlive it.
+  const SgOpDef& toC() {
+    cInputs_.clear();
+    for (const Operand& o : inputs_) cInputs_.push_back({o.name.c_str(), o.arity});
+    cOutputs_.clear();
+    for (const Operand& o : outputs_) cOutputs_.push_back({o.name.c_str(), o.arity});
+    cAttrs_.clear();
+    for (const auto& [a, required] : attrs_) cAttrs_.push_back({a.toC(), required ? 1 : 0});
+    c_ = SgOpDef{};
+    c_.abi_version = SG_PLUGIN_ABI_VERSION;
+    c_.struct_size = sizeof(SgOpDef);
+    c_.domain = domain_.c_str();
+    c_.name = name_.c_str();
+    c_.doc = doc_.c_str();
+    c_.num_inputs = cInputs_.size();
+    c_.inputs = cInputs_.data();
+    c_.num_outputs = cOutputs_.size();
+    c_.outputs = cOutputs_.data();
+    c_.num_attrs = cAttrs_.size();
+    c_.attrs = cAttrs_.data();
+    c_.attributes_from = attributesFrom_.empty() ? nullptr : attributesFrom_.c_str();
+    c_.infer_from = inferFrom_.empty() ? nullptr : inferFrom_.c_str();
+    c_.data_parallel = dataParallel_ ? 1 : 0;
+    return c_;
+  }
+
+ private:
+  OpDef& operand(std::vector<Operand>& list, std::string name, int32_t arity) {
+    list.push_back({std::move(name), arity});
+    return *this;
+  }
+
+  std::string domain_, name_, doc_, attributesFrom_, inferFrom_;
+  std::vector<Operand> inputs_, outputs_;
+  std::vector<std::pair<Attr, bool>> attrs_;
+  bool dataParallel_ = false;
+  std::vector<SgOperandDef> cInputs_, cOutputs_;
+  std::vector<SgAttrDef> cAttrs_;
+  SgOpDef c_{};
+};
+
+/// When a transform runs.
+enum class Stage : int32_t {
+  kPrePartition = SG_TRANSFORM_PRE_PARTITION,    ///< Before any backend partitions.
+  kPostPartition = SG_TRANSFORM_POST_PARTITION,  ///< After all backends did.
+};
+
+/// A graph transform; returns true if it changed the graph.
+using Transform = std::function<bool(MutableGraph& graph)>;
+
+/// The device the plugin's kernels run on: host-addressable memory from
+/// the plugin's own allocator.
+struct Device {
+  /// "cpu" (the only kind ABI version 1 supports).
+  std::string kind = "cpu";
+  /// Returns null on failure; `alignment` is a power of two.
+  std::function<void*(size_t bytes, size_t alignment)> allocate;
+  /// Frees memory from allocate.
+  std::function<void(void* ptr)> deallocate;
+};
+
+namespace detail {
+struct PluginState;
+}  // namespace detail
+
+/// What a plugin registers; the SUBGRAPH_PLUGIN body receives it as
+/// `plugin`.
+class Plugin {
+ public:
+  /// Appends a property; properties run as passes in the order added.
+  void addProperty(std::unique_ptr<SubgraphProperty> property) {
+    properties_.push_back(std::move(property));
+  }
+  /// Appends a default-constructed `P`.
+  template <typename P, typename... Args>
+  void addProperty(Args&&... args) {
+    addProperty(std::make_unique<P>(std::forward<Args>(args)...));
+  }
+  /// Defines an op for the plugin's own nodes.
+  void addOp(OpDef op) { ops_.push_back(std::move(op)); }
+  /// Adds a transform run at `stage`.
+  void addTransform(std::string name, Stage stage, Transform transform) {
+    transforms_.push_back({std::move(name), stage, std::move(transform)});
+  }
+  /// Registers the kernel creator for qualified op type `opType`.
+  void addKernel(std::string opType, KernelCreator creator, KernelOptions options = {}) {
+    kernels_.push_back({std::move(opType), std::move(creator), options});
+  }
+  /// Sets the device and its allocator (default: the host's CPU memory).
+  void setDevice(Device device) { device_ = std::make_unique<Device>(std::move(device)); }
+
+  /// The host's ABI version, to guard calls to slots newer than 1.
+  uint32_t hostAbiVersion() const { return host_->abi_version; }
+  /// The host's table.
+  const SgHostApi* host() const { return host_; }
+
+ private:
+  friend struct detail::PluginState;
+  struct TransformEntry {
+    std::string name;
+    Stage stage;
+    Transform fn;
+  };
+  struct KernelEntry {
+    std::string opType;
+    KernelCreator creator;
+    KernelOptions options;
+  };
+  explicit Plugin(const SgHostApi* host) : host_(host) {}
+
+  const SgHostApi* host_;
+  std::vector<std::unique_ptr<SubgraphProperty>> properties_;
+  std::deque<OpDef> ops_;
+  std::vector<TransformEntry> transforms_;
+  std::vector<KernelEntry> kernels_;
+  std::unique_ptr<Device> device_;
+};
+
+namespace detail {
+
+/// Runs `body` and turns every exception into a status and one line in
+/// `message`: the only place exceptions stop.
+template <typename F>
+SgStatus guarded(const SgHostApi* api, SgMessage* message, F&& body) noexcept {
+  auto say = [&](const char* text) {
+    if (api && message) api->message_set(message, text);
+  };
+  try {
+    return body();
+  } catch (const Error& e) {
+    say(e.what());
+    return e.code() == SG_OK ? SG_ERROR : e.code();
+  } catch (const std::bad_alloc&) {
+    say("out of memory");
+    return SG_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    say(e.what());
+    return SG_ERROR;
+  } catch (...) {
+    say("unknown exception");
+    return SG_ERROR;
+  }
+}
+
+/// A property and its C tables.
+struct PropertyEntry {
+  const SgHostApi* api = nullptr;
+  SubgraphProperty* property = nullptr;
+  SgPropertyDesc desc{};
+  SgPatternDesc pattern{};
+  std::vector<SgPatternNode> patternNodes;
+  std::vector<std::pair<PropertyEntry*, size_t>> predicateUsers;
+};
+
+/// A live selector.
+struct SelectorEntry {
+  const SgHostApi* api = nullptr;
+  std::unique_ptr<SubgraphSelector> selector;
+};
+
+/// A kernel creator and its C table.
+struct KernelEntry {
+  const SgHostApi* api = nullptr;
+  KernelCreator creator;
+  SgKernelDesc desc{};
+  std::string opType;
+};
+
+/// A transform and its C table.
+struct TransformEntry {
+  const SgHostApi* api = nullptr;
+  Transform fn;
+  SgTransformDesc desc{};
+  std::string name;
+};
+
+inline SgStatus answer(const SgHostApi* api, const Decision& d, int32_t* accept,
+                       SgMessage* message) {
+  *accept = d ? 1 : 0;
+  if (!d && !d.reason().empty() && message) api->message_set(message, d.reason().c_str());
+  return SG_OK;
+}
+
+inline SgStatus patternPredicate(void* user, const SgNode* node, int32_t* accept,
+                                 SgMessage* message) {
+  auto* slot = static_cast<std::pair<PropertyEntry*, size_t>*>(user);
+  const SgHostApi* api = slot->first->api;
+  return guarded(api, message, [&] {
+    const OpPattern& op = slot->first->property->pattern()->nodes()[slot->second];
+    return answer(api, op.predicate()(NodeView(api, node)), accept, message);
+  });
+}
+
+inline SgStatus createSelector(void* user, void** selector, SgMessage* message) {
+  auto* entry = static_cast<PropertyEntry*>(user);
+  return guarded(entry->api, message, [&] {
+    auto made = std::make_unique<SelectorEntry>();
+    made->api = entry->api;
+    made->selector = entry->property->CreateSubgraphSelector();
+    if (!made->selector)
+      throw Error("property '" + entry->property->name() +
+                  "' has neither a pattern nor a selector");
+    *selector = made.release();
+    return SG_OK;
+  });
+}
+
+inline void destroySelector(void* /*user*/, void* selector) {
+  delete static_cast<SelectorEntry*>(selector);
+}
+
+inline SgStatus select(void* selector, const SgNode* node, int32_t* accept, SgMessage* message) {
+  auto* s = static_cast<SelectorEntry*>(selector);
+  return guarded(s->api, message, [&] {
+    return answer(s->api, s->selector->Select(NodeView(s->api, node)), accept, message);
+  });
+}
+
+inline SgStatus selectInput(void* selector, const SgNode* node, const SgNode* producer,
+                            int32_t* accept, SgMessage* message) {
+  auto* s = static_cast<SelectorEntry*>(selector);
+  return guarded(s->api, message, [&] {
+    return answer(s->api,
+                  s->selector->SelectInput(NodeView(s->api, node), NodeView(s->api, producer)),
+                  accept, message);
+  });
+}
+
+inline SgStatus selectOutput(void* selector, const SgNode* node, const SgNode* consumer,
+                             int32_t* accept, SgMessage* message) {
+  auto* s = static_cast<SelectorEntry*>(selector);
+  return guarded(s->api, message, [&] {
+    return answer(s->api,
+                  s->selector->SelectOutput(NodeView(s->api, node), NodeView(s->api, consumer)),
+                  accept, message);
+  });
+}
+
+inline SgStatus filter(void* selector, const SgNode* const* candidates, size_t count,
+                       uint8_t* keep, SgMessage* message) {
+  auto* s = static_cast<SelectorEntry*>(selector);
+  return guarded(s->api, message, [&] {
+    std::vector<NodeView> in;
+    for (size_t i = 0; i < count; ++i) in.emplace_back(s->api, candidates[i]);
+    std::vector<NodeView> kept = s->selector->Filter(in);
+    for (size_t i = 0; i < count; ++i)
+      keep[i] = std::find(kept.begin(), kept.end(), in[i]) != kept.end() ? 1 : 0;
+    return SG_OK;
+  });
+}
+
+inline SgStatus reset(void* selector, SgMessage* message) {
+  auto* s = static_cast<SelectorEntry*>(selector);
+  return guarded(s->api, message, [&] {
+    s->selector->Reset();
+    return SG_OK;
+  });
+}
+
+inline SgStatus createSubgraphNode(void* user, const SgGraph* body, int32_t regionId,
+                                   SgFusedNode* fused, int32_t* accept, SgMessage* message) {
+  auto* entry = static_cast<PropertyEntry*>(user);
+  const SgHostApi* api = entry->api;
+  return guarded(api, message, [&] {
+    FusedNode node = entry->property->CreateSubgraphNode(GraphView(api, body), regionId);
+    *accept = node.accepted ? 1 : 0;
+    if (!node.accepted) {
+      if (!node.reason.empty()) api->message_set(message, node.reason.c_str());
+      return SG_OK;
+    }
+    if (!node.opType.empty() || !node.domain.empty())
+      api->fused_node_set_op(fused, node.domain.empty() ? nullptr : node.domain.c_str(),
+                             node.opType.empty() ? nullptr : node.opType.c_str());
+    if (!node.name.empty()) api->fused_node_set_name(fused, node.name.c_str());
+    for (const Attr& a : node.attrs) {
+      SgAttrValue v = a.toC();
+      api->fused_node_add_attr(fused, &v);
+    }
+    return SG_OK;
+  });
+}
+
+/// A kernel together with the host table, so the per-kernel slots (which
+/// receive only the kernel pointer) can report errors.
+struct KernelBox {
+  const SgHostApi* api = nullptr;
+  std::unique_ptr<Kernel> kernel;
+};
+
+inline SgStatus createBoxedKernel(void* user, const SgNode* node, const SgKernelContext* context,
+                                  void** kernel, SgMessage* message) {
+  auto* entry = static_cast<KernelEntry*>(user);
+  return guarded(entry->api, message, [&] {
+    KernelContext ctx;
+    if (context) ctx.numThreads = context->num_threads;
+    auto box = std::make_unique<KernelBox>();
+    box->api = entry->api;
+    box->kernel = entry->creator(NodeView(entry->api, node), ctx);
+    if (!box->kernel) throw Unsupported("the plugin's creator for " + entry->opType + " declined");
+    *kernel = box.release();
+    return SG_OK;
+  });
+}
+
+inline void destroyBoxedKernel(void* /*user*/, void* kernel) {
+  delete static_cast<KernelBox*>(kernel);
+}
+
+inline SgStatus sessionPrologue(void* kernel, SgMessage* message) {
+  auto* box = static_cast<KernelBox*>(kernel);
+  return guarded(box->api, message, [&] {
+    box->kernel->sessionPrologue();
+    return SG_OK;
+  });
+}
+
+inline SgStatus resizeKernel(void* kernel, const SgTensorShape* inputs, size_t numInputs,
+                             SgTensorShape* outputs, size_t numOutputs, SgMessage* message) {
+  auto* box = static_cast<KernelBox*>(kernel);
+  return guarded(box->api, message, [&]() -> SgStatus {
+    std::vector<Shape> in(numInputs);
+    for (size_t i = 0; i < numInputs; ++i) {
+      in[i].dtype = static_cast<DataType>(inputs[i].dtype);
+      in[i].dims.assign(inputs[i].dims, inputs[i].dims + inputs[i].rank);
+    }
+    std::optional<std::vector<Shape>> out = box->kernel->resize(in);
+    if (!out) return SG_UNSUPPORTED;
+    if (out->size() != numOutputs)
+      throw Error("resize returned " + std::to_string(out->size()) + " shapes for " +
+                  std::to_string(numOutputs) + " outputs");
+    for (size_t o = 0; o < numOutputs; ++o) {
+      if ((*out)[o].dims.size() > SG_MAX_RANK) throw Error("resize: rank above SG_MAX_RANK");
+      outputs[o].dtype = static_cast<SgDataType>((*out)[o].dtype);
+      outputs[o].rank = static_cast<int32_t>((*out)[o].dims.size());
+      for (size_t d = 0; d < (*out)[o].dims.size(); ++d) outputs[o].dims[d] = (*out)[o].dims[d];
+    }
+    return SG_OK;
+  });
+}
+
+inline SgStatus runKernel(void* kernel, const SgTensor* inputs, size_t numInputs,
+                          const SgTensor* outputs, size_t numOutputs, SgMessage* message) {
+  auto* box = static_cast<KernelBox*>(kernel);
+  return guarded(box->api, message, [&] {
+    // Small fixed-size arrays would do for most ops; a vector keeps any
+    // input count correct at the cost of one allocation per run.
+    std::vector<Tensor> in, out;
+    in.reserve(numInputs);
+    out.reserve(numOutputs);
+    for (size_t i = 0; i < numInputs; ++i) in.emplace_back(inputs[i]);
+    for (size_t o = 0; o < numOutputs; ++o) out.emplace_back(outputs[o]);
+    box->kernel->run(in, out);
+    return SG_OK;
+  });
+}
+
+inline SgStatus runTransform(void* user, SgGraph* graph, int32_t* changed, SgMessage* message) {
+  auto* entry = static_cast<TransformEntry*>(user);
+  return guarded(entry->api, message, [&] {
+    MutableGraph g(entry->api, graph, message);
+    *changed = entry->fn(g) ? 1 : 0;
+    return SG_OK;
+  });
+}
+
+inline void* deviceAllocate(void* user, size_t bytes, size_t alignment) {
+  try {
+    return static_cast<Device*>(user)->allocate(bytes, alignment);
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+inline void deviceDeallocate(void* user, void* ptr) {
+  try {
+    static_cast<Device*>(user)->deallocate(ptr);
+  } catch (...) {
+  }
+}
+
+/// Everything one loaded instance of the plugin owns; freed by release.
+struct PluginState {
+  PluginState(const SgHostApi* host, const char* n, const char* v, const char* d)
+      : plugin(host), name(n), version(v), description(d) {}
+
+  /// Builds the C tables from what the define function registered.
+  void finalize() {
+    const SgHostApi* api = plugin.host_;
+    for (auto& property : plugin.properties_) {
+      PropertyEntry& e = properties.emplace_back();
+      e.api = api;
+      e.property = property.get();
+      e.desc.abi_version = SG_PLUGIN_ABI_VERSION;
+      e.desc.struct_size = sizeof(SgPropertyDesc);
+      e.desc.name = property->name().c_str();
+      e.desc.inference_only = property->options().inferenceOnly ? 1 : 0;
+      e.desc.min_region_size = property->options().minRegionSize;
+      e.desc.user = &e;
+      if (const Pattern* p = property->pattern()) {
+        const std::vector<OpPattern>& nodes = p->nodes();
+        e.predicateUsers.reserve(nodes.size());
+        for (size_t i = 0; i < nodes.size(); ++i) {
+          e.predicateUsers.emplace_back(&e, i);
+          SgPatternNode n{};
+          n.abi_version = SG_PLUGIN_ABI_VERSION;
+          n.struct_size = sizeof(SgPatternNode);
+          n.op_types = nodes[i].opTypes().c_str();
+          n.flags = nodes[i].flags();
+          n.constant_inputs = nodes[i].constantInputs();
+          if (nodes[i].predicate()) {
+            n.predicate_user = &e.predicateUsers.back();
+            n.predicate = &patternPredicate;
+          }
+          e.patternNodes.push_back(n);
+        }
+        e.pattern.abi_version = SG_PLUGIN_ABI_VERSION;
+        e.pattern.struct_size = sizeof(SgPatternDesc);
+        e.pattern.name = p->name().c_str();
+        e.pattern.num_nodes = e.patternNodes.size();
+        e.pattern.nodes = e.patternNodes.data();
+        e.pattern.num_edges = p->edges().size();
+        e.pattern.edges = p->edges().data();
+        e.desc.pattern = &e.pattern;
+      } else {
+        e.desc.create_selector = &createSelector;
+        e.desc.destroy_selector = &destroySelector;
+        e.desc.select = &select;
+        e.desc.select_input = &selectInput;
+        e.desc.select_output = &selectOutput;
+        e.desc.filter = &filter;
+        e.desc.reset = &reset;
+      }
+      e.desc.create_subgraph_node = &createSubgraphNode;
+      propertyTable.push_back(&e.desc);
+    }
+    for (OpDef& op : plugin.ops_) opTable.push_back(&op.toC());
+    for (auto& t : plugin.transforms_) {
+      TransformEntry& e = transforms.emplace_back();
+      e.api = api;
+      e.fn = std::move(t.fn);
+      e.name = std::move(t.name);
+      e.desc.abi_version = SG_PLUGIN_ABI_VERSION;
+      e.desc.struct_size = sizeof(SgTransformDesc);
+      e.desc.name = e.name.c_str();
+      e.desc.stage = static_cast<int32_t>(t.stage);
+      e.desc.user = &e;
+      e.desc.run = &runTransform;
+      transformTable.push_back(&e.desc);
+    }
+    for (auto& k : plugin.kernels_) {
+      KernelEntry& e = kernels.emplace_back();
+      e.api = api;
+      e.creator = std::move(k.creator);
+      e.opType = std::move(k.opType);
+      e.desc.abi_version = SG_PLUGIN_ABI_VERSION;
+      e.desc.struct_size = sizeof(SgKernelDesc);
+      e.desc.op_type = e.opType.c_str();
+      e.desc.uses_own_threads = k.options.usesOwnThreads ? 1 : 0;
+      e.desc.user = &e;
+      e.desc.create = &createBoxedKernel;
+      e.desc.destroy = &destroyBoxedKernel;
+      e.desc.session_prologue = &sessionPrologue;
+      e.desc.resize = &resizeKernel;
+      e.desc.run = &runKernel;
+      kernelTable.push_back(&e.desc);
+    }
+    if (plugin.device_) {
+      device.abi_version = SG_PLUGIN_ABI_VERSION;
+      device.struct_size = sizeof(SgDeviceDesc);
+      device.kind = plugin.device_->kind.c_str();
+      device.user = plugin.device_.get();
+      device.allocate = &deviceAllocate;
+      device.deallocate = &deviceDeallocate;
+    }
+    c.abi_version = SG_PLUGIN_ABI_VERSION;
+    c.struct_size = sizeof(SgPlugin);
+    c.name = name.c_str();
+    c.version = version.c_str();
+    c.description = description.c_str();
+    c.num_properties = propertyTable.size();
+    c.properties = propertyTable.data();
+    c.num_op_defs = opTable.size();
+    c.op_defs = opTable.data();
+    c.num_transforms = transformTable.size();
+    c.transforms = transformTable.data();
+    c.num_kernels = kernelTable.size();
+    c.kernels = kernelTable.data();
+    c.device = plugin.device_ ? &device : nullptr;
+    c.user = this;
+    c.release = &release;
+  }
+
+  static void release(void* user) { delete static_cast<PluginState*>(user); }
+
+  Plugin plugin;
+  std::string name, version, description;
+  // Deques: entries are pointed to by the C tables, so they must not move.
+  std::deque<PropertyEntry> properties;
+  std::deque<TransformEntry> transforms;
+  std::deque<KernelEntry> kernels;
+  std::vector<const SgPropertyDesc*> propertyTable;
+  std::vector<const SgOpDef*> opTable;
+  std::vector<const SgTransformDesc*> transformTable;
+  std::vector<const SgKernelDesc*> kernelTable;
+  SgDeviceDesc device{};
+  SgPlugin c{};
+};
+
+/// The body of the exported entry point.
+inline SgStatus enter(const SgHostApi* host, const SgPlugin** out, SgMessage* message,
+                      const char* name, const char* version, const char* description,
+                      void (*define)(Plugin&)) noexcept {
+  if (!host || !out) return SG_INVALID_ARGUMENT;
+  // A host older than this SDK lacks slots the SDK calls unconditionally.
+  if (host->abi_version < 1 || host->struct_size < sizeof(SgHostApi)) {
+    if (host->abi_version >= 1 && host->message_set)
+      host->message_set(message, "the host's plugin ABI is older than the plugin's");
+    return SG_INVALID_ARGUMENT;
+  }
+  return guarded(host, message, [&] {
+    auto state = std::make_unique<PluginState>(host, name, version, description);
+    define(state->plugin);
+    state->finalize();
+    *out = &state->c;
+    state.release();
+    return SG_OK;
+  });
+}
+
+}  // namespace detail
+}  // namespace subgraph::sdk
+
+/// Marks the entry point as the plugin's one exported symbol.
+#define SUBGRAPH_PLUGIN_EXPORT __attribute__((visibility("default")))
+
+/// Exports the plugin: backend `NAME` (a string, a valid identifier), its
+/// `VERSION` string and a one-line `DESCRIPTION`, followed by a body that
+/// registers things on `plugin` (an sdk::Plugin&). Use once per plugin.
+#define SUBGRAPH_PLUGIN(NAME, VERSION, DESCRIPTION)                                            \
+  static void subgraph_plugin_define(::subgraph::sdk::Plugin& plugin);                        \
+  extern "C" SUBGRAPH_PLUGIN_EXPORT SgStatus subgraph_plugin_entry(                           \
+      const SgHostApi* host, const SgPlugin** out, SgMessage* message) {                      \
+    return ::subgraph::sdk::detail::enter(host, out, message, NAME, VERSION, DESCRIPTION,     \
+                                          &subgraph_plugin_define);                           \
+  }                                                                                           \
+  static_assert(sizeof(SgPluginEntryFn) == sizeof(&subgraph_plugin_entry), "entry signature"); \
+  static void subgraph_plugin_define(::subgraph::sdk::Plugin& plugin)
