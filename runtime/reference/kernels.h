@@ -42,15 +42,36 @@ void registerDataMovementKernels(Provider& provider);
 void registerGeneratorKernels(Provider& provider);
 /// cast.cpp: Cast, CastLike.
 void registerCastKernels(Provider& provider);
-/// resize.cpp: Resize.
+/// resize.cpp: Resize, Upsample.
 void registerResizeKernels(Provider& provider);
 /// indexing.cpp: GatherElements, GatherND, ScatterElements, ScatterND,
 /// OneHot, NonZero.
 void registerIndexingKernels(Provider& provider);
 /// topk.cpp: TopK.
 void registerTopKKernels(Provider& provider);
-/// quantize.cpp: QuantizeLinear, DequantizeLinear.
+/// quantize.cpp: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear.
 void registerQuantizeKernels(Provider& provider);
+/// quantized_linear.cpp: MatMulInteger, QLinearMatMul, ConvInteger,
+/// QLinearConv.
+void registerQuantizedLinearKernels(Provider& provider);
+/// bitwise.cpp: BitShift.
+void registerBitwiseKernels(Provider& provider);
+/// compress.cpp: Compress.
+void registerCompressKernels(Provider& provider);
+/// reverse_sequence.cpp: ReverseSequence.
+void registerReverseSequenceKernels(Provider& provider);
+/// unique.cpp: Unique.
+void registerUniqueKernels(Provider& provider);
+/// determinant.cpp: Det.
+void registerDeterminantKernels(Provider& provider);
+/// einsum.cpp: Einsum.
+void registerEinsumKernels(Provider& provider);
+/// recurrent.cpp: RNN, GRU, LSTM.
+void registerRecurrentKernels(Provider& provider);
+/// grid_sample.cpp: GridSample.
+void registerGridSampleKernels(Provider& provider);
+/// object_detection.cpp: NonMaxSuppression, RoiAlign.
+void registerObjectDetectionKernels(Provider& provider);
 /// control_flow.cpp: If, Loop.
 void registerControlFlowKernels(Provider& provider);
 

@@ -5,6 +5,12 @@
 // (a 1-d scale along `axis`). The zero point's type, uint8 by default, is
 // the quantized type.
 //
+// DynamicQuantizeLinear picks the uint8 scale and zero point from x's range
+// (widened to include 0), in float32 as the ONNX reference computes them:
+// scale = (max - min) / 255 (1 / 255 for an all-zero x), zero point =
+// round(clamp(-min / scale, 0, 255)), y = saturate(round(x / scale) + zp),
+// rounding half to even.
+//
 //===----------------------------------------------------------------------===//
 #include <algorithm>
 #include <cmath>
@@ -116,6 +122,44 @@ class QuantizeKernel final : public Kernel {
   int64_t axis_;
 };
 
+class DynamicQuantizeKernel final : public Kernel {
+ public:
+  explicit DynamicQuantizeKernel(const Node&) {}
+
+  Status resize(ResizeContext& ctx) const override {
+    const TensorDesc& x = ctx.inputDesc(0);
+    if (x.dtype != DataType::kFloat32) return unsupportedType(ctx.node(), x.dtype);
+    ctx.setOutput(0, TensorDesc{DataType::kUInt8, x.dims, nullptr});
+    if (ctx.numOutputs() > 1) ctx.setOutput(1, TensorDesc{DataType::kFloat32, {}, nullptr});
+    if (ctx.numOutputs() > 2) ctx.setOutput(2, TensorDesc{DataType::kUInt8, {}, nullptr});
+    return Status::ok();
+  }
+
+  Status run(RunContext& ctx) const override {
+    const TensorView& x = ctx.input(0);
+    const float* px = x.data<float>();
+    const int64_t n = x.numElements();
+    float lo = 0, hi = 0;  // The range always includes 0.
+    for (int64_t i = 0; i < n; ++i) {
+      // NaN compares false both ways and so leaves the range alone.
+      if (px[i] < lo) lo = px[i];
+      if (px[i] > hi) hi = px[i];
+    }
+    const float scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;
+    float zero = std::nearbyint(std::clamp(0.0f - lo / scale, 0.0f, 255.0f));
+    if (std::isnan(zero)) zero = 0;  // An infinite range.
+    uint8_t* py = ctx.output(0).mutableData<uint8_t>();
+    for (int64_t i = 0; i < n; ++i) {
+      float q = std::nearbyint(px[i] / scale) + zero;
+      if (std::isnan(q)) q = 0;
+      py[i] = static_cast<uint8_t>(std::clamp(q, 0.0f, 255.0f));
+    }
+    if (ctx.numOutputs() > 1) *ctx.output(1).mutableData<float>() = scale;
+    if (ctx.numOutputs() > 2) *ctx.output(2).mutableData<uint8_t>() = static_cast<uint8_t>(zero);
+    return Status::ok();
+  }
+};
+
 KernelCreator quantize(bool q) {
   return [q](const Node& node, const Backend&) -> StatusOr<std::unique_ptr<Kernel>> {
     return std::unique_ptr<Kernel>(std::make_unique<QuantizeKernel>(node, q));
@@ -127,6 +171,7 @@ KernelCreator quantize(bool q) {
 void registerQuantizeKernels(Provider& p) {
   p.add("QuantizeLinear", quantize(true));
   p.add("DequantizeLinear", quantize(false));
+  p.add("DynamicQuantizeLinear", creatorFor<DynamicQuantizeKernel>());
 }
 
 }  // namespace subgraph::runtime::reference

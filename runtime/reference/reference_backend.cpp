@@ -32,6 +32,16 @@ std::shared_ptr<Provider> referenceProvider() {
     reference::registerIndexingKernels(*p);
     reference::registerTopKKernels(*p);
     reference::registerQuantizeKernels(*p);
+    reference::registerQuantizedLinearKernels(*p);
+    reference::registerBitwiseKernels(*p);
+    reference::registerCompressKernels(*p);
+    reference::registerReverseSequenceKernels(*p);
+    reference::registerUniqueKernels(*p);
+    reference::registerDeterminantKernels(*p);
+    reference::registerEinsumKernels(*p);
+    reference::registerRecurrentKernels(*p);
+    reference::registerGridSampleKernels(*p);
+    reference::registerObjectDetectionKernels(*p);
     reference::registerControlFlowKernels(*p);
     return p;
   }();

@@ -14,6 +14,10 @@
 // over the product of its axes' taps. Zero-weight taps are dropped, so
 // un-resized axes cost one tap.
 //
+// Upsample (opset 9, deprecated) is Resize-10 with input 1 as the scales
+// and nearest rounding down (output i reads input floor(i / scale), as
+// numpy.repeat does for the integer scales it was made for).
+//
 //===----------------------------------------------------------------------===//
 #include <algorithm>
 #include <cmath>
@@ -38,7 +42,7 @@ struct AxisTaps {
 
 class ResizeKernel final : public Kernel {
  public:
-  explicit ResizeKernel(const Node& node)
+  explicit ResizeKernel(const Node& node, bool upsample = false)
       : mode_(node.getString("mode", "nearest")),
         coordMode_(node.getString("coordinate_transformation_mode", "half_pixel")),
         nearestMode_(node.getString("nearest_mode", "round_prefer_floor")),
@@ -47,6 +51,10 @@ class ResizeKernel final : public Kernel {
         extrapolation_(node.getFloat("extrapolation_value", 0.0f)),
         axes_(node.getInts("axes")),
         opset10_(opsetOf(node) < 11) {
+    if (upsample) {
+      opset10_ = true;  // Inputs (X, scales), as Resize-10.
+      nearestMode_ = "floor";
+    }
     if (opset10_) coordMode_ = "asymmetric";  // Resize-10 had no attribute for it.
     if (mode_ != "nearest" && mode_ != "linear" && mode_ != "cubic")
       throwNodeError(node, "unknown mode '" + mode_ + "'");
@@ -307,6 +315,11 @@ class ResizeKernel final : public Kernel {
 
 }  // namespace
 
-void registerResizeKernels(Provider& p) { p.add("Resize", creatorFor<ResizeKernel>()); }
+void registerResizeKernels(Provider& p) {
+  p.add("Resize", creatorFor<ResizeKernel>());
+  p.add("Upsample", [](const Node& node, const Backend&) -> StatusOr<std::unique_ptr<Kernel>> {
+    return std::unique_ptr<Kernel>(std::make_unique<ResizeKernel>(node, /*upsample=*/true));
+  });
+}
 
 }  // namespace subgraph::runtime::reference
