@@ -1,0 +1,174 @@
+//===- subgraph/plugins/plugin_loader.h - Loading backend plugins -*- C++ -*-===//
+//
+// The host side of the plugin boundary (subgraph/plugin_abi.h). A plugin is
+// a shared library loaded with Boost.DLL (RTLD_NOW | RTLD_LOCAL, always by
+// absolute path); its tables are checked once at load time and then adapted
+// to the in-process APIs:
+//  * each property becomes a partition::SubgraphProperty (a declarative
+//    pattern runs on the host's own PatternSelector);
+//  * op definitions are registered in the global OpRegistry;
+//  * kernel creators become a runtime::Provider of a runtime::Backend named
+//    after the plugin, on the plugin's device allocator;
+//  * transforms run before and after partitioning (BackendSelection).
+// Everything adapted holds a shared_ptr to the LoadedPlugin, so the library
+// stays mapped while any selector or kernel of it exists and is unloaded
+// (SgPlugin::release, then dlclose) when the last one goes.
+//
+// Backend selection (`SUBGRAPH_BACKEND`, `--backend`): a comma-separated
+// priority list of backend names or absolute paths to .so files, or NONE.
+// A name is, in order: a backend registered in-process (the built-ins
+// convbn, convbnrelu, convaddrelu), or `<dir>/<name>.so` for the first
+// directory of the search path that has it. The search path is the absolute
+// directories of SUBGRAPH_PLUGIN_PATH, then subgraph's own plugin directory
+// (`<program dir>/../lib/subgraph/plugins`, which is both the build tree's
+// and the installed layout, then the build tree's as configured). The
+// current directory is never searched, and a bare name is never handed to
+// the system loader.
+//
+// Errors are one line naming the plugin's path and the reason. A plugin
+// that cannot be used fails the selection unless the caller opts into
+// fallback, which skips it with a warning.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "subgraph/ir/graph.h"
+#include "subgraph/partition/backend_registry.h"
+#include "subgraph/partition/partitioner.h"
+#include "subgraph/runtime/backend.h"
+#include "subgraph/support/status.h"
+
+struct SgPlugin;
+
+namespace subgraph::plugins {
+
+/// What a plugin registers, as `subgraph plugins` lists it.
+struct PluginInfo {
+  std::string name;         ///< Backend name.
+  std::string version;      ///< The plugin's own version string.
+  std::string description;  ///< One line.
+  std::string path;         ///< Absolute path of the library.
+  uint32_t abiVersion = 0;  ///< The plugin ABI version it was built against.
+  std::vector<std::string> properties;  ///< In pass order.
+  std::vector<std::string> ops;         ///< Qualified op types it defines.
+  std::vector<std::string> kernels;     ///< Qualified op types it has kernels for.
+  std::vector<std::string> transforms;  ///< "name (pre)" / "name (post)".
+  std::string device;                   ///< "cpu" (own allocator) or "host".
+};
+
+/// One loaded plugin library. Create with loadPlugin().
+class LoadedPlugin : public std::enable_shared_from_this<LoadedPlugin> {
+ public:
+  ~LoadedPlugin();
+  LoadedPlugin(const LoadedPlugin&) = delete;
+  LoadedPlugin& operator=(const LoadedPlugin&) = delete;
+
+  /// What the plugin registers.
+  const PluginInfo& info() const { return info_; }
+  /// The backend name.
+  const std::string& name() const { return info_.name; }
+  /// Fresh partition properties, in pass order.
+  partition::SubgraphBackend instantiateBackend() const;
+  /// True if the plugin has kernel creators.
+  bool hasKernels() const;
+  /// A runtime backend running the plugin's kernels, for `threads` session
+  /// threads (0: one per core).
+  std::shared_ptr<runtime::Backend> createRuntimeBackend(int threads) const;
+  /// Runs the plugin's transforms of `stage` (SG_TRANSFORM_*) on `graph`.
+  Status runTransforms(Graph& graph, int stage) const;
+
+  /// Internal: the plugin's table. Valid while this object lives.
+  const SgPlugin& table() const { return *plugin_; }
+
+ private:
+  friend StatusOr<std::shared_ptr<LoadedPlugin>> loadPlugin(const std::filesystem::path& path);
+  struct Library;
+  LoadedPlugin() = default;
+
+  std::unique_ptr<Library> library_;
+  const SgPlugin* plugin_ = nullptr;
+  PluginInfo info_;
+};
+
+/// Loads the plugin at absolute `path`, checks its file, ABI version and
+/// tables, and registers its op definitions. Errors are one line:
+/// "plugin <path>: <reason>". On error the library is unloaded again.
+StatusOr<std::shared_ptr<LoadedPlugin>> loadPlugin(const std::filesystem::path& path);
+
+/// The directories searched for plugins by name, in order (see the file
+/// comment); `pluginPathEnv` is SUBGRAPH_PLUGIN_PATH's value (nullopt:
+/// read it with secure_getenv).
+std::vector<std::filesystem::path> pluginSearchPath(
+    std::optional<std::string> pluginPathEnv = std::nullopt);
+
+/// One selected backend: in-process, or a loaded plugin.
+struct SelectedBackend {
+  std::string name;                     ///< The backend name.
+  std::shared_ptr<LoadedPlugin> plugin;  ///< Null for an in-process backend.
+};
+
+/// How selectBackends resolves a list.
+struct SelectOptions {
+  /// Skip unusable plugins with a warning instead of failing.
+  bool allowFallback = false;
+  /// Directories searched for names; empty means pluginSearchPath().
+  std::vector<std::filesystem::path> searchPath;
+};
+
+/// The backends a list names, in priority order.
+class BackendSelection {
+ public:
+  /// Backends in priority order; empty for NONE.
+  const std::vector<SelectedBackend>& backends() const { return backends_; }
+  /// Their names.
+  std::vector<std::string> names() const;
+  /// True if the list was NONE (partitioning disabled).
+  bool none() const { return none_; }
+  /// One line per plugin skipped under fallback.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+  /// Runs the plugins' pre-partition transforms, partitions `graph` for the
+  /// backends, then runs their post-partition transforms.
+  StatusOr<partition::PartitionReport> partition(Graph& graph,
+                                                 const partition::PartitionOptions& options = {}) const;
+  /// Runtime backends: each plugin with kernels, then each in-process name
+  /// that is also a registered runtime backend.
+  StatusOr<std::vector<std::shared_ptr<runtime::Backend>>> runtimeBackends(int threads) const;
+
+ private:
+  friend StatusOr<BackendSelection> selectBackends(std::string_view, const SelectOptions&);
+  std::vector<SelectedBackend> backends_;
+  std::vector<std::string> warnings_;
+  bool none_ = false;
+};
+
+/// Resolves a comma-separated list of names and absolute paths (or NONE).
+/// Fails with one line on an unknown name, a relative path, an unusable
+/// plugin (unless allowFallback) or a duplicate backend name.
+StatusOr<BackendSelection> selectBackends(std::string_view list, const SelectOptions& options = {});
+
+/// SUBGRAPH_BACKEND, read with secure_getenv; nullopt if unset or empty.
+std::optional<std::string> backendListFromEnvironment();
+/// True if SUBGRAPH_BACKEND_FALLBACK is "1" (secure_getenv).
+bool fallbackFromEnvironment();
+
+/// A plugin file found on the search path, loaded or not.
+struct FoundPlugin {
+  std::filesystem::path path;
+  std::shared_ptr<LoadedPlugin> plugin;  ///< Null if it failed to load.
+  std::string error;                     ///< Why it failed; empty if loaded.
+};
+
+/// Every `*.so` in `searchPath` (first directory first, sorted by name
+/// within one), each loaded to read what it registers.
+std::vector<FoundPlugin> discoverPlugins(const std::vector<std::filesystem::path>& searchPath);
+
+}  // namespace subgraph::plugins

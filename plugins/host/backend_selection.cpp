@@ -1,0 +1,255 @@
+//===- plugins/host/backend_selection.cpp - SUBGRAPH_BACKEND resolution ---===//
+//
+// Turns "A,B,/abs/path/c.so" (or NONE) into backends in priority order; see
+// subgraph/plugins/plugin_loader.h for the rules. Security: the variables
+// are read with secure_getenv (ignored in setuid programs), relative
+// entries of SUBGRAPH_PLUGIN_PATH are dropped (an empty entry would
+// otherwise mean the current directory), and a name is only ever turned
+// into an absolute path by this file, never given to dlopen's own search.
+//
+//===----------------------------------------------------------------------===//
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <set>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "subgraph/plugin_abi.h"
+#include "subgraph/plugins/plugin_loader.h"
+
+namespace subgraph::plugins {
+namespace {
+
+std::string trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return std::string(s);
+}
+
+std::vector<std::string> split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t at = s.find(sep, start);
+    out.push_back(trim(s.substr(start, at == std::string_view::npos ? s.npos : at - start)));
+    if (at == std::string_view::npos) break;
+    start = at + 1;
+  }
+  return out;
+}
+
+// <program dir>/../lib/subgraph/plugins: bin/ and lib/ are siblings both
+// in the build tree and under an install prefix.
+std::optional<std::filesystem::path> programPluginDir() {
+  std::error_code ec;
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec || exe.empty()) return std::nullopt;
+  return (exe.parent_path().parent_path() / "lib" / "subgraph" / "plugins").lexically_normal();
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+std::string joinedPaths(const std::vector<std::filesystem::path>& dirs) {
+  std::vector<std::string> s;
+  for (const auto& d : dirs) s.push_back(d.string());
+  return s.empty() ? "(no plugin directories)" : joined(s);
+}
+
+}  // namespace
+
+std::vector<std::filesystem::path> pluginSearchPath(std::optional<std::string> pluginPathEnv) {
+  if (!pluginPathEnv) {
+    const char* env = secure_getenv("SUBGRAPH_PLUGIN_PATH");
+    if (env) pluginPathEnv = env;
+  }
+  std::vector<std::filesystem::path> dirs;
+  auto add = [&](const std::filesystem::path& p) {
+    if (!p.is_absolute()) return;  // never the current directory
+    std::filesystem::path n = p.lexically_normal();
+    if (std::find(dirs.begin(), dirs.end(), n) == dirs.end()) dirs.push_back(n);
+  };
+  if (pluginPathEnv)
+    for (const std::string& d : split(*pluginPathEnv, ':'))
+      if (!d.empty()) add(d);
+  if (auto d = programPluginDir()) add(*d);
+#ifdef SUBGRAPH_PLUGIN_BUILD_DIR
+  add(SUBGRAPH_PLUGIN_BUILD_DIR);
+#endif
+#ifdef SUBGRAPH_PLUGIN_INSTALL_DIR
+  add(SUBGRAPH_PLUGIN_INSTALL_DIR);
+#endif
+  return dirs;
+}
+
+std::optional<std::string> backendListFromEnvironment() {
+  const char* env = secure_getenv("SUBGRAPH_BACKEND");
+  if (!env || !*env) return std::nullopt;
+  return std::string(env);
+}
+
+bool fallbackFromEnvironment() {
+  const char* env = secure_getenv("SUBGRAPH_BACKEND_FALLBACK");
+  return env && std::string(env) == "1";
+}
+
+std::vector<std::string> BackendSelection::names() const {
+  std::vector<std::string> out;
+  for (const SelectedBackend& b : backends_) out.push_back(b.name);
+  return out;
+}
+
+StatusOr<BackendSelection> selectBackends(std::string_view list, const SelectOptions& options) {
+  partition::registerBuiltinBackends();
+  BackendSelection selection;
+  std::vector<std::string> items = split(list, ',');
+  if (items.size() == 1 && items[0] == "NONE") {
+    selection.none_ = true;
+    return selection;
+  }
+  std::vector<std::filesystem::path> dirs =
+      options.searchPath.empty() ? pluginSearchPath() : options.searchPath;
+  // Where each selected name came from, for duplicate messages.
+  std::vector<std::pair<std::string, std::string>> origins;
+  for (const std::string& item : items) {
+    if (item.empty()) return Status::invalid("backend list '" + std::string(list) +
+                                             "' has an empty item");
+    if (item == "NONE")
+      return Status::invalid("NONE cannot be combined with other backends in '" +
+                             std::string(list) + "'");
+    std::shared_ptr<LoadedPlugin> plugin;
+    std::string origin;
+    Status problem = Status::ok();
+    if (item.front() == '/') {
+      StatusOr<std::shared_ptr<LoadedPlugin>> loaded = loadPlugin(item);
+      if (loaded.isOk())
+        plugin = std::move(loaded).value();
+      else
+        problem = loaded.status();
+      origin = item;
+    } else if (item.find('/') != std::string::npos || item.front() == '.') {
+      return Status::invalid("backend '" + item +
+                             "': a plugin path must be absolute (names are looked up in "
+                             "SUBGRAPH_PLUGIN_PATH, never in the current directory)");
+    } else if (partition::BackendRegistry::global().contains(item)) {
+      origin = "built in";
+    } else {
+      std::filesystem::path found;
+      for (const auto& dir : dirs) {
+        std::error_code ec;
+        if (std::filesystem::exists(dir / (item + ".so"), ec)) {
+          found = dir / (item + ".so");
+          break;
+        }
+      }
+      if (found.empty()) {
+        problem = Status::error(
+            StatusCode::kNotFound,
+            "unknown backend '" + item + "': not built in (" +
+                joined(partition::BackendRegistry::global().names()) + ") and no " + item +
+                ".so in the plugin search path (" + joinedPaths(dirs) + ")");
+      } else {
+        StatusOr<std::shared_ptr<LoadedPlugin>> loaded = loadPlugin(found);
+        if (loaded.isOk()) {
+          plugin = std::move(loaded).value();
+          if (plugin->name() != item)
+            problem = Status::invalid("plugin " + found.string() + ": declares backend '" +
+                                      plugin->name() + "', not '" + item + "'");
+        } else {
+          problem = loaded.status();
+        }
+      }
+      origin = found.string();
+    }
+    std::string name = plugin ? plugin->name() : item;
+    if (problem.isOk()) {
+      if (plugin && partition::BackendRegistry::global().contains(name))
+        problem = Status::invalid("plugin " + origin + ": duplicate backend name '" + name +
+                                  "' (a built-in backend has it)");
+      for (const auto& [seen, where] : origins)
+        if (problem.isOk() && seen == name)
+          problem = Status::invalid((plugin ? "plugin " + origin + ": " : std::string()) +
+                                    "duplicate backend name '" + name + "' (already selected from " +
+                                    where + ")");
+    }
+    if (!problem.isOk()) {
+      if (!options.allowFallback) return problem;
+      selection.warnings_.push_back(problem.message() + "; skipped (fallback allowed)");
+      continue;
+    }
+    origins.emplace_back(name, origin);
+    selection.backends_.push_back({name, std::move(plugin)});
+  }
+  return selection;
+}
+
+StatusOr<partition::PartitionReport> BackendSelection::partition(
+    Graph& graph, const partition::PartitionOptions& options) const {
+  for (const SelectedBackend& b : backends_)
+    if (b.plugin) SUBGRAPH_RETURN_IF_ERROR(b.plugin->runTransforms(graph, SG_TRANSFORM_PRE_PARTITION));
+  std::vector<partition::SubgraphBackend> instances;
+  for (const SelectedBackend& b : backends_) {
+    if (b.plugin) {
+      instances.push_back(b.plugin->instantiateBackend());
+      continue;
+    }
+    StatusOr<partition::SubgraphBackend> made = partition::BackendRegistry::global().instantiate(b.name);
+    if (!made.isOk()) return made.status();
+    instances.push_back(std::move(made).value());
+  }
+  StatusOr<partition::PartitionReport> report =
+      partition::partitionGraph(graph, std::span(instances), options);
+  if (!report.isOk()) return report;
+  for (const SelectedBackend& b : backends_)
+    if (b.plugin)
+      SUBGRAPH_RETURN_IF_ERROR(b.plugin->runTransforms(graph, SG_TRANSFORM_POST_PARTITION));
+  return report;
+}
+
+StatusOr<std::vector<std::shared_ptr<runtime::Backend>>> BackendSelection::runtimeBackends(
+    int threads) const {
+  std::vector<std::shared_ptr<runtime::Backend>> out;
+  std::vector<std::string> known = runtime::BackendRegistry::global().names();
+  for (const SelectedBackend& b : backends_) {
+    if (b.plugin) {
+      if (b.plugin->hasKernels()) out.push_back(b.plugin->createRuntimeBackend(threads));
+    } else if (std::find(known.begin(), known.end(), b.name) != known.end()) {
+      StatusOr<std::shared_ptr<runtime::Backend>> made =
+          runtime::BackendRegistry::global().create(b.name);
+      if (!made.isOk()) return made.status();
+      out.push_back(std::move(made).value());
+    }
+  }
+  return out;
+}
+
+std::vector<FoundPlugin> discoverPlugins(const std::vector<std::filesystem::path>& searchPath) {
+  std::vector<FoundPlugin> found;
+  for (const auto& dir : searchPath) {
+    std::error_code ec;
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+      if (entry.path().extension() == ".so") files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+      FoundPlugin f;
+      f.path = file;
+      StatusOr<std::shared_ptr<LoadedPlugin>> loaded = loadPlugin(file);
+      if (loaded.isOk())
+        f.plugin = std::move(loaded).value();
+      else
+        f.error = loaded.status().message();
+      found.push_back(std::move(f));
+    }
+  }
+  return found;
+}
+
+}  // namespace subgraph::plugins

@@ -1,0 +1,474 @@
+//===- plugins/host/plugin_adapters.cpp - Plugin tables as in-process APIs -===//
+//
+// Properties: a declarative pattern runs on the host's PatternSelector; a
+// callback selector is wrapped as a SubgraphSelector. The partitioner's
+// Decision cannot carry an error, so a failing plugin callback answers "no"
+// and the property remembers the error, which PostPartition then returns:
+// the partition fails with the plugin's message instead of going on with a
+// half-answered selector.
+//
+// Kernels: each creator becomes a runtime KernelCreator of a Provider on a
+// Backend named after the plugin. A creator answering SG_UNSUPPORTED maps to
+// kUnsupported, which makes the session try the next backend and finally
+// its default region executor.
+//
+//===----------------------------------------------------------------------===//
+#include "plugin_adapters.h"
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "host_api.h"
+#include "subgraph/runtime/allocator.h"
+#include "subgraph/runtime/work_queue.h"
+
+namespace subgraph::plugins {
+namespace adapters {
+namespace {
+
+using partition::Decision;
+
+std::vector<std::string> splitOps(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t bar = s.find('|', start);
+    if (bar == std::string::npos) bar = s.size();
+    if (bar > start) out.push_back(s.substr(start, bar - start));
+    start = bar + 1;
+  }
+  return out;
+}
+
+// The first error a plugin callback reported during one partitioning run.
+class ErrorSlot {
+ public:
+  void record(const std::string& message) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (first_.empty()) first_ = message;
+  }
+  std::string first() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return first_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::string first_;
+};
+
+// A callback selector of a plugin, as MXNet's SubgraphSelector.
+class PluginSelector final : public partition::SubgraphSelector {
+ public:
+  PluginSelector(std::shared_ptr<const LoadedPlugin> plugin, const SgPropertyDesc* desc,
+                 void* handle, std::shared_ptr<ErrorSlot> errors)
+      : plugin_(std::move(plugin)), desc_(desc), handle_(handle), errors_(std::move(errors)) {}
+  ~PluginSelector() override { desc_->destroy_selector(desc_->user, handle_); }
+
+  Decision Select(const Node& node) override {
+    return ask("select", [&](int32_t* accept, SgMessage* m) {
+      return desc_->select(handle_, host::toC(&node), accept, m);
+    });
+  }
+  Decision SelectInput(const Node& node, const Node& producer) override {
+    if (!desc_->select_input) return Decision::no();
+    return ask("select_input", [&](int32_t* accept, SgMessage* m) {
+      return desc_->select_input(handle_, host::toC(&node), host::toC(&producer), accept, m);
+    });
+  }
+  Decision SelectOutput(const Node& node, const Node& consumer) override {
+    if (!desc_->select_output) return Decision::no();
+    return ask("select_output", [&](int32_t* accept, SgMessage* m) {
+      return desc_->select_output(handle_, host::toC(&node), host::toC(&consumer), accept, m);
+    });
+  }
+  std::vector<const Node*> Filter(std::span<const Node* const> candidates) override {
+    std::vector<const Node*> all(candidates.begin(), candidates.end());
+    if (!desc_->filter) return all;
+    std::vector<const SgNode*> in;
+    for (const Node* n : candidates) in.push_back(host::toC(n));
+    std::vector<uint8_t> keep(in.size(), 1);
+    SgMessage m;
+    SgStatus st = desc_->filter(handle_, in.data(), in.size(), keep.data(), &m);
+    if (st != SG_OK) {
+      errors_->record(prefix("filter") + host::messageOr(m, "failed"));
+      return {};
+    }
+    std::vector<const Node*> out;
+    for (size_t i = 0; i < all.size(); ++i)
+      if (keep[i]) out.push_back(all[i]);
+    return out;
+  }
+  std::string FilterReason(const Node&) const override {
+    return std::string("dropped by ") + plugin_->name() + "'s Filter";
+  }
+  void Reset() override {
+    if (!desc_->reset) return;
+    SgMessage m;
+    if (desc_->reset(handle_, &m) != SG_OK)
+      errors_->record(prefix("reset") + host::messageOr(m, "failed"));
+  }
+
+ private:
+  std::string prefix(const char* slot) const {
+    return "plugin '" + plugin_->name() + "' property '" + desc_->name + "' " + slot + ": ";
+  }
+  template <typename Call>
+  Decision ask(const char* slot, Call&& call) {
+    SgMessage m;
+    int32_t accept = 0;
+    SgStatus st = call(&accept, &m);
+    if (st != SG_OK) {
+      errors_->record(prefix(slot) + host::messageOr(m, "failed"));
+      return Decision::no("plugin error");
+    }
+    return accept ? Decision::yes() : Decision::no(m.text);
+  }
+
+  std::shared_ptr<const LoadedPlugin> plugin_;
+  const SgPropertyDesc* desc_;
+  void* handle_;
+  std::shared_ptr<ErrorSlot> errors_;
+};
+
+// A selector that only refuses, for a property whose create_selector
+// failed (the error is already recorded).
+class RefusingSelector final : public partition::SubgraphSelector {
+ public:
+  Decision Select(const Node&) override { return Decision::no("plugin selector unavailable"); }
+  Decision SelectInput(const Node&, const Node&) override { return Decision::no(); }
+  Decision SelectOutput(const Node&, const Node&) override { return Decision::no(); }
+};
+
+class PluginProperty final : public partition::SubgraphProperty {
+ public:
+  PluginProperty(std::shared_ptr<const LoadedPlugin> plugin, const SgPropertyDesc* desc)
+      : plugin_(std::move(plugin)), desc_(desc), errors_(std::make_shared<ErrorSlot>()) {
+    partition::PropertyOptions options;
+    options.inferenceOnly = desc->inference_only != 0;
+    options.minRegionSize = desc->min_region_size ? desc->min_region_size : 1;
+    setOptions(options);
+    if (desc->pattern) {
+      StatusOr<partition::Pattern> p = buildPattern(*desc->pattern, plugin_);
+      // Checked at load time; a failure here cannot happen, but keep it an
+      // error rather than a crash.
+      if (p.isOk())
+        pattern_ = std::make_shared<const partition::Pattern>(std::move(p).value());
+      else
+        errors_->record(p.status().message());
+    }
+  }
+
+  std::string name() const override { return desc_->name; }
+
+  std::unique_ptr<partition::SubgraphSelector> CreateSubgraphSelector() const override {
+    void* handle = nullptr;
+    SgMessage m;
+    if (desc_->create_selector(desc_->user, &handle, &m) != SG_OK) {
+      errors_->record("plugin '" + plugin_->name() + "' property '" + desc_->name +
+                      "' create_selector: " + host::messageOr(m, "failed"));
+      return std::make_unique<RefusingSelector>();
+    }
+    return std::make_unique<PluginSelector>(plugin_, desc_, handle, errors_);
+  }
+
+  std::unique_ptr<partition::SubgraphSelectorV2> CreateSubgraphSelectorV2() const override {
+    if (desc_->pattern) {
+      if (!pattern_) return partition::adaptSelector(std::make_unique<RefusingSelector>());
+      return std::make_unique<partition::PatternSelector>(pattern_);
+    }
+    return SubgraphProperty::CreateSubgraphSelectorV2();
+  }
+
+  partition::SubgraphNodeResult CreateSubgraphNode(
+      std::shared_ptr<Graph> subgraph, const partition::RegionInfo& region) const override {
+    const Graph* body = subgraph.get();
+    partition::FusedNode node = partition::defaultFusedNode(std::move(subgraph), region);
+    if (!desc_->create_subgraph_node) return node;
+    SgFusedNode fused;
+    fused.node = &node;
+    fused.defaultDomain = "subgraph." + region.backend;
+    fused.defaultOp = region.property;
+    SgMessage m;
+    int32_t accept = 1;
+    SgStatus st = desc_->create_subgraph_node(desc_->user, host::toC(body), region.id, &fused,
+                                              &accept, &m);
+    if (st != SG_OK) {
+      errors_->record("plugin '" + plugin_->name() + "' property '" + desc_->name +
+                      "' create_subgraph_node: " + host::messageOr(m, "failed"));
+      return partition::SubgraphNodeResult::reject("plugin error");
+    }
+    if (!accept) return partition::SubgraphNodeResult::reject(m.text);
+    return node;
+  }
+
+  Status PostPartition(Graph&, std::span<const partition::FusedRegion>) override {
+    std::string e = errors_->first();
+    return e.empty() ? Status::ok() : Status::invalid(e);
+  }
+
+ private:
+  std::shared_ptr<const LoadedPlugin> plugin_;
+  const SgPropertyDesc* desc_;
+  std::shared_ptr<ErrorSlot> errors_;
+  std::shared_ptr<const partition::Pattern> pattern_;
+};
+
+// The plugin's device memory as an Allocator, with the same counters the
+// host allocator keeps.
+class PluginAllocator final : public runtime::Allocator {
+ public:
+  PluginAllocator(std::shared_ptr<const LoadedPlugin> plugin, const SgDeviceDesc* device)
+      : plugin_(std::move(plugin)), device_(device), name_(plugin_->name() + ":cpu") {}
+  ~PluginAllocator() override {
+    for (auto& [ptr, size] : live_) device_->deallocate(device_->user, ptr);
+  }
+  const std::string& name() const override { return name_; }
+  StatusOr<void*> allocate(size_t bytes, size_t alignment) override {
+    void* p = device_->allocate(device_->user, bytes ? bytes : 1, alignment);
+    if (!p)
+      return Status::error(StatusCode::kLimitExceeded,
+                           name_ + ": the plugin's allocator failed to allocate " +
+                               std::to_string(bytes) + " bytes");
+    std::lock_guard<std::mutex> lock(mutex_);
+    live_[p] = bytes;
+    stats_.bytesInUse += bytes;
+    stats_.peakBytesInUse = std::max(stats_.peakBytesInUse, stats_.bytesInUse);
+    ++stats_.numAllocations;
+    return p;
+  }
+  void deallocate(void* ptr) override {
+    if (!ptr) return;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = live_.find(ptr);
+      if (it == live_.end()) return;
+      stats_.bytesInUse -= it->second;
+      live_.erase(it);
+    }
+    device_->deallocate(device_->user, ptr);
+  }
+  runtime::AllocatorStats stats() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return stats_;
+  }
+
+ private:
+  std::shared_ptr<const LoadedPlugin> plugin_;
+  const SgDeviceDesc* device_;
+  std::string name_;
+  mutable std::mutex mutex_;
+  std::map<void*, size_t> live_;
+  runtime::AllocatorStats stats_;
+};
+
+class PluginKernel final : public runtime::Kernel {
+ public:
+  PluginKernel(std::shared_ptr<const LoadedPlugin> plugin, const SgKernelDesc* desc, void* handle,
+               const Node& node)
+      : plugin_(std::move(plugin)), desc_(desc), handle_(handle), node_(&node) {}
+  ~PluginKernel() override { desc_->destroy(desc_->user, handle_); }
+
+  bool usesOwnThreads() const override { return desc_->uses_own_threads != 0; }
+
+  Status onSessionPrologue(runtime::SessionPrologueContext&) override {
+    if (!desc_->session_prologue) return Status::ok();
+    SgMessage m;
+    if (desc_->session_prologue(handle_, &m) != SG_OK)
+      return Status::invalid(prefix() + "session prologue: " + host::messageOr(m, "failed"));
+    return Status::ok();
+  }
+
+  Status resize(runtime::ResizeContext& ctx) const override {
+    if (desc_->resize) {
+      std::vector<SgTensorShape> in(ctx.numInputs()), out(ctx.numOutputs());
+      for (size_t i = 0; i < ctx.numInputs(); ++i) {
+        if (!ctx.hasInput(i)) continue;
+        const runtime::TensorDesc& d = ctx.inputDesc(i);
+        if (d.dims.size() > SG_MAX_RANK) return ctx.fail("input rank above SG_MAX_RANK");
+        in[i].dtype = static_cast<SgDataType>(d.dtype);
+        in[i].rank = static_cast<int32_t>(d.dims.size());
+        std::copy(d.dims.begin(), d.dims.end(), in[i].dims);
+      }
+      SgMessage m;
+      SgStatus st = desc_->resize(handle_, in.data(), in.size(), out.data(), out.size(), &m);
+      if (st == SG_OK) {
+        for (size_t o = 0; o < out.size(); ++o) {
+          if (out[o].rank < 0 || out[o].rank > SG_MAX_RANK)
+            return ctx.fail(prefix() + "resize returned rank " + std::to_string(out[o].rank));
+          runtime::TensorDesc d;
+          d.dtype = static_cast<DataType>(out[o].dtype);
+          d.dims.assign(out[o].dims, out[o].dims + out[o].rank);
+          ctx.setOutput(o, std::move(d));
+        }
+        return Status::ok();
+      }
+      if (st != SG_UNSUPPORTED)
+        return ctx.fail(prefix() + "resize: " + host::messageOr(m, "failed"));
+    }
+    // Without a resize of its own, the node's static output types decide.
+    for (size_t o = 0; o < ctx.numOutputs(); ++o) {
+      const Value* v = node_->output(o);
+      if (!v || !v->type().shape || !isStaticShape(*v->type().shape))
+        return ctx.fail(prefix() + "output " + std::to_string(o) +
+                        " has no static shape and the plugin kernel has no resize");
+      runtime::TensorDesc d;
+      d.dtype = v->type().dtype;
+      for (const Dim& dim : *v->type().shape) d.dims.push_back(dim.size());
+      ctx.setOutput(o, std::move(d));
+    }
+    return Status::ok();
+  }
+
+  Status run(runtime::RunContext& ctx) const override {
+    std::vector<SgTensor> in(ctx.numInputs()), out(ctx.numOutputs());
+    auto fill = [&](const runtime::TensorView& v, SgTensor& t) -> bool {
+      if (!v.valid()) return true;
+      if (!v.desc().isPlain()) return false;
+      t.dtype = static_cast<SgDataType>(v.desc().dtype);
+      t.rank = static_cast<int32_t>(v.desc().dims.size());
+      t.dims = v.desc().dims.data();
+      t.data = v.raw();
+      t.bytes = v.desc().byteSize();
+      return true;
+    };
+    for (size_t i = 0; i < in.size(); ++i)
+      if (ctx.hasInput(i) && !fill(ctx.input(i), in[i]))
+        return ctx.fail(prefix() + "input " + std::to_string(i) + " is not in plain layout");
+    for (size_t o = 0; o < out.size(); ++o)
+      if (!fill(ctx.output(o), out[o]))
+        return ctx.fail(prefix() + "output " + std::to_string(o) + " is not in plain layout");
+    SgMessage m;
+    if (desc_->run(handle_, in.data(), in.size(), out.data(), out.size(), &m) != SG_OK)
+      return ctx.fail(prefix() + host::messageOr(m, "run failed"));
+    return Status::ok();
+  }
+
+ private:
+  std::string prefix() const { return "plugin '" + plugin_->name() + "': "; }
+
+  std::shared_ptr<const LoadedPlugin> plugin_;
+  const SgKernelDesc* desc_;
+  void* handle_;
+  const Node* node_;
+};
+
+}  // namespace
+
+StatusOr<partition::Pattern> buildPattern(const SgPatternDesc& desc,
+                                          std::shared_ptr<const LoadedPlugin> plugin) {
+  if (desc.abi_version < SG_PLUGIN_ABI_MIN_VERSION || desc.abi_version > SG_PLUGIN_ABI_VERSION ||
+      desc.struct_size < sizeof(SgPatternDesc))
+    return Status::invalid("pattern has plugin ABI version " + std::to_string(desc.abi_version) +
+                           " or a short struct_size; this subgraph's is " +
+                           std::to_string(SG_PLUGIN_ABI_VERSION));
+  if (desc.num_nodes == 0 || !desc.nodes) return Status::invalid("pattern has no nodes");
+  if (desc.num_edges && !desc.edges) return Status::invalid("pattern has a null edge array");
+  partition::PatternBuilder builder(desc.name ? desc.name : "pattern");
+  for (size_t i = 0; i < desc.num_nodes; ++i) {
+    const SgPatternNode& n = desc.nodes[i];
+    if (n.struct_size < sizeof(SgPatternNode) || !n.op_types || !*n.op_types)
+      return Status::invalid("pattern node " + std::to_string(i) + " has no op types");
+    std::string ops = n.op_types;
+    partition::OpMatcher m = ops == "*" ? partition::OpMatcher::anyOp()
+                             : ops.find('|') != std::string::npos
+                                 ? partition::OpMatcher::anyOf(splitOps(ops))
+                                 : partition::OpMatcher(ops);
+    if (n.flags & SG_PATTERN_OPTIONAL) m.optional();
+    if (n.flags & SG_PATTERN_ONE_USE) m.where(partition::predicates::hasOneUse());
+    if (n.flags & SG_PATTERN_STATIC_SHAPES) m.where(partition::predicates::staticShapes());
+    if (n.flags & SG_PATTERN_NO_ZERO_DIMS) m.where(partition::predicates::noZeroSizeDims());
+    for (uint32_t bit = 0; bit < 32; ++bit)
+      if (n.constant_inputs & (1u << bit)) m.where(partition::predicates::inputIsConstant(bit));
+    if (n.predicate && plugin) {
+      auto fn = n.predicate;
+      void* user = n.predicate_user;
+      m.where([plugin, fn, user](const Node& node) -> Decision {
+        SgMessage msg;
+        int32_t accept = 0;
+        if (fn(user, host::toC(&node), &accept, &msg) != SG_OK)
+          return Decision::no("plugin '" + plugin->name() +
+                              "' predicate failed: " + host::messageOr(msg, "no message"));
+        return accept ? Decision::yes() : Decision::no(msg.text);
+      });
+    }
+    builder.add(std::move(m));
+  }
+  for (size_t e = 0; e < desc.num_edges; ++e) {
+    const SgPatternEdge& edge = desc.edges[e];
+    if (edge.producer >= desc.num_nodes || edge.consumer >= desc.num_nodes)
+      return Status::invalid("pattern edge " + std::to_string(e) + " names a missing node");
+    builder.connect(edge.producer, edge.consumer, edge.input, edge.output);
+  }
+  return builder.build();
+}
+
+}  // namespace adapters
+
+partition::SubgraphBackend LoadedPlugin::instantiateBackend() const {
+  partition::SubgraphBackend backend;
+  backend.name = info_.name;
+  for (size_t i = 0; i < plugin_->num_properties; ++i)
+    backend.properties.push_back(
+        std::make_unique<adapters::PluginProperty>(shared_from_this(), plugin_->properties[i]));
+  return backend;
+}
+
+bool LoadedPlugin::hasKernels() const { return plugin_->num_kernels > 0; }
+
+std::shared_ptr<runtime::Backend> LoadedPlugin::createRuntimeBackend(int threads) const {
+  std::shared_ptr<const LoadedPlugin> self = shared_from_this();
+  std::shared_ptr<runtime::Allocator> allocator =
+      plugin_->device ? std::shared_ptr<runtime::Allocator>(
+                            std::make_shared<adapters::PluginAllocator>(self, plugin_->device))
+                      : std::make_shared<runtime::HostAllocator>(info_.name + ":cpu");
+  auto backend = std::make_shared<runtime::Backend>(info_.name, runtime::Device{"cpu", 0},
+                                                    std::move(allocator),
+                                                    std::make_unique<runtime::InlineWorkQueue>());
+  auto provider = std::make_shared<runtime::Provider>(info_.name);
+  for (size_t i = 0; i < plugin_->num_kernels; ++i) {
+    const SgKernelDesc* desc = plugin_->kernels[i];
+    provider->add(desc->op_type,
+                  [self, desc, threads](const Node& node, const runtime::Backend&)
+                      -> StatusOr<std::unique_ptr<runtime::Kernel>> {
+                    SgKernelContext context{};
+                    context.abi_version = SG_PLUGIN_ABI_VERSION;
+                    context.struct_size = sizeof(SgKernelContext);
+                    context.num_threads = threads;
+                    SgMessage m;
+                    void* handle = nullptr;
+                    SgStatus st = desc->create(desc->user, host::toC(&node), &context, &handle, &m);
+                    if (st == SG_UNSUPPORTED)
+                      return Status::error(StatusCode::kUnsupported,
+                                           runtime::nodeErrorPrefix(&node) + "plugin '" +
+                                               self->name() + "' declined: " + m.text);
+                    if (st != SG_OK || !handle)
+                      return Status::invalid(runtime::nodeErrorPrefix(&node) + "plugin '" +
+                                             self->name() + "' kernel creator failed: " +
+                                             host::messageOr(m, "no message"));
+                    return std::unique_ptr<runtime::Kernel>(
+                        std::make_unique<adapters::PluginKernel>(self, desc, handle, node));
+                  });
+  }
+  backend->addProvider(std::move(provider));
+  return backend;
+}
+
+Status LoadedPlugin::runTransforms(Graph& graph, int stage) const {
+  for (size_t i = 0; i < plugin_->num_transforms; ++i) {
+    const SgTransformDesc* t = plugin_->transforms[i];
+    if (t->stage != stage) continue;
+    SgMessage m;
+    int32_t changed = 0;
+    if (t->run(t->user, host::toMutableC(&graph), &changed, &m) != SG_OK)
+      return Status::invalid("plugin '" + info_.name + "' transform '" + t->name +
+                              "': " + host::messageOr(m, "failed"));
+  }
+  return Status::ok();
+}
+
+}  // namespace subgraph::plugins

@@ -1,0 +1,399 @@
+//===- plugins/host/plugin_library.cpp - Loading and checking one plugin --===//
+//
+// loadPlugin() in four steps, each of which can refuse the plugin with one
+// line naming the path and the reason:
+//  1. The file: it exists, is a regular file, and its ELF header says it is
+//     a shared library for this machine. Checking the header ourselves gives
+//     "wrong architecture: built for AArch64" instead of the loader's
+//     "invalid ELF header".
+//  2. The loader: Boost.DLL opens it by absolute path with RTLD_NOW (so an
+//     unresolved symbol fails now, not in the middle of a run) and
+//     RTLD_LOCAL (so two plugins' symbols never mix); a missing dependency
+//     is named from dlerror().
+//  3. The entry point: it must exist, and it is called inside a try block;
+//     a failure or an exception is reported with the plugin's message.
+//  4. The tables: ABI versions (both numbers printed), struct sizes, names,
+//     required slots, patterns and op definitions are checked before any of
+//     it is used, so a broken table is an error at load time rather than a
+//     crash later.
+// Whatever fails, the library is released and unloaded before returning.
+//
+//===----------------------------------------------------------------------===//
+#include <dlfcn.h>
+#include <elf.h>
+
+#include <boost/dll/shared_library.hpp>
+
+#include <cctype>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "host_api.h"
+#include "plugin_adapters.h"
+#include "subgraph/ir/op_schema_builder.h"
+#include "subgraph/plugins/plugin_loader.h"
+
+namespace subgraph::plugins {
+
+struct LoadedPlugin::Library {
+  boost::dll::shared_library library;
+};
+
+namespace {
+
+std::string machineName(uint16_t machine) {
+  switch (machine) {
+    case EM_X86_64: return "x86-64";
+    case EM_386: return "x86 (32-bit)";
+    case EM_AARCH64: return "AArch64";
+    case EM_ARM: return "ARM (32-bit)";
+    case EM_PPC64: return "PowerPC64";
+    case EM_S390: return "s390x";
+    case EM_RISCV: return "RISC-V";
+    default: return "machine " + std::to_string(machine);
+  }
+}
+
+uint16_t hostMachine() {
+#if defined(__x86_64__)
+  return EM_X86_64;
+#elif defined(__aarch64__)
+  return EM_AARCH64;
+#elif defined(__powerpc64__)
+  return EM_PPC64;
+#elif defined(__s390x__)
+  return EM_S390;
+#elif defined(__riscv)
+  return EM_RISCV;
+#else
+  return EM_NONE;
+#endif
+}
+
+// Step 1: the reason the file cannot be a plugin for this process, or "".
+std::string checkFile(const std::filesystem::path& path) {
+  std::error_code ec;
+  auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) return "no such file";
+  if (std::filesystem::is_directory(status)) return "is a directory, not a shared library";
+  if (!std::filesystem::is_regular_file(status)) return "is not a regular file";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "cannot be read (permission denied?)";
+  unsigned char header[sizeof(Elf64_Ehdr)] = {};
+  in.read(reinterpret_cast<char*>(header), sizeof(header));
+  const auto got = static_cast<size_t>(in.gcount());
+  if (got < SELFMAG || std::memcmp(header, ELFMAG, SELFMAG) != 0)
+    return got == 0 ? "is empty, not an ELF shared library" : "is not an ELF file";
+  if (got < sizeof(Elf64_Ehdr)) return "is a truncated ELF file";
+  const bool host64 = sizeof(void*) == 8;
+  if (header[EI_CLASS] != (host64 ? ELFCLASS64 : ELFCLASS32))
+    return std::string("wrong architecture: a ") +
+           (header[EI_CLASS] == ELFCLASS32 ? "32-bit" : "64-bit") + " ELF file, this is " +
+           (host64 ? "64-bit" : "32-bit");
+  const bool hostLittle = [] {
+    const uint16_t one = 1;
+    return *reinterpret_cast<const unsigned char*>(&one) == 1;
+  }();
+  if (header[EI_DATA] != (hostLittle ? ELFDATA2LSB : ELFDATA2MSB))
+    return "wrong architecture: the ELF file's byte order differs from this machine's";
+  Elf64_Ehdr ehdr;
+  std::memcpy(&ehdr, header, sizeof(ehdr));
+  if (ehdr.e_machine != hostMachine())
+    return "wrong architecture: built for " + machineName(ehdr.e_machine) + ", this is " +
+           machineName(hostMachine());
+  if (ehdr.e_type != ET_DYN)
+    return std::string("is not a shared library (ELF type ") +
+           (ehdr.e_type == ET_EXEC  ? "executable"
+            : ehdr.e_type == ET_REL ? "relocatable object"
+            : ehdr.e_type == ET_CORE ? "core dump"
+                                     : std::to_string(ehdr.e_type)) +
+           ")";
+  return {};
+}
+
+// Step 2's message, from dlerror(): which dependency is missing, or which
+// symbol is unresolved, in words.
+std::string explainLoadError(const std::filesystem::path& path, const char* dlmessage) {
+  std::string m = dlmessage ? dlmessage : "unknown loader error";
+  // dlerror() starts with the path it failed on; for the plugin itself
+  // that repeats what the error line already says.
+  const std::string self = path.string() + ": ";
+  if (m.rfind(self, 0) == 0) m = m.substr(self.size());
+  const std::string notFound = ": cannot open shared object file";
+  if (size_t at = m.find(notFound); at != std::string::npos && at > 0)
+    return "missing dependency " + m.substr(0, at) + " (not found by the system loader)";
+  if (m.find("undefined symbol") != std::string::npos) return "unresolved symbol: " + m;
+  return "the system loader refused it: " + m;
+}
+
+bool validName(const char* name) {
+  if (!name || !*name) return false;
+  for (const char* p = name; *p; ++p)
+    if (!std::isalnum(static_cast<unsigned char>(*p)) && *p != '_' && *p != '-' && *p != '.')
+      return false;
+  return std::strcmp(name, "NONE") != 0;
+}
+
+std::string versionRange() {
+  return std::to_string(SG_PLUGIN_ABI_MIN_VERSION) == std::to_string(SG_PLUGIN_ABI_VERSION)
+             ? std::to_string(SG_PLUGIN_ABI_VERSION)
+             : std::to_string(SG_PLUGIN_ABI_MIN_VERSION) + " to " +
+                   std::to_string(SG_PLUGIN_ABI_VERSION);
+}
+
+// The reason a versioned struct header is unusable, or "".
+std::string checkHeader(const char* what, uint32_t version, uint32_t size, size_t v1Size) {
+  if (version < SG_PLUGIN_ABI_MIN_VERSION)
+    return std::string(what) + " has plugin ABI version " + std::to_string(version) +
+           ", older than this subgraph supports (" + versionRange() + ")";
+  if (version > SG_PLUGIN_ABI_VERSION)
+    return std::string(what) + " has plugin ABI version " + std::to_string(version) +
+           ", newer than this subgraph's " + std::to_string(SG_PLUGIN_ABI_VERSION) +
+           " (rebuild the plugin against this SDK or upgrade subgraph)";
+  if (size < v1Size)
+    return std::string(what) + " struct_size " + std::to_string(size) +
+           " is smaller than version 1's " + std::to_string(v1Size);
+  return {};
+}
+
+std::string checkProperty(const SgPropertyDesc* p, size_t index) {
+  std::string what = "property " + std::to_string(index);
+  if (!p) return what + " is null";
+  if (std::string e = checkHeader(what.c_str(), p->abi_version, p->struct_size,
+                                  sizeof(SgPropertyDesc));
+      !e.empty())
+    return e;
+  if (!validName(p->name)) return what + " has no valid name";
+  what = "property '" + std::string(p->name) + "'";
+  if (p->pattern) {
+    StatusOr<partition::Pattern> pattern = adapters::buildPattern(*p->pattern, nullptr);
+    if (!pattern.isOk()) return what + ": " + pattern.status().message();
+  } else if (!p->create_selector || !p->destroy_selector || !p->select) {
+    return what + " has neither a pattern nor create_selector/destroy_selector/select";
+  }
+  return {};
+}
+
+std::string checkOpDef(const SgOpDef* op, size_t index) {
+  std::string what = "op definition " + std::to_string(index);
+  if (!op) return what + " is null";
+  if (std::string e = checkHeader(what.c_str(), op->abi_version, op->struct_size, sizeof(SgOpDef));
+      !e.empty())
+    return e;
+  if (!op->name || !*op->name || !op->domain) return what + " has no domain or name";
+  if ((op->num_inputs && !op->inputs) || (op->num_outputs && !op->outputs) ||
+      (op->num_attrs && !op->attrs))
+    return what + " has a null operand or attribute array";
+  return {};
+}
+
+std::string checkKernel(const SgKernelDesc* k, size_t index) {
+  std::string what = "kernel " + std::to_string(index);
+  if (!k) return what + " is null";
+  if (std::string e =
+          checkHeader(what.c_str(), k->abi_version, k->struct_size, sizeof(SgKernelDesc));
+      !e.empty())
+    return e;
+  if (!k->op_type || !*k->op_type) return what + " has no op type";
+  if (!k->create || !k->destroy || !k->run)
+    return "kernel for '" + std::string(k->op_type) + "' lacks create, destroy or run";
+  return {};
+}
+
+std::string checkTransform(const SgTransformDesc* t, size_t index) {
+  std::string what = "transform " + std::to_string(index);
+  if (!t) return what + " is null";
+  if (std::string e =
+          checkHeader(what.c_str(), t->abi_version, t->struct_size, sizeof(SgTransformDesc));
+      !e.empty())
+    return e;
+  if (!t->name || !*t->name || !t->run) return what + " has no name or no run slot";
+  if (t->stage != SG_TRANSFORM_PRE_PARTITION && t->stage != SG_TRANSFORM_POST_PARTITION)
+    return "transform '" + std::string(t->name) + "' has unknown stage " +
+           std::to_string(t->stage);
+  return {};
+}
+
+// Step 4: the reason the plugin's tables are unusable, or "".
+std::string checkTables(const SgPlugin* p) {
+  if (!p) return "the entry point returned success but no plugin table";
+  if (std::string e = checkHeader("the plugin", p->abi_version, p->struct_size, sizeof(SgPlugin));
+      !e.empty())
+    return e;
+  if (!validName(p->name))
+    return "the plugin has no valid backend name (letters, digits, '_', '-', '.'; not NONE)";
+  if ((p->num_properties && !p->properties) || (p->num_op_defs && !p->op_defs) ||
+      (p->num_transforms && !p->transforms) || (p->num_kernels && !p->kernels))
+    return "the plugin table has a count with a null array";
+  std::set<std::string> seen;
+  for (size_t i = 0; i < p->num_properties; ++i) {
+    if (std::string e = checkProperty(p->properties[i], i); !e.empty()) return e;
+    if (!seen.insert(p->properties[i]->name).second)
+      return "two properties are named '" + std::string(p->properties[i]->name) + "'";
+  }
+  for (size_t i = 0; i < p->num_op_defs; ++i)
+    if (std::string e = checkOpDef(p->op_defs[i], i); !e.empty()) return e;
+  seen.clear();
+  for (size_t i = 0; i < p->num_kernels; ++i) {
+    if (std::string e = checkKernel(p->kernels[i], i); !e.empty()) return e;
+    if (!seen.insert(p->kernels[i]->op_type).second)
+      return "two kernels for op '" + std::string(p->kernels[i]->op_type) + "'";
+  }
+  for (size_t i = 0; i < p->num_transforms; ++i)
+    if (std::string e = checkTransform(p->transforms[i], i); !e.empty()) return e;
+  if (const SgDeviceDesc* d = p->device) {
+    if (std::string e = checkHeader("the device", d->abi_version, d->struct_size,
+                                    sizeof(SgDeviceDesc));
+        !e.empty())
+      return e;
+    if (!d->kind || std::strcmp(d->kind, "cpu") != 0)
+      return std::string("device kind '") + (d->kind ? d->kind : "") +
+             "' is not supported by plugin ABI version 1 (only 'cpu')";
+    if (!d->allocate || !d->deallocate) return "the device lacks allocate or deallocate";
+  }
+  return {};
+}
+
+AttrKind attrKindOf(SgAttrKind kind) { return static_cast<AttrKind>(kind - 1); }
+
+// Registers the plugin's op definitions. Ops live for the whole process
+// (the registry never frees schemas); a reloaded plugin finds its ops
+// already there and reuses them.
+Status registerOps(const SgPlugin& p) {
+  for (size_t i = 0; i < p.num_op_defs; ++i) {
+    const SgOpDef& op = *p.op_defs[i];
+    if (OpRegistry::global().lookup(op.domain, op.name)) continue;
+    OpSchemaBuilder b(op.domain, op.name);
+    if (op.doc) b.doc(op.doc);
+    if (op.data_parallel) b.dataParallel();
+    auto operand = [](const SgOperandDef& o, size_t k) {
+      return o.name && *o.name ? std::string(o.name) : "operand" + std::to_string(k);
+    };
+    for (size_t k = 0; k < op.num_inputs; ++k) {
+      const SgOperandDef& o = op.inputs[k];
+      if (o.arity == 1)
+        b.optionalInput(operand(o, k));
+      else if (o.arity == 2)
+        b.variadicInput(operand(o, k));
+      else
+        b.input(operand(o, k));
+    }
+    for (size_t k = 0; k < op.num_outputs; ++k) b.output(operand(op.outputs[k], k));
+    if (op.attributes_from) b.attributesFrom(op.attributes_from);
+    for (size_t k = 0; k < op.num_attrs; ++k) {
+      const SgAttrDef& a = op.attrs[k];
+      if (!a.value.name || a.value.kind < SG_ATTR_INT || a.value.kind > SG_ATTR_FLOATS)
+        return Status::invalid("op definition '" + std::string(op.name) + "' attribute " +
+                               std::to_string(k) + " has no name or an unsupported kind");
+      if (a.required) {
+        b.requiredAttr(a.value.name, attrKindOf(a.value.kind));
+        continue;
+      }
+      AttrValue v;
+      switch (a.value.kind) {
+        case SG_ATTR_INT: v = a.value.i; break;
+        case SG_ATTR_FLOAT: v = static_cast<float>(a.value.f); break;
+        case SG_ATTR_STRING: v = std::string(a.value.s ? a.value.s : ""); break;
+        case SG_ATTR_INTS:
+          v = std::vector<int64_t>(a.value.ints, a.value.ints + (a.value.ints ? a.value.count : 0));
+          break;
+        default:
+          v = std::vector<float>(a.value.floats,
+                                 a.value.floats + (a.value.floats ? a.value.count : 0));
+          break;
+      }
+      b.attr(a.value.name, attrKindOf(a.value.kind), std::move(v));
+    }
+    b.inferFrom(op.infer_from ? op.infer_from : "Identity");
+    Status st = b.registerIn(OpRegistry::global());
+    if (!st.isOk() && !OpRegistry::global().lookup(op.domain, op.name))
+      return Status::invalid("op definition '" + std::string(op.domain) + "." + op.name +
+                             "': " + st.message());
+  }
+  return Status::ok();
+}
+
+PluginInfo describe(const SgPlugin& p, const std::filesystem::path& path) {
+  PluginInfo info;
+  info.name = p.name;
+  info.version = p.version ? p.version : "";
+  info.description = p.description ? p.description : "";
+  info.path = path.string();
+  info.abiVersion = p.abi_version;
+  for (size_t i = 0; i < p.num_properties; ++i)
+    info.properties.push_back(std::string(p.properties[i]->name) +
+                              (p.properties[i]->pattern ? " (pattern)" : " (selector)"));
+  for (size_t i = 0; i < p.num_op_defs; ++i)
+    info.ops.push_back(*p.op_defs[i]->domain
+                           ? std::string(p.op_defs[i]->domain) + "." + p.op_defs[i]->name
+                           : std::string(p.op_defs[i]->name));
+  for (size_t i = 0; i < p.num_kernels; ++i) info.kernels.push_back(p.kernels[i]->op_type);
+  for (size_t i = 0; i < p.num_transforms; ++i)
+    info.transforms.push_back(std::string(p.transforms[i]->name) +
+                              (p.transforms[i]->stage == SG_TRANSFORM_PRE_PARTITION ? " (pre)"
+                                                                                     : " (post)"));
+  info.device = p.device ? std::string(p.device->kind) + " (own allocator)" : "host memory";
+  return info;
+}
+
+}  // namespace
+
+LoadedPlugin::~LoadedPlugin() {
+  // The plugin frees its state while its code is still mapped; only then
+  // is the library closed.
+  if (plugin_ && plugin_->release) plugin_->release(plugin_->user);
+  plugin_ = nullptr;
+  if (library_) library_->library.unload();
+}
+
+StatusOr<std::shared_ptr<LoadedPlugin>> loadPlugin(const std::filesystem::path& path) {
+  auto refuse = [&](const std::string& reason) {
+    return Status::invalid("plugin " + path.string() + ": " + reason);
+  };
+  if (!path.is_absolute()) return refuse("a plugin path must be absolute");
+  if (std::string why = checkFile(path); !why.empty()) return refuse(why);
+
+  std::shared_ptr<LoadedPlugin> loaded(new LoadedPlugin());
+  loaded->library_ = std::make_unique<LoadedPlugin::Library>();
+  boost::dll::fs::error_code ec;
+  loaded->library_->library.load(boost::dll::fs::path(path.string()),
+                                 boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local,
+                                 ec);
+  if (ec || !loaded->library_->library.is_loaded())
+    return refuse(explainLoadError(path, dlerror()));
+
+  boost::dll::shared_library& lib = loaded->library_->library;
+  if (!lib.has(SUBGRAPH_PLUGIN_ENTRY_SYMBOL))
+    return refuse("no entry point '" SUBGRAPH_PLUGIN_ENTRY_SYMBOL
+                  "' (not a subgraph plugin, or built without SUBGRAPH_PLUGIN())");
+  auto entry = reinterpret_cast<SgPluginEntryFn>(lib.get<void()>(SUBGRAPH_PLUGIN_ENTRY_SYMBOL));
+
+  SgMessage message;
+  const SgPlugin* table = nullptr;
+  SgStatus st = SG_OK;
+  try {
+    st = entry(host::hostApi(), &table, &message);
+  } catch (const std::exception& e) {
+    return refuse(std::string("the entry point threw an exception: ") + e.what());
+  } catch (...) {
+    return refuse("the entry point threw an exception");
+  }
+  if (st != SG_OK)
+    return refuse("the entry point failed (status " + std::to_string(st) +
+                  "): " + host::messageOr(message, "no message"));
+  // From here on the plugin owns state: keep the table so that the
+  // destructor releases it whatever is refused below.
+  if (table && table->abi_version >= SG_PLUGIN_ABI_MIN_VERSION &&
+      table->abi_version <= SG_PLUGIN_ABI_VERSION && table->struct_size >= sizeof(SgPlugin))
+    loaded->plugin_ = table;
+  if (std::string why = checkTables(table); !why.empty()) return refuse(why);
+  if (Status ops = registerOps(*table); !ops.isOk()) return refuse(ops.message());
+  loaded->info_ = describe(*table, path);
+  return loaded;
+}
+
+}  // namespace subgraph::plugins
