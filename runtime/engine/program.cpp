@@ -101,7 +101,10 @@ Status assignReference(const Program& program, Assignment& a) {
 
 Status assignKernel(const Program& program, Assignment& a) {
   a.isRegion = isFusedRegion(*a.node);
-  if (!a.isRegion) return assignReference(program, a);
+  // ONNX ops always run on the reference backend; a backend-specific op
+  // (another domain, e.g. a node a plugin's transform made) goes to the
+  // first backend with a kernel for it, like a region.
+  if (!a.isRegion && a.node->domain().empty()) return assignReference(program, a);
   std::string op = a.node->qualifiedOpType();
   for (size_t b = 0; b < program.backends.size(); ++b) {
     const Backend& backend = *program.backends[b];
