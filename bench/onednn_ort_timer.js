@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+// bench/onednn_ort_timer.js - Times ONNX Runtime on one model, on request.
+//
+// The ONNX Runtime side of bench/onednn_vs_ort.py. Loads MODEL once (CPU
+// execution provider, all graph optimizations, THREADS intra-op threads,
+// sequential execution), feeds the inputs from .npy files, then serves
+// timing requests so that the driver can alternate ONNX Runtime and
+// subgraph runs while both stay loaded: each stdin line "N" runs N timed
+// requests and answers one JSON line {"ms": [...]} on stdout.
+//
+// Usage: node bench/onednn_ort_timer.js MODEL THREADS NAME=FILE.npy...
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+const readline = require('readline');
+
+const NPY = { '<f4': ['float32', Float32Array], '<i8': ['int64', BigInt64Array] };
+
+function readNpy(file) {
+  const buf = fs.readFileSync(file);
+  const headerLen = buf[6] === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
+  const start = (buf[6] === 1 ? 10 : 12) + headerLen;
+  const header = buf.toString('latin1', 0, start);
+  const descr = /'descr':\s*'([^']+)'/.exec(header)[1];
+  const dims = /'shape':\s*\(([^)]*)\)/.exec(header)[1].split(',').map((s) => s.trim())
+    .filter((s) => s).map(Number);
+  const [type, Ctor] = NPY[descr];
+  const data = new Ctor(dims.reduce((a, b) => a * b, 1));
+  Buffer.from(data.buffer).set(buf.subarray(start));
+  return { type, dims, data };
+}
+
+async function main() {
+  const [model, threads, ...inputs] = process.argv.slice(2);
+  const ort = require(path.join(__dirname, 'node_modules', 'onnxruntime-node'));
+  const session = await ort.InferenceSession.create(model, {
+    intraOpNumThreads: Number(threads), interOpNumThreads: 1, executionMode: 'sequential',
+    executionProviders: ['cpu'], graphOptimizationLevel: 'all',
+  });
+  const feeds = {};
+  for (const spec of inputs) {
+    const [name, file] = spec.split('=');
+    const t = readNpy(file);
+    feeds[name] = new ort.Tensor(t.type, t.data, t.dims);
+  }
+  await session.run(feeds);  // first run: allocations, kernel selection
+  process.stdout.write(JSON.stringify({ ready: true }) + '\n');
+  const rl = readline.createInterface({ input: process.stdin });
+  for await (const line of rl) {
+    const n = Number(line.trim());
+    if (!n) break;
+    const ms = [];
+    for (let i = 0; i < n; ++i) {
+      const t0 = process.hrtime.bigint();
+      await session.run(feeds);
+      ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+    process.stdout.write(JSON.stringify({ ms }) + '\n');
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(`onednn_ort_timer: error: ${String(e.message || e).split('\n')[0]}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,216 @@
+//===- plugins/onednn/backend/conv_family.cpp - Conv/BN/sum/activation regions -===//
+//
+// The convolution family; see conv_family.h. What must not fuse, and why:
+//  * BatchNormalization whose parameters are not constants (nothing to
+//    fold at session start);
+//  * a value read twice inside the chain (a Conv or BN output that also
+//    feeds something else): the region would have to emit it too;
+//  * an Add that broadcasts: `sum` adds a tensor of the output's shape;
+//  * convs that are not 2-D or use auto_pad: the kernel is NCHW-only and
+//    reads explicit pads.
+//
+//===----------------------------------------------------------------------===//
+#include "conv_family.h"
+
+#include <cstdlib>
+
+#include "fused_conv.h"
+#include "region_support.h"
+
+namespace subgraph::onednn {
+namespace {
+
+namespace sp = subgraph::partition::predicates;
+using partition::OpMatcher;
+using partition::PatternBuilder;
+using partition::PatternProperty;
+
+OpMatcher convMatcher(bool interior) {
+  OpMatcher m("Conv");
+  m.where(sp::inputIsConstant(1))
+      .where(sp::outputRank(4))
+      .where(sp::attrEquals("auto_pad", std::string("NOTSET")))
+      .where([](const Node& n) {
+        return partition::Decision::noIf(n.numInputs() > 2 && n.input(2) && !constantOf(n.input(2)),
+                                         "the bias is not a constant");
+      });
+  if (interior) m.where(sp::hasOneUse());
+  return m;
+}
+
+OpMatcher bnMatcher(bool interior) {
+  OpMatcher m("BatchNormalization");
+  for (size_t i = 1; i <= 4; ++i) m.where(sp::inputIsConstant(i));
+  m.where(predicates::onlyFirstOutputUsed());
+  if (interior) m.where(sp::hasOneUse());
+  return m;
+}
+
+OpMatcher addMatcher(bool interior) {
+  OpMatcher m("Add");
+  m.where(predicates::sameStaticShapes());
+  if (interior) m.where(sp::hasOneUse());
+  return m;
+}
+
+OpMatcher activationMatcher() {
+  return OpMatcher::anyOf(activationOps()).where(predicates::isTranslatableActivation());
+}
+
+// Conv, then the optional steps that are present, each reading the previous
+// one's output; only the last node may have other readers.
+std::unique_ptr<partition::SubgraphProperty> makeProperty(const std::string& name, bool bn,
+                                                          bool add, bool act) {
+  PatternBuilder builder(name);
+  size_t prev = builder.add(convMatcher(bn || add || act));
+  if (bn) {
+    size_t node = builder.add(bnMatcher(add || act));
+    builder.connect(prev, node, 0);
+    prev = node;
+  }
+  if (add) {
+    size_t node = builder.add(addMatcher(act));
+    builder.connect(prev, node);
+    prev = node;
+  }
+  if (act) {
+    size_t node = builder.add(activationMatcher());
+    builder.connect(prev, node, 0);
+  }
+  partition::PropertyOptions options;
+  // Folding BN statistics into weights is valid for inference only.
+  options.inferenceOnly = bn;
+  return std::make_unique<PatternProperty>(name, buildPattern(builder), options);
+}
+
+// Reads a conv-family body into a spec; see the file comment for what the
+// selector has already guaranteed.
+class ConvRegionKernel final : public RegionKernel {
+ public:
+  explicit ConvRegionKernel(const Node& region) {
+    RegionBody body(region);
+    if (body.numOutputs() != 1) throw Unsupported("the region has several outputs");
+    const Node* conv = body.find("Conv");
+    if (!conv) throw Unsupported("no Conv in the region");
+    ConvSpec spec;
+    std::vector<float> weights = floatsOf(conv->input(1));
+    const Tensor* w = constantOf(conv->input(1));
+    if (w->dims().size() != 4) throw Unsupported("the conv is not 2-D");
+    spec.outChannels = w->dims()[0];
+    spec.groups = conv->getInt("group", 1);
+    spec.inChannels = w->dims()[1] * spec.groups;
+    spec.kernel = {w->dims()[2], w->dims()[3]};
+    spec.weights = std::move(weights);
+    if (conv->numInputs() > 2 && conv->input(2)) spec.bias = floatsOf(conv->input(2));
+    std::vector<int64_t> strides = conv->getInts("strides", {1, 1});
+    std::vector<int64_t> dilations = conv->getInts("dilations", {1, 1});
+    std::vector<int64_t> pads = conv->getInts("pads", {0, 0, 0, 0});
+    if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4)
+      throw Unsupported("strides, dilations or pads do not describe a 2-D conv");
+    spec.strides = {strides[0], strides[1]};
+    spec.dilations = {dilations[0], dilations[1]};
+    spec.pads = {pads[0], pads[1], pads[2], pads[3]};
+    srcInput_ = body.inputIndex(conv->input(0));
+
+    const Value* last = conv->output(0);
+    for (const Node* n : body.nodes()) {
+      if (n == conv) continue;
+      if (n->opType() == "BatchNormalization") {
+        foldBatchNorm(spec, floatsOf(n->input(1)), floatsOf(n->input(2)), floatsOf(n->input(3)),
+                      floatsOf(n->input(4)), n->getFloat("epsilon", 1e-5f));
+      } else if (n->opType() == "Add") {
+        const Value* other = n->input(0) == last ? n->input(1) : n->input(0);
+        if (!body.isInput(other)) throw Unsupported("the Add's residual is not a region input");
+        spec.sumResidual = true;
+        residualInput_ = body.inputIndex(other);
+      } else if (std::optional<Activation> a = activationOf(*n)) {
+        spec.activations.push_back(*a);
+      } else {
+        throw Unsupported("unexpected " + n->opType() + " in a conv region");
+      }
+      last = n->output(0);
+    }
+    Format blocked = blockedFormat();
+    // The stem (few input channels) reads plain NCHW: oneDNN has direct
+    // kernels for it, and blocking 3 channels to 16 would waste 5x work.
+    bool plainSrc = spec.groups == 1 && spec.inChannels < 16 && blocked == Format::kBlocked16;
+    spec.srcFormat = plainSrc ? Format::kPlain : blocked;
+    spec.dstFormat = blocked;
+    conv_ = std::make_unique<FusedConv>(std::move(spec));
+  }
+
+  const runtime::Layout* inputLayout(size_t i) const override {
+    if (i == srcInput_) return layoutOf(conv_->spec().srcFormat);
+    if (i == residualInput_) return layoutOf(conv_->spec().dstFormat);
+    return nullptr;
+  }
+  const runtime::Layout* outputLayout(size_t) const override {
+    return layoutOf(conv_->spec().dstFormat);
+  }
+
+  Status resize(runtime::ResizeContext& ctx) const override {
+    return guarded(ctx, [&] {
+      const std::vector<int64_t>& in = ctx.inputDesc(srcInput_).dims;
+      runtime::TensorDesc out;
+      out.dims = conv_->outputDims(in);
+      out.layout = layoutOf(conv_->spec().dstFormat);
+      ctx.requestScratch(conv_->prepare(in));
+      ctx.setOutput(0, std::move(out));
+    });
+  }
+
+  Status run(runtime::RunContext& ctx) const override {
+    return guarded(ctx, [&] {
+      useSessionThreads();
+      const void* residual =
+          conv_->spec().sumResidual ? ctx.input(residualInput_).raw() : nullptr;
+      conv_->execute(ctx.input(srcInput_).dims(), ctx.input(srcInput_).raw(), residual,
+                     ctx.output(0).raw(), ctx.scratch().data());
+    });
+  }
+
+ private:
+  static constexpr size_t kNone = static_cast<size_t>(-1);
+  // The core prepares lazily per shape from the const resize(); its cache
+  // is internally synchronized.
+  std::unique_ptr<FusedConv> conv_;
+  size_t srcInput_ = kNone;
+  size_t residualInput_ = kNone;
+};
+
+// The fusion ablation of the benchmark: $SUBGRAPH_ONEDNN_FUSION limits the
+// family to bare convs ("none"), BN folding ("bn"), BN and activation
+// ("act"); unset or "all" fuses everything.
+bool fusionAllowed(bool bn, bool add, bool act) {
+  const char* env = std::getenv("SUBGRAPH_ONEDNN_FUSION");
+  std::string level = env ? env : "all";
+  if (level == "none") return !bn && !add && !act;
+  if (level == "bn") return !add && !act;
+  if (level == "act") return !add;
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, partition::PropertyFactory>> convProperties() {
+  std::vector<std::pair<std::string, partition::PropertyFactory>> out;
+  // Longest chains first: each property is a full pass, and a shorter one
+  // must not take the Conv a longer one would have fused further.
+  for (int bn : {1, 0})
+    for (int add : {1, 0})
+      for (int act : {1, 0}) {
+        if (!fusionAllowed(bn, add, act)) continue;
+        std::string name = std::string("conv") + (bn ? "_bn" : "") + (add ? "_add" : "") +
+                           (act ? "_act" : "");
+        out.emplace_back(name, [name, bn, add, act] { return makeProperty(name, bn, add, act); });
+      }
+  return out;
+}
+
+runtime::KernelCreator convKernelCreator() {
+  return makeCreator([](const Node& region) -> std::unique_ptr<runtime::Kernel> {
+    return std::make_unique<ConvRegionKernel>(region);
+  });
+}
+
+}  // namespace subgraph::onednn

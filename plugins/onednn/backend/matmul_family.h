@@ -1,0 +1,28 @@
+//===- plugins/onednn/backend/matmul_family.h - MatMul/Gemm + bias + activation regions -*- C++ -*-===//
+//
+// Internal to the onednn backend: the matmul fusion family. Its properties
+// propose, longest first: MatMul by constant weights -> Add bias -> GELU
+// (the Div/Erf/Add/Mul/Mul form exporters emit); MatMul -> Add bias -> Add
+// residual; MatMul -> Add bias -> [activation]; Gemm -> [activation];
+// MatMul (constant or run-time B) -> [Div or Mul by a scalar]. Its kernel
+// runs each as one oneDNN matmul with bias, `sum` and eltwise post-ops.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "subgraph/partition/backend_registry.h"
+#include "subgraph/runtime/backend.h"
+
+namespace subgraph::onednn {
+
+/// The family's properties in registration (priority) order.
+std::vector<std::pair<std::string, partition::PropertyFactory>> matmulProperties();
+
+/// Creates the kernel of any of the family's regions.
+runtime::KernelCreator matmulKernelCreator();
+
+}  // namespace subgraph::onednn

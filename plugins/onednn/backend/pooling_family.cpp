@@ -1,0 +1,110 @@
+//===- plugins/onednn/backend/pooling_family.cpp - Pooling regions -===//
+//
+// The pooling family; see pooling_family.h. What must not fuse: pools that
+// are not 2-D (oneDNN's NCHW kernel), auto_pad (the kernel reads explicit
+// pads), and MaxPool asked for its indices output.
+//
+//===----------------------------------------------------------------------===//
+#include "pooling_family.h"
+
+#include "pooling.h"
+#include "region_support.h"
+
+namespace subgraph::onednn {
+namespace {
+
+namespace sp = subgraph::partition::predicates;
+using partition::OpMatcher;
+using partition::PatternBuilder;
+using partition::PatternProperty;
+
+std::unique_ptr<partition::SubgraphProperty> makeProperty() {
+  PatternBuilder b("pool");
+  b.add(OpMatcher::anyOf({"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"})
+            .where(sp::outputRank(4))
+            .where(sp::attrEquals("auto_pad", std::string("NOTSET")))
+            .where(predicates::onlyFirstOutputUsed())
+            .where([](const Node& n) {
+              return partition::Decision::noIf(
+                  n.opType() == "MaxPool" && n.getInt("storage_order", 0) != 0,
+                  "column-major indices are not supported");
+            }));
+  return std::make_unique<PatternProperty>("pool", buildPattern(b));
+}
+
+class PoolRegionKernel final : public RegionKernel {
+ public:
+  explicit PoolRegionKernel(const Node& region) {
+    RegionBody body(region);
+    if (body.nodes().size() != 1 || body.numOutputs() != 1)
+      throw Unsupported("a pool region holds one pool");
+    const Node& n = *body.nodes().front();
+    PoolSpec spec;
+    const std::string& op = n.opType();
+    spec.global = op.rfind("Global", 0) == 0;
+    bool isMax = op == "MaxPool" || op == "GlobalMaxPool";
+    spec.kind = isMax ? PoolSpec::Kind::kMax
+                : n.getInt("count_include_pad", 0) ? PoolSpec::Kind::kAverageIncludePad
+                                                   : PoolSpec::Kind::kAverageExcludePad;
+    if (!spec.global) {
+      std::vector<int64_t> k = n.getInts("kernel_shape", {});
+      std::vector<int64_t> s = n.getInts("strides", {1, 1});
+      std::vector<int64_t> d = n.getInts("dilations", {1, 1});
+      std::vector<int64_t> p = n.getInts("pads", {0, 0, 0, 0});
+      if (k.size() != 2 || s.size() != 2 || d.size() != 2 || p.size() != 4)
+        throw Unsupported("not a 2-D pool");
+      spec.kernel = {k[0], k[1]};
+      spec.strides = {s[0], s[1]};
+      spec.dilations = {d[0], d[1]};
+      spec.pads = {p[0], p[1], p[2], p[3]};
+      spec.ceilMode = n.getInt("ceil_mode", 0) != 0;
+    }
+    spec.format = blockedFormat();
+    input_ = body.inputIndex(n.input(0));
+    pool_ = std::make_unique<Pooling>(spec);
+  }
+
+  const runtime::Layout* inputLayout(size_t i) const override {
+    return i == input_ ? layoutOf(pool_->spec().format) : nullptr;
+  }
+  const runtime::Layout* outputLayout(size_t) const override {
+    return layoutOf(pool_->spec().format);
+  }
+
+  Status resize(runtime::ResizeContext& ctx) const override {
+    return guarded(ctx, [&] {
+      const std::vector<int64_t>& in = ctx.inputDesc(input_).dims;
+      runtime::TensorDesc out;
+      out.dims = pool_->outputDims(in);
+      out.layout = layoutOf(pool_->spec().format);
+      ctx.requestScratch(pool_->prepare(in));
+      ctx.setOutput(0, std::move(out));
+    });
+  }
+
+  Status run(runtime::RunContext& ctx) const override {
+    return guarded(ctx, [&] {
+      useSessionThreads();
+      pool_->execute(ctx.input(input_).dims(), ctx.input(input_).raw(), ctx.output(0).raw(),
+                     ctx.scratch().data());
+    });
+  }
+
+ private:
+  std::unique_ptr<Pooling> pool_;
+  size_t input_ = 0;
+};
+
+}  // namespace
+
+std::vector<std::pair<std::string, partition::PropertyFactory>> poolingProperties() {
+  return {{"pool", makeProperty}};
+}
+
+runtime::KernelCreator poolingKernelCreator() {
+  return makeCreator([](const Node& region) -> std::unique_ptr<runtime::Kernel> {
+    return std::make_unique<PoolRegionKernel>(region);
+  });
+}
+
+}  // namespace subgraph::onednn

@@ -1,0 +1,190 @@
+//===- plugins/onednn/kernels/fused_conv.cpp - Conv + BN + sum + eltwise -===//
+//
+// BatchNormalization folding and the cached oneDNN convolution with sum and
+// eltwise post-ops; see fused_conv.h.
+//
+//===----------------------------------------------------------------------===//
+#include "fused_conv.h"
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "dnnl_context.h"
+
+namespace subgraph::onednn {
+
+using tag = dnnl::memory::format_tag;
+using dt = dnnl::memory::data_type;
+
+void foldBatchNorm(ConvSpec& spec, std::span<const float> scale, std::span<const float> shift,
+                   std::span<const float> mean, std::span<const float> var, float epsilon) {
+  auto out = static_cast<size_t>(spec.outChannels);
+  if (scale.size() != out || shift.size() != out || mean.size() != out || var.size() != out)
+    throw std::invalid_argument(fmt::format(
+        "BatchNormalization parameters must have {} elements (one per filter)", out));
+  if (spec.bias.empty()) spec.bias.assign(out, 0.0f);
+  size_t perFilter = spec.weights.size() / out;
+  for (size_t o = 0; o < out; ++o) {
+    // Fold in double: the factor multiplies every weight of the filter, and
+    // the reference computes BN separately, so rounding here shows up.
+    double factor = scale[o] / std::sqrt(static_cast<double>(var[o]) + epsilon);
+    for (size_t i = 0; i < perFilter; ++i) {
+      float& w = spec.weights[o * perFilter + i];
+      w = static_cast<float>(w * factor);
+    }
+    spec.bias[o] = static_cast<float>((spec.bias[o] - mean[o]) * factor + shift[o]);
+  }
+}
+
+struct FusedConv::Prepared {
+  dnnl::convolution_forward primitive;
+  dnnl::memory::desc srcDesc;
+  dnnl::memory::desc dstDesc;
+  dnnl::memory weights;
+  dnnl::memory bias;
+  std::vector<int64_t> outDims;
+  size_t scratchBytes = 0;
+  dnnl::memory::desc scratchDesc;
+};
+
+FusedConv::FusedConv(ConvSpec spec) : spec_(std::move(spec)) {
+  const ConvSpec& s = spec_;
+  if (s.inChannels < 1 || s.outChannels < 1 || s.groups < 1 || s.inChannels % s.groups != 0 ||
+      s.outChannels % s.groups != 0)
+    throw std::invalid_argument(fmt::format("conv: {} input and {} output channels do not split "
+                                            "into {} groups",
+                                            s.inChannels, s.outChannels, s.groups));
+  size_t expected = static_cast<size_t>(s.outChannels * (s.inChannels / s.groups) * s.kernel[0] *
+                                        s.kernel[1]);
+  if (s.weights.size() != expected)
+    throw std::invalid_argument(
+        fmt::format("conv: weights have {} elements, expected {}", s.weights.size(), expected));
+  if (!s.bias.empty() && s.bias.size() != static_cast<size_t>(s.outChannels))
+    throw std::invalid_argument("conv: bias must have one element per filter");
+  for (int i = 0; i < 2; ++i)
+    if (s.kernel[i] < 1 || s.strides[i] < 1 || s.dilations[i] < 1)
+      throw std::invalid_argument("conv: kernel, strides and dilations must be positive");
+  for (int64_t p : s.pads)
+    if (p < 0) throw std::invalid_argument("conv: pads must not be negative");
+}
+
+FusedConv::~FusedConv() = default;
+
+std::vector<int64_t> FusedConv::outputDims(std::span<const int64_t> in) const {
+  if (in.size() != 4)
+    throw std::invalid_argument(fmt::format("conv: input has rank {}, expected 4", in.size()));
+  if (in[1] != spec_.inChannels)
+    throw std::invalid_argument(
+        fmt::format("conv: input has {} channels, expected {}", in[1], spec_.inChannels));
+  std::vector<int64_t> out{in[0], spec_.outChannels, 0, 0};
+  for (int i = 0; i < 2; ++i) {
+    int64_t extent = spec_.dilations[i] * (spec_.kernel[i] - 1) + 1;
+    int64_t padded = in[2 + i] + spec_.pads[i] + spec_.pads[2 + i];
+    if (padded < extent)
+      throw std::invalid_argument("conv: the kernel is larger than the padded input");
+    out[2 + i] = (padded - extent) / spec_.strides[i] + 1;
+  }
+  return out;
+}
+
+size_t FusedConv::prepare(std::span<const int64_t> inputDims) {
+  if (auto p = find(inputDims)) return p->scratchBytes;
+  const ConvSpec& s = spec_;
+  auto prepared = std::make_shared<Prepared>();
+  prepared->outDims = outputDims(inputDims);
+  bool bf16 = s.dstFormat == Format::kBlocked16Bf16;
+  prepared->srcDesc = formatDesc(inputDims, s.srcFormat);
+  prepared->dstDesc = formatDesc(prepared->outDims, s.dstFormat);
+
+  dnnl::memory::dims weightDims;
+  tag userWeightTag;
+  if (s.groups == 1) {
+    weightDims = {s.outChannels, s.inChannels, s.kernel[0], s.kernel[1]};
+    userWeightTag = tag::oihw;
+  } else {
+    weightDims = {s.groups, s.outChannels / s.groups, s.inChannels / s.groups, s.kernel[0],
+                  s.kernel[1]};
+    userWeightTag = tag::goihw;
+  }
+  dnnl::memory::desc anyWeights(weightDims, bf16 ? dt::bf16 : dt::f32, tag::any);
+  dnnl::memory::desc biasDesc({s.outChannels}, dt::f32, tag::a);
+  dnnl::memory::dims strides{s.strides[0], s.strides[1]};
+  // oneDNN counts dilation from 0 (no gaps); ONNX from 1.
+  dnnl::memory::dims dilations{s.dilations[0] - 1, s.dilations[1] - 1};
+  dnnl::memory::dims padL{s.pads[0], s.pads[1]};
+  dnnl::memory::dims padR{s.pads[2], s.pads[3]};
+  // oneDNN wants the right padding that makes the output size exact.
+  for (int i = 0; i < 2; ++i) {
+    int64_t extent = s.dilations[i] * (s.kernel[i] - 1) + 1;
+    padR[static_cast<size_t>(i)] = (prepared->outDims[2 + static_cast<size_t>(i)] - 1) *
+                                       s.strides[static_cast<size_t>(i)] +
+                                   extent - inputDims[2 + static_cast<size_t>(i)] -
+                                   padL[static_cast<size_t>(i)];
+  }
+
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::post_ops ops;
+  if (s.sumResidual) ops.append_sum(1.0f);
+  for (const Activation& a : s.activations) appendEltwise(ops, a);
+  attr.set_post_ops(ops);
+
+  dnnl::convolution_forward::desc desc(
+      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, prepared->srcDesc,
+      anyWeights, biasDesc, prepared->dstDesc, strides, dilations, padL, padR);
+  dnnl::convolution_forward::primitive_desc pd(desc, attr, cpuEngine());
+  prepared->primitive = dnnl::convolution_forward(pd);
+  prepared->scratchDesc = pd.scratchpad_desc();
+  prepared->scratchBytes = pd.scratchpad_desc().get_size();
+
+  // The weights are reordered once, here, into the layout the primitive
+  // chose; execute() never touches the plain copy again.
+  dnnl::memory::desc userWeights(weightDims, dt::f32, userWeightTag);
+  dnnl::memory user(userWeights, cpuEngine(), const_cast<float*>(s.weights.data()));
+  prepared->weights = dnnl::memory(pd.weights_desc(), cpuEngine());
+  dnnl::stream& stream = threadStream();
+  dnnl::reorder(user, prepared->weights).execute(stream, user, prepared->weights);
+  prepared->bias = dnnl::memory(biasDesc, cpuEngine());
+  auto* bias = static_cast<float*>(prepared->bias.get_data_handle());
+  if (s.bias.empty())
+    std::fill(bias, bias + s.outChannels, 0.0f);
+  else
+    std::memcpy(bias, s.bias.data(), s.bias.size() * sizeof(float));
+  stream.wait();
+
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = prepared_.emplace(std::vector<int64_t>(inputDims.begin(), inputDims.end()),
+                              std::move(prepared));
+  return it.first->second->scratchBytes;
+}
+
+std::shared_ptr<const FusedConv::Prepared> FusedConv::find(
+    std::span<const int64_t> inputDims) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = prepared_.find(std::vector<int64_t>(inputDims.begin(), inputDims.end()));
+  return it == prepared_.end() ? nullptr : it->second;
+}
+
+void FusedConv::execute(std::span<const int64_t> inputDims, const void* src,
+                        const void* residual, void* dst, void* scratch) const {
+  std::shared_ptr<const Prepared> p = find(inputDims);
+  if (!p) throw std::logic_error("conv: execute() before prepare() for these input dims");
+  if (spec_.sumResidual && residual != dst)
+    std::memcpy(dst, residual, formatBytes(p->outDims, spec_.dstFormat));
+  dnnl::engine& engine = cpuEngine();
+  dnnl::memory srcMem(p->srcDesc, engine, const_cast<void*>(src));
+  dnnl::memory dstMem(p->dstDesc, engine, dst);
+  dnnl::memory scratchMem(p->scratchDesc, engine, scratch);
+  dnnl::stream& stream = threadStream();
+  p->primitive.execute(stream, {{DNNL_ARG_SRC, srcMem},
+                                {DNNL_ARG_WEIGHTS, p->weights},
+                                {DNNL_ARG_BIAS, p->bias},
+                                {DNNL_ARG_DST, dstMem},
+                                {DNNL_ARG_SCRATCHPAD, scratchMem}});
+  stream.wait();
+}
+
+}  // namespace subgraph::onednn

@@ -1,0 +1,344 @@
+//===- plugins/onednn/tests/backend_test.cpp - The onednn families vs the reference -===//
+//
+// Each fusion family of the onednn backend on a tiny graph: partition with
+// the onednn backend, assert which regions formed (and, in the negative
+// tests, what must not fuse and why), then run the partitioned graph on the
+// onednn kernels and compare with the unpartitioned graph on the reference
+// backend. Constants are random (seeded; the seed is printed).
+//
+//===----------------------------------------------------------------------===//
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+#include <random>
+
+#include "onednn_backend.h"
+#include "subgraph/ir/shape_inference.h"
+#include "runtime_test_util.h"
+
+namespace subgraph::onednn {
+namespace {
+
+using runtime::NamedTensor;
+using runtime::Session;
+using runtime::SessionOptions;
+using runtime::StepInfo;
+using runtime::testing::maxAbsDiff;
+using runtime::testing::randomF32;
+using runtime::testing::runOk;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr unsigned kSeed = 2024;
+
+// Parses `text` and replaces every f32 constant of more than one element by
+// random values: [0.5, 1.5] for names starting with "v" (variances, which
+// must be positive), [-1, 1] otherwise.
+std::unique_ptr<Graph> randomized(const char* text, std::mt19937& rng) {
+  std::unique_ptr<Graph> g = parseGraphOrThrow(text);
+  for (Value* v : g->initializers()) {
+    const Tensor* t = v->initializer();
+    if (t->dtype() != DataType::kFloat32 || t->numElements() < 2) continue;
+    bool positive = !v->name().empty() && v->name()[0] == 'v';
+    std::uniform_real_distribution<float> dist(positive ? 0.5f : -1.0f, positive ? 1.5f : 1.0f);
+    std::vector<float> data(static_cast<size_t>(t->numElements()));
+    for (float& x : data) x = dist(rng);
+    g->setInitializer(v, Tensor::fromVector<float>(DataType::kFloat32, t->dims(), data));
+  }
+  // The selectors read value types (shapes of Add operands, ranks).
+  Status st = inferShapes(*g);
+  EXPECT_TRUE(st.isOk()) << st.message();
+  return g;
+}
+
+struct Outcome {
+  std::vector<std::string> regions;  // fused ops, in step order
+  std::vector<std::string> leftOps;  // ops left outside any region
+  size_t copies = 0;
+  double maxDiff = 0;
+};
+
+// Partitions `text` for onednn, runs it on random inputs, compares with the
+// reference.
+Outcome partitionAndRun(const char* text, int threads = 0) {
+  registerOnednnBackend();
+  std::printf("seed %u\n", kSeed);
+  std::mt19937 rng(kSeed);
+  std::unique_ptr<Graph> graph = randomized(text, rng);
+  std::vector<NamedTensor> inputs;
+  for (const Value* in : graph->inputs()) {
+    std::vector<int64_t> dims;
+    for (const Dim& d : *in->type().shape) dims.push_back(d.size());
+    inputs.push_back({in->name(), randomF32(dims, rng)});
+  }
+  Session reference;
+  EXPECT_TRUE(reference.load(*graph).isOk());
+  EXPECT_TRUE(reference.compile().isOk());
+
+  SessionOptions options;
+  options.backends = {kBackendName};
+  options.threads = threads;
+  Session fused(options);
+  EXPECT_TRUE(fused.load(*graph).isOk());
+  Status st = fused.partition(std::vector<std::string>{kBackendName});
+  EXPECT_TRUE(st.isOk()) << st.message();
+  st = fused.compile();
+  EXPECT_TRUE(st.isOk()) << st.message();
+  Outcome out;
+  for (const StepInfo& s : fused.steps()) {
+    if (s.isRegion) {
+      out.regions.push_back(s.op.substr(std::string("subgraph.onednn.").size()));
+      EXPECT_EQ(s.backend, kBackendName) << s.op << " fell back to " << s.provider;
+    } else if (s.isCopy) {
+      ++out.copies;
+    } else {
+      out.leftOps.push_back(s.op);
+    }
+  }
+  std::vector<NamedTensor> want = runOk(reference, inputs);
+  std::vector<NamedTensor> got = runOk(fused, inputs);
+  EXPECT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size() && i < want.size(); ++i)
+    out.maxDiff = std::max(out.maxDiff, maxAbsDiff(got[i].tensor, want[i].tensor));
+  return out;
+}
+
+//  %x [1,16,8,8] -> Conv3x3 -> BN -> Relu -> Conv3x3 -> BN -> Add(%x) -> Relu -> %y
+//                  \______ conv_bn_act ______/ \________ conv_bn_add_act ________/
+// The value between the regions stays blocked: the only copies are %x into
+// nChw16c and %y back to plain.
+constexpr const char* kResidualBlock = R"(
+  graph @block(%x: f32[1, 16, 8, 8]) {
+    %w1 = const f32[16, 16, 3, 3] splat(0.0)
+    %s1 = const f32[16] splat(0.0)
+    %b1 = const f32[16] splat(0.0)
+    %m1 = const f32[16] splat(0.0)
+    %v1 = const f32[16] splat(1.0)
+    %w2 = const f32[16, 16, 3, 3] splat(0.0)
+    %s2 = const f32[16] splat(0.0)
+    %b2 = const f32[16] splat(0.0)
+    %m2 = const f32[16] splat(0.0)
+    %v2 = const f32[16] splat(1.0)
+    %c1 = Conv(%x, %w1) {pads = [1, 1, 1, 1]} @conv1
+    %n1 = BatchNormalization(%c1, %s1, %b1, %m1, %v1) @bn1
+    %r1 = Relu(%n1) @relu1
+    %c2 = Conv(%r1, %w2) {pads = [1, 1, 1, 1]} @conv2
+    %n2 = BatchNormalization(%c2, %s2, %b2, %m2, %v2) @bn2
+    %a = Add(%n2, %x) @add
+    %y = Relu(%a) @relu2
+    return %y
+  })";
+
+/// A residual block becomes two conv regions, the BN folded, the Add a sum
+/// post-op, with blocked values between them.
+TEST(OnednnConvFamily, ResidualBlockFusesAndStaysBlocked) {
+  Outcome o = partitionAndRun(kResidualBlock);
+  EXPECT_THAT(o.regions, ElementsAre("conv_bn_act", "conv_bn_add_act"));
+  EXPECT_TRUE(o.leftOps.empty());
+  EXPECT_EQ(o.copies, 2u);
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+/// The same block on one thread gives the same result (the --threads path).
+TEST(OnednnConvFamily, OneThreadMatches) {
+  Outcome o = partitionAndRun(kResidualBlock, 1);
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+//  %x [1,24,9,9] -> depthwise Conv3x3/2 -> BN -> <activation> -> %y
+constexpr const char* kDepthwiseTemplate = R"(
+  graph @dw(%x: f32[1, 24, 9, 9]) {
+    %w = const f32[24, 1, 3, 3] splat(0.0)
+    %s = const f32[24] splat(0.0)
+    %b = const f32[24] splat(0.0)
+    %m = const f32[24] splat(0.0)
+    %v = const f32[24] splat(1.0)
+    %lo = const f32[] [0.0]
+    %hi = const f32[] [6.0]
+    %c = Conv(%x, %w) {group = 24, strides = [2, 2], pads = [1, 1, 1, 1]} @dw
+    %n = BatchNormalization(%c, %s, %b, %m, %v) @bn
+    %y = ACTIVATION @act
+    return %y
+  })";
+
+class OnednnActivationTest : public ::testing::TestWithParam<const char*> {};
+
+/// Depthwise Conv -> BN -> each activation is one region matching the
+/// reference.
+TEST_P(OnednnActivationTest, DepthwiseConvBnActivation) {
+  std::string text = kDepthwiseTemplate;
+  text.replace(text.find("ACTIVATION"), 10, GetParam());
+  Outcome o = partitionAndRun(text.c_str());
+  EXPECT_THAT(o.regions, ElementsAre("conv_bn_act"));
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+INSTANTIATE_TEST_SUITE_P(Activations, OnednnActivationTest,
+                         ::testing::Values("Clip(%n, %lo, %hi)", "Relu(%n)", "Sigmoid(%n)",
+                                           "HardSigmoid(%n) {alpha = 0.25, beta = 0.4}",
+                                           "HardSwish(%n)", "LeakyRelu(%n) {alpha = 0.1}"));
+
+//  %x -> Conv -> BN(%scale is a graph input) -> Relu
+constexpr const char* kRuntimeBnParams = R"(
+  graph @g(%x: f32[1, 16, 6, 6], %scale: f32[16]) {
+    %w = const f32[16, 16, 1, 1] splat(0.0)
+    %b = const f32[16] splat(0.0)
+    %m = const f32[16] splat(0.0)
+    %v = const f32[16] splat(1.0)
+    %c = Conv(%x, %w) @conv
+    %n = BatchNormalization(%c, %scale, %b, %m, %v) @bn
+    %y = Relu(%n) @relu
+    return %y
+  })";
+
+/// DoesNotFoldBatchNormWithRuntimeParams: nothing to fold at session start,
+/// so the BN stays outside; the Conv is fused alone (and the Relu, cut off
+/// from it, is an element-wise region).
+TEST(OnednnConvFamily, DoesNotFoldBatchNormWithRuntimeParams) {
+  Outcome o = partitionAndRun(kRuntimeBnParams);
+  EXPECT_THAT(o.regions, ElementsAre("conv", "eltwise1"));
+  EXPECT_THAT(o.leftOps, ::testing::Contains("BatchNormalization"));
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+//  %x -> Conv -> %c -> Add(%c, %x) -> Relu
+//               \-> Sigmoid -> %z      (%c is read twice before the Add)
+constexpr const char* kConvUsedTwice = R"(
+  graph @g(%x: f32[1, 16, 6, 6]) {
+    %w = const f32[16, 16, 3, 3] splat(0.0)
+    %c = Conv(%x, %w) {pads = [1, 1, 1, 1]} @conv
+    %a = Add(%c, %x) @add
+    %y = Relu(%a) @relu
+    %z = Sigmoid(%c) @side
+    return %y, %z
+  })";
+
+/// DoesNotSumConvOutputReadTwice: the region would have to emit %c as well,
+/// so the Add and Relu fuse elsewhere, never into the conv.
+TEST(OnednnConvFamily, DoesNotSumConvOutputReadTwice) {
+  Outcome o = partitionAndRun(kConvUsedTwice);
+  EXPECT_THAT(o.regions, ::testing::Not(::testing::Contains(::testing::StartsWith("conv_add"))));
+  EXPECT_THAT(o.regions, ::testing::Contains("conv"));
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+//  %x [1,4,10] -> Conv1d -> Relu   (rank 3: oneDNN's kernel here is 2-D)
+constexpr const char* kConv1d = R"(
+  graph @g(%x: f32[1, 4, 10]) {
+    %w = const f32[8, 4, 3] splat(0.0)
+    %c = Conv(%x, %w) @conv
+    %y = Relu(%c) @relu
+    return %y
+  })";
+
+/// DoesNotFuseConv1d: shapes the kernel cannot take stay with the reference.
+TEST(OnednnConvFamily, DoesNotFuseConv1d) {
+  Outcome o = partitionAndRun(kConv1d);
+  EXPECT_THAT(o.leftOps, ::testing::Contains("Conv"));
+  EXPECT_THAT(o.regions, ::testing::Not(::testing::Contains(::testing::StartsWith("conv"))));
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+//  %x [1,6,32] -> MatMul(W) -> Add(bias) -> GELU (Div, Erf, Add, Mul, Mul)
+//             -> MatMul(W2) -> Add(bias2) -> Add(residual %x) -> LayerNorm -> Softmax
+constexpr const char* kDenseBlock = R"(
+  graph @g(%x: f32[1, 6, 32]) {
+    %w1 = const f32[32, 48] splat(0.0)
+    %b1 = const f32[48] splat(0.0)
+    %w2 = const f32[48, 32] splat(0.0)
+    %b2 = const f32[32] splat(0.0)
+    %g = const f32[32] splat(0.0)
+    %beta = const f32[32] splat(0.0)
+    %sqrt2 = const f32[] [1.4142135]
+    %one = const f32[] [1.0]
+    %half = const f32[] [0.5]
+    %h = MatMul(%x, %w1) @mm1
+    %hb = Add(%h, %b1) @bias1
+    %d = Div(%hb, %sqrt2) @gelu_div
+    %e = Erf(%d) @gelu_erf
+    %e1 = Add(%e, %one) @gelu_add
+    %p = Mul(%hb, %e1) @gelu_mul
+    %q = Mul(%p, %half) @gelu_half
+    %o = MatMul(%q, %w2) @mm2
+    %ob = Add(%o, %b2) @bias2
+    %r = Add(%ob, %x) @residual
+    %n = LayerNormalization(%r, %g, %beta) {axis = -1, epsilon = 1e-5} @ln
+    %y = Softmax(%n) {axis = -1} @softmax
+    return %y
+  })";
+
+/// A transformer feed-forward block: GELU and residual fuse into the
+/// matmuls; LayerNormalization and Softmax are regions of their own.
+TEST(OnednnMatMulFamily, FeedForwardBlock) {
+  Outcome o = partitionAndRun(kDenseBlock);
+  EXPECT_THAT(o.regions,
+              ElementsAre("matmul_bias_gelu", "matmul_bias_add", "layernorm", "softmax"));
+  EXPECT_TRUE(o.leftOps.empty());
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+//  %q,%k [1,2,5,8] -> MatMul -> Div(c)     %a [2,3] x const [3,4] -> Gemm(transB) -> Relu
+constexpr const char* kAttentionScores = R"(
+  graph @g(%q: f32[1, 2, 5, 8], %k: f32[1, 2, 8, 5], %a: f32[2, 6]) {
+    %c = const f32[] [2.0]
+    %wt = const f32[4, 6] splat(0.0)
+    %bias = const f32[4] splat(0.0)
+    %s = MatMul(%q, %k) @qk
+    %y = Div(%s, %c) @scale
+    %g = Gemm(%a, %wt, %bias) {transB = 1, alpha = 0.5} @gemm
+    %z = Relu(%g) @relu
+    return %y, %z
+  })";
+
+/// Q x K^T scaled is one matmul with a scale post-op; Gemm with transB
+/// transposes its weights once.
+TEST(OnednnMatMulFamily, ScaledScoresAndGemm) {
+  Outcome o = partitionAndRun(kAttentionScores);
+  EXPECT_THAT(o.regions, ::testing::UnorderedElementsAre("matmul_scale", "gemm_act"));
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+//  %x [1,20,9,9] -> MaxPool 3x3/2 ceil -> AveragePool 2x2 -> GlobalAveragePool
+//  %x -> Concat(axis 1) with itself, Sigmoid -> Mul(2) chain
+constexpr const char* kPoolsAndMore = R"(
+  graph @g(%x: f32[1, 20, 9, 9], %u: f32[3, 5]) {
+    %two = const f32[] [2.0]
+    %p = MaxPool(%x) {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], ceil_mode = 1} @max
+    %q = AveragePool(%p) {kernel_shape = [2, 2], pads = [0, 0, 1, 1]} @avg
+    %y = GlobalAveragePool(%q) @gap
+    %c = Concat(%u, %u) {axis = 1} @concat
+    %s = Sigmoid(%c) @sig
+    %z = Mul(%s, %two) @mul
+    return %y, %z
+  })";
+
+/// Pools chain in blocked layout; Concat and an element-wise chain fuse.
+TEST(OnednnOtherFamilies, PoolsConcatEltwise) {
+  Outcome o = partitionAndRun(kPoolsAndMore);
+  EXPECT_THAT(o.regions, ::testing::UnorderedElementsAre("pool", "pool", "pool", "concat",
+                                                         "eltwise2"));
+  EXPECT_TRUE(o.leftOps.empty());
+  EXPECT_LT(o.maxDiff, 1e-5);
+}
+
+//  %x [1,6,32] -> LayerNormalization over axes 1.. (axis = 1)
+constexpr const char* kWideLayerNorm = R"(
+  graph @g(%x: f32[1, 6, 32]) {
+    %g = const f32[6, 32] splat(1.0)
+    %b = const f32[6, 32] splat(0.0)
+    %y = LayerNormalization(%x, %g, %b) {axis = 1} @ln
+    return %y
+  })";
+
+/// DoesNotFuseLayerNormOverSeveralAxes: oneDNN normalizes the last axis only.
+TEST(OnednnOtherFamilies, DoesNotFuseLayerNormOverSeveralAxes) {
+  Outcome o = partitionAndRun(kWideLayerNorm);
+  EXPECT_TRUE(o.regions.empty());
+  EXPECT_THAT(o.leftOps, ElementsAre("LayerNormalization"));
+  EXPECT_LT(o.maxDiff, 1e-5);
+}
+
+}  // namespace
+}  // namespace subgraph::onednn
