@@ -11,7 +11,7 @@
 //  2. Errors unwind with an internal exception carrying a position; the
 //     public entry points turn it into a Status "<source>:<line>:<col>: ...".
 //  3. Every allocation whose size the input controls is bounded by the
-//     ParseOptions limits (constant bytes, graph nesting depth), so hostile
+//     ParseOptions limits (constant bytes, graph nesting depth, node count), so hostile
 //     input ends in an error, never in a crash, hang or huge allocation.
 //
 //===----------------------------------------------------------------------===//
@@ -168,6 +168,8 @@ class Parser {
   const ParseOptions& options_;
   Token current_;
   SourceLoc lastLoc_;
+  // Nodes seen so far in every graph, for ParseOptions::maxNodes.
+  uint64_t nodesParsed_ = 0;
 };
 
 //===--- Graphs -----------------------------------------------------------===//
@@ -307,6 +309,9 @@ void Parser::parseNode(GraphScope& scope, const std::vector<ResultDecl>& results
                                  : "an op name or 'const' after '='");
   Token op = take();
   if (op.text.empty()) fail(op.loc, "op name must not be empty");
+  if (++nodesParsed_ > options_.maxNodes)
+    fail(op.loc, "more nodes than the limit of " + std::to_string(options_.maxNodes) +
+                     " (ParseOptions::maxNodes)");
   size_t dot = op.text.rfind('.');
   std::string_view domain =
       dot == std::string::npos ? std::string_view() : std::string_view(op.text).substr(0, dot);

@@ -36,6 +36,9 @@ struct ParseOptions {
   /// Largest constant (initializer or tensor attribute) the parser will
   /// materialize, in bytes; guards `splat` of absurd shapes.
   uint64_t maxConstantBytes = uint64_t{1} << 30;
+  /// Most nodes in the input, counting nodes in nested graphs; more is an
+  /// error naming this limit rather than an unbounded allocation.
+  uint64_t maxNodes = 10'000'000;
 };
 
 /// Parses one graph. On error the Status message reads
