@@ -24,6 +24,7 @@ import argparse
 import ctypes
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -92,38 +93,41 @@ class OrtTimer:
         self.proc.wait()
 
 
-def model_flops(subgraph, model):
-    """Multiply-adds x 2 of Conv, MatMul and Gemm, from `subgraph inspect --json`."""
-    out = subprocess.run([subgraph, "inspect", "--json", model], capture_output=True, text=True)
-    if out.returncode != 0:
-        return None
-    info = json.loads(out.stdout)
-    values = {}
-    for v in info.get("inputs", []) + info.get("initializers", []) + info.get("values", []):
-        if isinstance(v, dict) and "name" in v:
-            values[v["name"]] = v.get("shape") or v.get("dims")
+SG_VALUE = re.compile(r"%([\w.\-/:]+)(?::\s*\w+\[([^\]]*)\]|\s*=\s*const\s+\w+\[([^\]]*)\])")
+SG_NODE = re.compile(r"^\s*%([\w.\-/:]+):\s*\w+\[([^\]]*)\]\s*=\s*(\w+)\(([^)]*)\)")
+
+
+def model_flops(subgraph, model_name, batch):
+    """2 x multiply-adds of Conv, MatMul and Gemm, read from the model's text
+    form (`subgraph zoo NAME -o -`), whose values carry inferred shapes."""
+    proc = subprocess.Popen([subgraph, "zoo", model_name, "--batch", str(batch), "-o", "-", "-q"],
+                            stdout=subprocess.PIPE, text=True)
+    dims = {}
     total = 0
-    for node in info.get("nodes", []):
-        op = node.get("op")
-        ins = [values.get(i) for i in node.get("inputs", [])]
-        outs = [values.get(o) for o in node.get("outputs", [])]
-        try:
-            if op == "Conv":
-                w, y = ins[1], outs[0]
-                per_out = w[1] * w[2] * w[3]
-                n = 1
-                for d in y:
-                    n *= d
-                total += 2 * n * per_out
-            elif op in ("MatMul", "Gemm"):
-                y = outs[0]
-                n = 1
-                for d in y:
-                    n *= d
-                k = ins[0][-1] if not (op == "Gemm" and node.get("attrs", {}).get("transA")) else ins[0][0]
-                total += 2 * n * k
-        except (TypeError, IndexError):
-            return None
+
+    def parse(text):
+        return [int(d) for d in text.split(",") if d.strip().isdigit()]
+
+    for line in proc.stdout:
+        head = line[:2000]  # constants carry their data after the type
+        node = SG_NODE.match(head)
+        if node:
+            name, out, op, args = node.groups()
+            out = parse(out)
+            dims[name] = out
+            ins = [dims.get(a.strip().lstrip("%")) for a in args.split(",")]
+            count = 1
+            for d in out:
+                count *= d
+            if op == "Conv" and ins[1]:
+                w = ins[1]
+                total += 2 * count * w[1] * w[2] * w[3]
+            elif op in ("MatMul", "Gemm") and ins[0]:
+                total += 2 * count * ins[0][-1]
+            continue
+        for m in SG_VALUE.finditer(head):
+            dims[m.group(1)] = parse(m.group(2) or m.group(3) or "")
+    proc.wait()
     return total or None
 
 
@@ -178,7 +182,7 @@ def measure_case(subgraph, workdir, label, model_name, batch, args):
     return {"case": label, "subgraph_ms": statistics.median(sg_ms),
             "ort_ms": statistics.median(ort_ms), "check_ok": ok,
             "max_rel_error": max(o["check"]["max_rel_error"] for o in check["outputs"]),
-            "flops": model_flops(subgraph, model), "ablation": ablation}
+            "flops": model_flops(subgraph, model_name, batch), "ablation": ablation}
 
 
 def main():

@@ -215,6 +215,7 @@ class MatMulRegionKernel final : public RegionKernel {
       }
       last = n->output(0);
     }
+    spec.bf16 = bf16Mode();
     mm_ = std::make_unique<FusedMatMul>(std::move(spec));
   }
 

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "fused_matmul.h"
 
+#include <cstddef>
 #include <cstring>
 #include <stdexcept>
 
@@ -18,9 +19,19 @@ namespace subgraph::onednn {
 using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 
+namespace {
+// Scratch regions start on cache-line boundaries.
+size_t aligned(size_t bytes) { return (bytes + 63) / 64 * 64; }
+}  // namespace
+
 struct FusedMatMul::Prepared {
   dnnl::matmul primitive;
   dnnl::memory::desc aDesc, bDesc, dstDesc, scratchDesc;
+  // bf16 mode: the f32 operands as given, their bf16 copies in scratch, and
+  // the reorders between them.
+  dnnl::memory::desc aUserDesc, bUserDesc;
+  dnnl::reorder aToBf16, bToBf16;
+  size_t primitiveScratch = 0, aBytes = 0, bBytes = 0;
   dnnl::memory weights;  // constant B, reordered; empty otherwise
   dnnl::memory bias;
   std::vector<int64_t> outDims;
@@ -90,6 +101,23 @@ size_t FusedMatMul::prepare(std::span<const int64_t> aDims, std::span<const int6
     p->dstDesc = dnnl::memory::desc({batch, m, n}, dt::f32, tag::abc);
     if (!spec_.bias.empty()) biasDesc = dnnl::memory::desc({1, 1, n}, dt::f32, tag::abc);
   }
+  if (spec_.bf16) {
+    // The primitive reads bf16 copies; the user descs stay f32.
+    p->aUserDesc = p->aDesc;
+    p->aDesc = dnnl::memory::desc(p->aDesc.dims(), dt::bf16, constant ? tag::ab : tag::abc);
+    if (constant) {
+      p->bDesc = dnnl::memory::desc(p->bDesc.dims(), dt::bf16, tag::any);
+    } else {
+      p->bUserDesc = p->bDesc;
+      p->bDesc = dnnl::memory::desc(p->bDesc.dims(), dt::bf16, tag::abc);
+      p->bToBf16 = dnnl::reorder(
+          dnnl::reorder::primitive_desc(cpuEngine(), p->bUserDesc, cpuEngine(), p->bDesc));
+      p->bBytes = aligned(p->bDesc.get_size());
+    }
+    p->aToBf16 = dnnl::reorder(
+        dnnl::reorder::primitive_desc(cpuEngine(), p->aUserDesc, cpuEngine(), p->aDesc));
+    p->aBytes = aligned(p->aDesc.get_size());
+  }
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::post_ops ops;
@@ -102,7 +130,8 @@ size_t FusedMatMul::prepare(std::span<const int64_t> aDims, std::span<const int6
   dnnl::matmul::primitive_desc pd(desc, attr, cpuEngine());
   p->primitive = dnnl::matmul(pd);
   p->scratchDesc = pd.scratchpad_desc();
-  p->scratchBytes = p->scratchDesc.get_size();
+  p->primitiveScratch = aligned(p->scratchDesc.get_size());
+  p->scratchBytes = p->primitiveScratch + p->aBytes + p->bBytes;
   dnnl::stream& stream = threadStream();
   if (constant) {
     p->bDesc = pd.weights_desc();
@@ -126,10 +155,24 @@ void FusedMatMul::execute(std::span<const int64_t> aDims, std::span<const int64_
   if (spec_.sumResidual && residual != dst)
     std::memcpy(dst, residual, p->dstDesc.get_size());
   dnnl::engine& engine = cpuEngine();
-  dnnl::memory aMem(p->aDesc, engine, const_cast<float*>(a));
-  dnnl::memory bMem = spec_.weights.empty()
-                          ? dnnl::memory(p->bDesc, engine, const_cast<float*>(b))
-                          : p->weights;
+  dnnl::stream& stream = threadStream();
+  auto* bytes = static_cast<std::byte*>(scratch);
+  dnnl::memory aMem, bMem;
+  if (spec_.bf16) {
+    // Convert the run-time operands into the scratch after the primitive's.
+    dnnl::memory aUser(p->aUserDesc, engine, const_cast<float*>(a));
+    aMem = dnnl::memory(p->aDesc, engine, bytes + p->primitiveScratch);
+    p->aToBf16.execute(stream, aUser, aMem);
+    if (spec_.weights.empty()) {
+      dnnl::memory bUser(p->bUserDesc, engine, const_cast<float*>(b));
+      bMem = dnnl::memory(p->bDesc, engine, bytes + p->primitiveScratch + p->aBytes);
+      p->bToBf16.execute(stream, bUser, bMem);
+    }
+  } else {
+    aMem = dnnl::memory(p->aDesc, engine, const_cast<float*>(a));
+    if (spec_.weights.empty()) bMem = dnnl::memory(p->bDesc, engine, const_cast<float*>(b));
+  }
+  if (!spec_.weights.empty()) bMem = p->weights;
   dnnl::memory dstMem(p->dstDesc, engine, dst);
   dnnl::memory scratchMem(p->scratchDesc, engine, scratch);
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, aMem},
@@ -137,7 +180,6 @@ void FusedMatMul::execute(std::span<const int64_t> aDims, std::span<const int64_
                                              {DNNL_ARG_DST, dstMem},
                                              {DNNL_ARG_SCRATCHPAD, scratchMem}};
   if (!spec_.bias.empty()) args.emplace(DNNL_ARG_BIAS, p->bias);
-  dnnl::stream& stream = threadStream();
   p->primitive.execute(stream, args);
   stream.wait();
 }

@@ -33,6 +33,10 @@ struct MatMulSpec {
   bool sumResidual = false;
   /// Applied in order after the bias and the sum.
   std::vector<Activation> activations;
+  /// Multiply in bf16 (AVX512-BF16/AMX): weights are stored bf16, A (and a
+  /// run-time B) are converted into scratch per run; accumulation and the
+  /// output stay f32.
+  bool bf16 = false;
 };
 
 /// A ready-to-run fused matmul; primitives are cached per input shape.

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -32,16 +33,23 @@ std::vector<float> randomVector(size_t n, std::mt19937& rng, float lo = -1, floa
   return v;
 }
 
-void expectNear(const std::vector<float>& got, const std::vector<float>& want, float tol) {
+// |got - want| <= tol * (1 + |want|) elementwise; with `relativeToMax`,
+// tol * (1 + max |want|) instead (bf16, where cancellation makes small
+// outputs inexact in relative terms).
+void expectNear(const std::vector<float>& got, const std::vector<float>& want, float tol,
+                bool relativeToMax = false) {
   ASSERT_EQ(got.size(), want.size());
+  float scale = 0;
+  for (float w : want) scale = std::max(scale, std::fabs(w));
   for (size_t i = 0; i < got.size(); ++i)
-    ASSERT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << "at " << i;
+    ASSERT_NEAR(got[i], want[i], tol * (1 + (relativeToMax ? scale : std::fabs(want[i]))))
+        << "at " << i;
 }
 
 // Plain NCHW <-> the spec's format, through the library's reorder.
 std::vector<float> toFormat(const std::vector<float>& plain, const std::vector<int64_t>& dims,
                             Format f) {
-  std::vector<float> out(formatBytes(dims, f) / sizeof(float));
+  std::vector<float> out(formatBytes(dims, f) / sizeof(float) + 1);
   reorderTensor(dims, Format::kPlain, plain.data(), f, out.data());
   return out;
 }
@@ -138,19 +146,23 @@ TEST_P(FusedConvTest, MatchesLoops) {
   std::vector<float> scratch(conv.prepare(in) / 4 + 1);
   std::vector<float> src = toFormat(x, in, cc.src);
   std::vector<float> res = toFormat(residual, outDims, cc.dst);
-  std::vector<float> dst(formatBytes(outDims, cc.dst) / 4);
+  std::vector<float> dst(formatBytes(outDims, cc.dst) / 4 + 1);
   conv.execute(in, src.data(), res.data(), dst.data(), scratch.data());
-  expectNear(fromFormat(dst, outDims, cc.dst), want, 1e-4f);
+  // bf16 keeps 8 bits of mantissa in inputs, weights and outputs.
+  bool bf16 = cc.dst == Format::kBlocked16Bf16;
+  float tol = bf16 ? 2e-2f : 1e-4f;
+  expectNear(fromFormat(dst, outDims, cc.dst), want, tol, bf16);
   // Summing in place (residual already in the output buffer) is the same.
   if (cc.sum) {
     conv.execute(in, src.data(), res.data(), res.data(), scratch.data());
-    expectNear(fromFormat(res, outDims, cc.dst), want, 1e-4f);
+    expectNear(fromFormat(res, outDims, cc.dst), want, tol, bf16);
   }
 }
 
 using K = Activation::Kind;
 constexpr Format P = Format::kPlain;
 constexpr Format B = Format::kBlocked16;
+constexpr Format H = Format::kBlocked16Bf16;
 INSTANTIATE_TEST_SUITE_P(
     Shapes, FusedConvTest,
     ::testing::Values(ConvCase{"stem", 3, 16, 1, 7, 2, 3, 1, 15, P, B, false, K::kRelu},
@@ -159,7 +171,9 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvCase{"depthwise", 24, 24, 24, 3, 2, 1, 1, 9, B, B, false, K::kHardSwish},
                       ConvCase{"grouped_dilated", 16, 32, 4, 3, 1, 2, 2, 8, P, P, true, K::kLeakyRelu},
                       ConvCase{"hardsigmoid", 16, 16, 1, 3, 1, 1, 1, 5, B, B, false, K::kHardSigmoid},
-                      ConvCase{"sigmoid_plain", 8, 8, 1, 3, 2, 0, 1, 9, P, P, false, K::kSigmoid}),
+                      ConvCase{"sigmoid_plain", 8, 8, 1, 3, 2, 0, 1, 9, P, P, false, K::kSigmoid},
+                      ConvCase{"bf16_sum", 32, 32, 1, 3, 1, 1, 1, 6, H, H, true, K::kRelu},
+                      ConvCase{"bf16_depthwise", 32, 32, 32, 3, 1, 1, 1, 6, H, H, false, K::kClip}),
     [](const ::testing::TestParamInfo<ConvCase>& p) { return std::string(p.param.name); });
 
 /// Weights that do not match the channels are refused up front.
@@ -230,6 +244,37 @@ TEST(FusedMatMul, RuntimeOperandsScaled) {
   std::vector<float> scratch(mm.prepare(ad, bd) / 4 + 1), dst(b * m * n);
   mm.execute(ad, bd, x.data(), y.data(), nullptr, dst.data(), scratch.data());
   expectNear(dst, want, 1e-4f);
+}
+
+/// The bf16 mode multiplies bf16 copies (constant and run-time B alike) and
+/// stays within bf16 rounding of the f32 loops.
+TEST(FusedMatMul, Bf16MatchesLoopsLoosely) {
+  std::mt19937 rng(kSeed);
+  const int64_t m = 8, k = 64, n = 16;
+  std::vector<float> x = randomVector(m * k, rng), w = randomVector(k * n, rng);
+  std::vector<float> want(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double acc = 0;
+      for (int64_t t = 0; t < k; ++t) acc += double(x[i * k + t]) * w[t * n + j];
+      want[i * n + j] = static_cast<float>(acc);
+    }
+  std::vector<int64_t> ad{m, k}, bd{k, n};
+  for (bool constant : {true, false}) {
+    MatMulSpec s;
+    s.bf16 = true;
+    if (constant) {
+      s.weights = w;
+      s.k = k;
+      s.n = n;
+    }
+    FusedMatMul mm(s);
+    std::span<const int64_t> b = constant ? std::span<const int64_t>() : std::span<const int64_t>(bd);
+    std::vector<float> scratch(mm.prepare(ad, b) / 4 + 1), dst(m * n);
+    mm.execute(ad, b, x.data(), w.data(), nullptr, dst.data(), scratch.data());
+    // |error| <= 2^-8 relative per product, over k terms of magnitude <= 1.
+    for (size_t i = 0; i < dst.size(); ++i) ASSERT_NEAR(dst[i], want[i], 0.25) << i;
+  }
 }
 
 /// MatMul operands whose inner dims differ are refused.
