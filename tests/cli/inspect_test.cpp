@@ -214,6 +214,63 @@ TEST(CliInspect, ResnetBlock) {
   EXPECT_THAT(r.out, HasSubstr("verify     OK\n"));
 }
 
+//   x -> Identity -> a ----.
+//   k1, k2 -> Add -> k ---> Add -> y
+//   x -> Relu -> dead (no user)
+constexpr const char* kSimplifiable = R"(graph @simplify(%x: f32[2]) opset(ai.onnx = 17) {
+  %k1 = const f32[2] [1.0, 2.0]
+  %k2 = const f32[2] [3.0, 4.0]
+  %a: f32[2] = Identity(%x)
+  %k: f32[2] = Add(%k1, %k2)
+  %dead: f32[2] = Relu(%x)
+  %y: f32[2] = Add(%a, %k)
+  return %y
+}
+)";
+
+/// --passes default shows the graph after Identity removal, constant
+/// folding and DCE: one Add is left, fed by x and the folded constant.
+TEST(CliInspect, PassesDefaultShowsSimplifiedGraph) {
+  TempDir dir;
+  std::string file = dir.write("simplify.sg", kSimplifiable);
+  CliResult r = runCli({"inspect", "--passes", "default", "--json", file});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["nodes"], 4);  // the input graph is reported unchanged
+  ASSERT_TRUE(j.contains("after_passes"));
+  EXPECT_EQ(j["after_passes"]["nodes"], 1);
+  EXPECT_EQ(j["after_passes"]["ops"], nlohmann::json::parse(R"([{"op": "Add", "count": 1}])"));
+  EXPECT_TRUE(j["after_passes"]["fixed_point"]);
+
+  CliResult text = runCli({"inspect", "--passes", "default", file});
+  ASSERT_EQ(text.exitCode, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("after passes"));
+  EXPECT_THAT(text.out, HasSubstr("nodes      4 -> 1\n"));
+}
+
+/// A single named pass runs alone: DCE removes the dead Relu but must not
+/// fold the constant Add or remove the Identity.
+TEST(CliInspect, PassesSingleNamedPassRunsAlone) {
+  TempDir dir;
+  std::string file = dir.write("simplify.sg", kSimplifiable);
+  CliResult r = runCli({"inspect", "--passes", "dce", "--json", file});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["after_passes"]["nodes"], 3);
+  EXPECT_EQ(j["after_passes"]["ops"],
+            nlohmann::json::parse(R"([{"op": "Add", "count": 2}, {"op": "Identity", "count": 1}])"));
+}
+
+/// An unknown pass name is a one-line error that lists the known passes.
+TEST(CliInspect, PassesUnknownNameIsOneLineError) {
+  TempDir dir;
+  std::string file = dir.write("simplify.sg", kSimplifiable);
+  CliResult r = runCli({"inspect", "--passes", "no-such-pass", file});
+  EXPECT_TRUE(failsWithOneLine(r, 1, "no-such-pass"));
+  EXPECT_THAT(r.err, HasSubstr("dce"));
+  EXPECT_THAT(r.out, IsEmpty());
+}
+
 #if SUBGRAPH_CLI_TEST_HAVE_ONNX
 /// An ONNX model from the ONNX test data (libonnx-testdata) loads and is
 /// summarized like a text graph.

@@ -1,0 +1,203 @@
+//===- tests/cli/run_test.cpp - `subgraph run` ----------------------------===//
+//
+// The run command end to end: outputs and random inputs written as .npy,
+// inputs read back, latency and profile reports, --json, --check against
+// the unpartitioned reference, and the one-line errors for bad requests.
+//
+//===----------------------------------------------------------------------===//
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <string>
+
+#include "cli_runner.h"
+
+namespace subgraph::cli::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+//   x [2,3] -> Relu -> y
+constexpr const char* kRelu = R"(graph @relu(%x: f32[2, 3]) opset(ai.onnx = 17) {
+  %y: f32[2, 3] = Relu(%x)
+  return %y
+}
+)";
+
+//   x [4,3] -> Relu -> y      (same names, other shape: its inputs are the
+//                              wrong shape for kRelu)
+constexpr const char* kReluWide = R"(graph @relu(%x: f32[4, 3]) opset(ai.onnx = 17) {
+  %y: f32[4, 3] = Relu(%x)
+  return %y
+}
+)";
+
+//   x [1,2,5,5] -> Conv 3x3 -> BatchNormalization -> Relu -> y
+//                  \________ conv_bn region ______/
+constexpr const char* kConvBnRelu = R"(graph @cbr(%x: f32[1, 2, 5, 5]) opset(ai.onnx = 17) {
+  %w = const f32[3, 2, 3, 3] splat(0.25)
+  %s = const f32[3] [1.0, 2.0, 0.5]
+  %b = const f32[3] [0.0, 0.1, -0.1]
+  %m = const f32[3] [0.2, 0.0, 0.1]
+  %v = const f32[3] [1.0, 0.5, 2.0]
+  %c: f32[1, 3, 5, 5] = Conv(%x, %w) {pads = [1, 1, 1, 1]} @conv
+  %n: f32[1, 3, 5, 5] = BatchNormalization(%c, %s, %b, %m, %v) @bn
+  %y: f32[1, 3, 5, 5] = Relu(%n) @relu
+  return %y
+}
+)";
+
+/// Outputs land in DIR/<name>.npy and random inputs in DIR/inputs/, and
+/// feeding those inputs back with --input reproduces the outputs exactly.
+TEST(CliRun, WritesOutputsAndInputsThatReplay) {
+  TempDir dir;
+  std::string model = dir.write("relu.sg", kRelu);
+  std::string out1 = (dir.path() / "out1").string(), out2 = (dir.path() / "out2").string();
+  CliResult r = runCli({"run", model, "--random-inputs", "7", "--output-dir", out1});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("output y: f32[2, 3]\n"));
+  EXPECT_THAT(r.out, HasSubstr("wrote " + out1 + "/y.npy"));
+  ASSERT_TRUE(std::filesystem::exists(out1 + "/y.npy"));
+  ASSERT_TRUE(std::filesystem::exists(out1 + "/inputs/x.npy"));
+
+  CliResult replay =
+      runCli({"run", model, "--input", "x=" + out1 + "/inputs/x.npy", "--output-dir", out2});
+  ASSERT_EQ(replay.exitCode, 0) << replay.err;
+  std::string first = readFile(out1 + "/y.npy");
+  EXPECT_FALSE(first.empty());
+  EXPECT_EQ(first, readFile(out2 + "/y.npy"));
+  // Relu of inputs drawn from [-1, 1) has zeros and positives, and the
+  // replay must not have written random inputs of its own.
+  EXPECT_FALSE(std::filesystem::exists(out2 + "/inputs"));
+}
+
+/// --json is one JSON object with the latency summary, the outputs and
+/// the per-region timings.
+TEST(CliRun, JsonHasLatencyOutputsAndRegions) {
+  TempDir dir;
+  std::string model = dir.write("cbr.sg", kConvBnRelu);
+  CliResult r = runCli({"run", model, "--backend", "convbn", "--random-inputs", "1", "--runs",
+                        "3", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["runs"], 3);
+  for (const char* key : {"median", "min", "max"}) {
+    ASSERT_TRUE(j["latency_ms"].contains(key)) << key;
+    EXPECT_GE(j["latency_ms"][key].get<double>(), 0.0);
+  }
+  EXPECT_LE(j["latency_ms"]["min"].get<double>(), j["latency_ms"]["median"].get<double>());
+  EXPECT_LE(j["latency_ms"]["median"].get<double>(), j["latency_ms"]["max"].get<double>());
+  ASSERT_EQ(j["outputs"].size(), 1u);
+  EXPECT_EQ(j["outputs"][0]["name"], "y");
+  EXPECT_EQ(j["outputs"][0]["shape"], nlohmann::json::parse("[1, 3, 5, 5]"));
+  ASSERT_EQ(j["regions"].size(), 1u);
+  EXPECT_EQ(j["regions"][0]["op"], "subgraph.convbn.conv_bn");
+}
+
+/// With several runs the text report gives latency and throughput.
+TEST(CliRun, RunsReportLatencyAndThroughput) {
+  TempDir dir;
+  std::string model = dir.write("relu.sg", kRelu);
+  CliResult r =
+      runCli({"run", model, "--random-inputs", "1", "--runs", "4", "--warmup", "1"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("latency: median "));
+  EXPECT_THAT(r.out, HasSubstr(" over 4 runs\n"));
+  EXPECT_THAT(r.out, HasSubstr("throughput: "));
+}
+
+/// A single run prints no latency line: one sample is not a latency.
+TEST(CliRun, SingleRunPrintsNoLatency) {
+  TempDir dir;
+  std::string model = dir.write("relu.sg", kRelu);
+  CliResult r = runCli({"run", model, "--random-inputs", "1"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("latency")));
+}
+
+/// --profile prints a table with a row per step: the fused region (marked)
+/// and the node left outside it.
+TEST(CliRun, ProfileListsRegionsAndNodes) {
+  TempDir dir;
+  std::string model = dir.write("cbr.sg", kConvBnRelu);
+  CliResult r = runCli({"run", model, "--backend", "convbn", "--random-inputs", "1", "--profile"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("backend"));
+  EXPECT_THAT(r.out, HasSubstr("subgraph.convbn.conv_bn"));
+  EXPECT_THAT(r.out, HasSubstr("[region]"));
+  EXPECT_THAT(r.out, HasSubstr("Relu"));
+}
+
+/// --check compares the partitioned run with the unpartitioned reference
+/// and reports the error per output.
+TEST(CliRun, CheckComparesWithReference) {
+  TempDir dir;
+  std::string model = dir.write("cbr.sg", kConvBnRelu);
+  CliResult r = runCli({"run", model, "--backend", "convbn", "--random-inputs", "3", "--check"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("check y: max abs error "));
+  EXPECT_THAT(r.out, HasSubstr(", ok\n"));
+}
+
+/// An input without data is a one-line error saying how to give it.
+TEST(CliRun, MissingInputIsOneLineError) {
+  TempDir dir;
+  std::string model = dir.write("relu.sg", kRelu);
+  CliResult r = runCli({"run", model});
+  EXPECT_TRUE(failsWithOneLine(r, 1, "no data for input 'x'"));
+  EXPECT_THAT(r.err, HasSubstr("--random-inputs"));
+}
+
+/// --input naming something that is not a graph input is refused, not
+/// ignored.
+TEST(CliRun, UnknownInputNameIsOneLineError) {
+  TempDir dir;
+  std::string model = dir.write("relu.sg", kRelu);
+  std::string out = (dir.path() / "out").string();
+  ASSERT_EQ(runCli({"run", model, "--random-inputs", "1", "--output-dir", out}).exitCode, 0);
+  CliResult r = runCli({"run", model, "--random-inputs", "1", "--input",
+                        "nosuch=" + out + "/inputs/x.npy"});
+  EXPECT_TRUE(failsWithOneLine(r, 1, "'nosuch'"));
+}
+
+/// An input whose dims contradict the declared static shape is refused
+/// with a message naming the input; nothing is written.
+TEST(CliRun, WrongShapeInputIsOneLineError) {
+  TempDir dir;
+  std::string model = dir.write("relu.sg", kRelu);
+  std::string wide = dir.write("wide.sg", kReluWide);
+  std::string out = (dir.path() / "wide_out").string();
+  ASSERT_EQ(runCli({"run", wide, "--random-inputs", "1", "--output-dir", out}).exitCode, 0);
+  std::string refused = (dir.path() / "refused").string();
+  CliResult r = runCli(
+      {"run", model, "--input", "x=" + out + "/inputs/x.npy", "--output-dir", refused});
+  EXPECT_TRUE(failsWithOneLine(r, 1, "'x'"));
+  EXPECT_FALSE(std::filesystem::exists(refused + "/y.npy"));
+}
+
+/// Nonsense counts are usage errors (exit 2).
+TEST(CliRun, BadCountsAreUsageErrors) {
+  TempDir dir;
+  std::string model = dir.write("relu.sg", kRelu);
+  EXPECT_TRUE(failsWithOneLine(runCli({"run", model, "--random-inputs", "1", "--runs", "0"}), 2,
+                               "--runs"));
+  EXPECT_TRUE(failsWithOneLine(
+      runCli({"run", model, "--random-inputs", "1", "--threads", "-1"}), 2, "--threads"));
+}
+
+/// An unknown backend name is an error, not a silent unpartitioned run.
+TEST(CliRun, UnknownBackendIsOneLineError) {
+  TempDir dir;
+  std::string model = dir.write("relu.sg", kRelu);
+  CliResult r = runCli({"run", model, "--backend", "no_such_backend", "--random-inputs", "1"});
+  EXPECT_NE(r.exitCode, 0);
+  EXPECT_THAT(r.err, HasSubstr("no_such_backend"));
+  EXPECT_THAT(r.out, IsEmpty());
+}
+
+}  // namespace
+}  // namespace subgraph::cli::testing
