@@ -7,9 +7,11 @@
 //                            [--dot FILE.dot] [--svg FILE.svg] [-o OUT]
 //
 // Backends come from --backend, else from $SUBGRAPH_BACKEND ("NONE" turns
-// partitioning off). Until plugins load from shared libraries, the
-// backends are those registered in-process: the built-ins (convbn,
-// convbnrelu, convaddrelu) and whatever the program links.
+// partitioning off): names of built-in backends (convbn, convbnrelu,
+// convaddrelu), names of plugins on the plugin search path, or absolute
+// paths of plugin .so files (subgraph/plugins/plugin_loader.h). A plugin
+// that cannot be used is an error unless --allow-fallback (or
+// SUBGRAPH_BACKEND_FALLBACK=1) skips it with a warning.
 //
 // The picture is the model as loaded, each region drawn as a coloured
 // cluster labelled with its backend, so a reader sees which original nodes
@@ -38,6 +40,9 @@
 #include "subgraph/analysis/graphviz.h"
 #include "subgraph/ir/text_format.h"
 #include "subgraph/partition/partitioner.h"
+#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
+#include "subgraph/plugins/plugin_loader.h"
+#endif
 #ifdef SUBGRAPH_CLI_HAVE_ONNX
 #include "subgraph/onnx/onnx_export.h"
 #endif
@@ -60,6 +65,7 @@ struct PartitionCommandOptions {
   bool json = false;
   bool training = false;
   bool allowUnknownOps = false;
+  bool allowFallback = false;
   std::vector<std::string> shapes;
 };
 
@@ -72,19 +78,23 @@ std::string joined(const std::vector<std::string>& names) {
 // The backend list: --backend, else $SUBGRAPH_BACKEND (read with
 // secure_getenv, so a setuid context ignores it), else a usage error that
 // lists what there is to choose from.
-std::vector<std::string> backendNames(const PartitionCommandOptions& options) {
-  std::string list = options.backends;
-  std::string origin = "--backend";
-  if (!options.backendsGiven) {
-    const char* env = secure_getenv("SUBGRAPH_BACKEND");
-    if (!env || !*env)
-      throw UsageError(
-          "no backend chosen: pass --backend A,B or set SUBGRAPH_BACKEND (NONE "
-          "for none); available: " +
-          joined(partition::BackendRegistry::global().names()));
-    list = env;
-    origin = "SUBGRAPH_BACKEND";
-  }
+std::string backendList(const PartitionCommandOptions& options, std::string& origin) {
+  origin = "--backend";
+  if (options.backendsGiven) return options.backends;
+  const char* env = secure_getenv("SUBGRAPH_BACKEND");
+  if (!env || !*env)
+    throw UsageError(
+        "no backend chosen: pass --backend A,B or set SUBGRAPH_BACKEND (NONE "
+        "for none); available: " +
+        joined(partition::BackendRegistry::global().names()) +
+        ", or a plugin name (see `subgraph plugins`)");
+  origin = "SUBGRAPH_BACKEND";
+  return env;
+}
+
+[[maybe_unused]] std::vector<std::string> backendNames(const PartitionCommandOptions& options) {
+  std::string origin;
+  std::string list = backendList(options, origin);
   auto names = partition::parseBackendList(list);
   if (!names) throw UsageError(origin + ": " + names.status().message());
   return names.value();
@@ -167,11 +177,23 @@ void runPartition(const PartitionCommandOptions& options) {
   partition::registerBuiltinBackends();
   if (options.dot == "-" && (options.json || options.output == "-"))
     throw UsageError("--dot - and the report or model on stdout would interleave");
+#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
+  // Resolve (and load plugins) before loading the model: an unknown
+  // backend or a broken plugin fails in milliseconds, not after a large
+  // model has been read.
+  std::string origin;
+  plugins::SelectOptions select;
+  select.allowFallback = options.allowFallback || plugins::fallbackFromEnvironment();
+  auto selection = plugins::selectBackends(backendList(options, origin), select);
+  if (!selection) throw Error(selection.status());
+  for (const std::string& warning : selection->warnings()) spdlog::warn("{}", warning);
+#else
   std::vector<std::string> names = backendNames(options);
   // Instantiate before loading: an unknown backend fails in milliseconds,
   // not after a large model has been read.
   auto backends = partition::instantiateBackends(names);
   if (!backends) throw Error(backends.status());
+#endif
 
   LoadOptions load;
   load.inputShapes = parseShapeSpecs(options.shapes);
@@ -182,7 +204,11 @@ void runPartition(const PartitionCommandOptions& options) {
 
   partition::PartitionOptions partitionOptions;
   partitionOptions.forTraining = options.training;
+#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
+  auto report = selection->partition(*graph, partitionOptions);
+#else
   auto report = partition::partitionGraph(*graph, std::span(backends.value()), partitionOptions);
+#endif
   if (!report) throw Error(report.status());
 
   if (options.json)
@@ -229,6 +255,9 @@ const CommandRegistration kPartition("partition", [](CLI::App& app) {
                 "Partition for training: skip inference-only fusions");
   cmd->add_flag("--allow-unknown-ops", options->allowUnknownOps,
                 "Accept ops without a schema when loading an ONNX model");
+  cmd->add_flag("--allow-fallback", options->allowFallback,
+                "Skip a backend plugin that cannot be used (with a warning) instead of failing; "
+                "also SUBGRAPH_BACKEND_FALLBACK=1");
   addShapeOption(*cmd, options->shapes);
   cmd->callback([options] { runPartition(*options); });
 });

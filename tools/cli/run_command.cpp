@@ -8,9 +8,12 @@
 //       [--check] [--tolerance T] [--json] [--profile]
 //
 // Backends come from --backend, else $SUBGRAPH_BACKEND ("NONE", or neither,
-// runs unpartitioned). With backends, the model is partitioned for them; a
-// fused region runs on the runtime backend of the same name when one is
-// registered, else on the reference backend through its body graph.
+// runs unpartitioned): built-in names, plugin names or absolute plugin
+// paths, as for `partition`. With backends, the model is partitioned for
+// them; a fused region (or a plugin's own node) runs on the plugin's kernel
+// or the runtime backend of the same name when there is one, else on the
+// reference backend through its body graph. --allow-fallback (or
+// SUBGRAPH_BACKEND_FALLBACK=1) skips unusable plugins with a warning.
 //
 // Each output is written as DIR/<output name>.npy (random inputs as
 // DIR/inputs/<name>.npy, so other runtimes can be fed the same data).
@@ -35,6 +38,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -50,6 +54,9 @@
 #endif
 #ifdef SUBGRAPH_CLI_HAVE_PARTITION
 #include "subgraph/partition/backend_registry.h"
+#endif
+#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
+#include "subgraph/plugins/plugin_loader.h"
 #endif
 
 namespace subgraph::cli {
@@ -72,6 +79,7 @@ struct RunCommandOptions {
   bool json = false;
   bool profile = false;
   bool allowUnknownOps = false;
+  bool allowFallback = false;
 };
 
 #ifdef SUBGRAPH_CLI_HAVE_RUNTIME
@@ -80,9 +88,29 @@ using runtime::RunResult;
 using runtime::Session;
 using runtime::SessionOptions;
 
+#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
+// The backends from --backend or $SUBGRAPH_BACKEND, resolved (plugins
+// loaded); nullopt means run unpartitioned.
+std::optional<plugins::BackendSelection> chosenSelection(const RunCommandOptions& options) {
+  std::string list = options.backends;
+  if (!options.backendsGiven) {
+    std::optional<std::string> env = plugins::backendListFromEnvironment();
+    if (!env) return std::nullopt;
+    list = *env;
+  }
+  plugins::SelectOptions select;
+  select.allowFallback = options.allowFallback || plugins::fallbackFromEnvironment();
+  auto selection = plugins::selectBackends(list, select);
+  if (!selection) throw Error(selection.status());
+  for (const std::string& warning : selection->warnings()) spdlog::warn("{}", warning);
+  if (selection->none()) return std::nullopt;
+  return std::move(selection).value();
+}
+#endif
+
 // Backend names from --backend or $SUBGRAPH_BACKEND; empty means run
 // unpartitioned.
-std::vector<std::string> chosenBackends(const RunCommandOptions& options) {
+[[maybe_unused]] std::vector<std::string> chosenBackends(const RunCommandOptions& options) {
   std::string list = options.backends;
   std::string origin = "--backend";
   if (!options.backendsGiven) {
@@ -247,7 +275,12 @@ void runRun(const RunCommandOptions& options) {
   if (options.warmup < 0) throw UsageError("--warmup must not be negative");
   if (options.threads < 0) throw UsageError("--threads must not be negative");
   if (!(options.tolerance >= 0)) throw UsageError("--tolerance must not be negative");
+#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
+  std::optional<plugins::BackendSelection> selection = chosenSelection(options);
+  std::vector<std::string> backends = selection ? selection->names() : std::vector<std::string>{};
+#else
   std::vector<std::string> backends = chosenBackends(options);
+#endif
 
   LoadOptions load;
   load.inputShapes = parseShapeSpecs(options.shapes);
@@ -259,6 +292,22 @@ void runRun(const RunCommandOptions& options) {
 
   SessionOptions sessionOptions;
   sessionOptions.threads = options.threads;
+#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
+  // Plugins with kernels, and in-process names that are also runtime
+  // backends, run what they fused; everything else runs on the reference.
+  if (selection) {
+    auto instances = selection->runtimeBackends(options.threads);
+    if (!instances) throw Error(instances.status());
+    sessionOptions.backendInstances = std::move(instances).value();
+  }
+  Session session(sessionOptions);
+  throwIfError(session.load(std::move(graph)));
+  if (selection)
+    throwIfError(session.partition([&](Graph& g) -> Status {
+      auto report = selection->partition(g);
+      return report ? Status::ok() : report.status();
+    }));
+#else
   // A fused region runs on the runtime backend of its partition backend's
   // name when one exists; other names are partition-only.
   for (const std::string& name : backends)
@@ -267,6 +316,7 @@ void runRun(const RunCommandOptions& options) {
   Session session(sessionOptions);
   throwIfError(session.load(std::move(graph)));
   if (!backends.empty()) throwIfError(session.partition(backends));
+#endif
   throwIfError(session.compile());
 
   runtime::RunOptions runOptions;
@@ -444,6 +494,9 @@ const CommandRegistration kRun("run", [](CLI::App& app) {
   cmd->add_flag("--profile", options->profile, "Print per-node and per-region times");
   cmd->add_flag("--allow-unknown-ops", options->allowUnknownOps,
                 "Accept ops without a schema when loading");
+  cmd->add_flag("--allow-fallback", options->allowFallback,
+                "Skip a backend plugin that cannot be used (with a warning) instead of failing; "
+                "also SUBGRAPH_BACKEND_FALLBACK=1");
   cmd->callback([options] {
 #ifdef SUBGRAPH_CLI_HAVE_RUNTIME
     runRun(*options);

@@ -1,0 +1,140 @@
+//===- tools/cli/plugins_command.cpp - `subgraph plugins` -----------------===//
+//
+// Lists the backend plugins on the search path and what each registers:
+//
+//   subgraph plugins [--path DIR]... [--json]
+//
+// The search path is the directories of $SUBGRAPH_PLUGIN_PATH, then the
+// program's own plugin directory (<prefix>/lib/subgraph/plugins); --path
+// replaces it. Each `*.so` is loaded to read its name, version, ABI
+// version, properties, op definitions, kernels and transforms; a file that
+// does not load is listed with its one-line reason, and the command then
+// exits 1 so scripts notice a broken installation. The built-in
+// (in-process) backends are listed too, since the same names select them.
+//
+//===----------------------------------------------------------------------===//
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli_util.h"
+#include "command.h"
+
+#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
+#include "subgraph/plugin_abi.h"
+#include "subgraph/plugins/plugin_loader.h"
+#endif
+
+namespace subgraph::cli {
+namespace {
+
+struct PluginsCommandOptions {
+  std::vector<std::string> paths;
+  bool json = false;
+};
+
+#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out.empty() ? "none" : out;
+}
+
+void runPlugins(const PluginsCommandOptions& options) {
+  partition::registerBuiltinBackends();
+  std::vector<std::filesystem::path> dirs;
+  for (const std::string& p : options.paths) {
+    if (!std::filesystem::path(p).is_absolute())
+      throw UsageError("--path '" + p + "' must be an absolute directory");
+    dirs.emplace_back(p);
+  }
+  if (dirs.empty()) dirs = plugins::pluginSearchPath();
+  std::vector<plugins::FoundPlugin> found = plugins::discoverPlugins(dirs);
+  std::vector<std::string> builtin = partition::BackendRegistry::global().names();
+  size_t failures = 0;
+
+  if (options.json) {
+    nlohmann::ordered_json json;
+    json["abi_version"] = SG_PLUGIN_ABI_VERSION;
+    json["search_path"] = nlohmann::ordered_json::array();
+    for (const auto& d : dirs) json["search_path"].push_back(d.string());
+    json["builtin"] = builtin;
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const plugins::FoundPlugin& f : found) {
+      nlohmann::ordered_json entry;
+      entry["path"] = f.path.string();
+      if (!f.plugin) {
+        entry["error"] = f.error;
+        ++failures;
+      } else {
+        const plugins::PluginInfo& i = f.plugin->info();
+        entry["name"] = i.name;
+        entry["version"] = i.version;
+        entry["abi_version"] = i.abiVersion;
+        entry["description"] = i.description;
+        entry["properties"] = i.properties;
+        entry["ops"] = i.ops;
+        entry["kernels"] = i.kernels;
+        entry["transforms"] = i.transforms;
+        entry["device"] = i.device;
+      }
+      list.push_back(std::move(entry));
+    }
+    json["plugins"] = std::move(list);
+    std::cout << json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  } else {
+    std::cout << fmt::format("plugin ABI version {}; search path: ", SG_PLUGIN_ABI_VERSION);
+    for (size_t i = 0; i < dirs.size(); ++i) std::cout << (i ? ":" : "") << dirs[i].string();
+    std::cout << "\nbuilt-in backends: " << joined(builtin) << "\n";
+    if (found.empty()) std::cout << "no plugins found\n";
+    for (const plugins::FoundPlugin& f : found) {
+      if (!f.plugin) {
+        std::cout << fmt::format("\n{}: cannot be loaded: {}\n", f.path.string(), f.error);
+        ++failures;
+        continue;
+      }
+      const plugins::PluginInfo& i = f.plugin->info();
+      std::cout << fmt::format("\n{} {} (plugin ABI {}): {}\n", i.name, i.version, i.abiVersion,
+                               i.description)
+                << fmt::format("  path:       {}\n", i.path)
+                << fmt::format("  properties: {}\n", joined(i.properties))
+                << fmt::format("  ops:        {}\n", joined(i.ops))
+                << fmt::format("  kernels:    {}\n", joined(i.kernels))
+                << fmt::format("  transforms: {}\n", joined(i.transforms))
+                << fmt::format("  device:     {}\n", i.device);
+    }
+  }
+  std::cout.flush();
+  if (failures)
+    throw Error(StatusCode::kInvalidArgument,
+                fmt::format("{} of {} plugin files on the search path cannot be loaded", failures,
+                            found.size()));
+}
+#endif
+
+const CommandRegistration kPlugins("plugins", [](CLI::App& app) {
+  auto options = std::make_shared<PluginsCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "plugins",
+      "List the backend plugins on the search path: name, version, ABI version, properties, ops, "
+      "kernels");
+  cmd->add_option("--path", options->paths,
+                  "Search this directory instead of $SUBGRAPH_PLUGIN_PATH and the plugin dir")
+      ->type_name("DIR");
+  cmd->add_flag("--json", options->json, "Print one JSON object");
+  cmd->callback([options] {
+#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
+    runPlugins(*options);
+#else
+    (void)options;
+    throw Error(StatusCode::kUnsupported, "this subgraph was built without plugin support");
+#endif
+  });
+});
+
+}  // namespace
+}  // namespace subgraph::cli
