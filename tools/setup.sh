@@ -86,6 +86,28 @@ install_packages() {
     apt-get install -y --no-install-recommends "${missing[@]}"
 }
 
+#--- 1b. ONNX Runtime (npm) -----------------------------------------------------
+
+# ONNX Runtime is the reference the tests and benchmarks compare whole models
+# against. Its Node package ships the CPU library; --ignore-scripts skips
+# the install script, which would only try to download GPU files. The
+# versions are pinned by bench/package-lock.json. SUBGRAPH_SKIP_ORT=1 skips
+# this (the ONNX Runtime comparison tests then skip, saying so).
+install_onnxruntime() {
+  if [[ ${SUBGRAPH_SKIP_ORT:-0} == 1 ]]; then
+    echo "SUBGRAPH_SKIP_ORT=1: not installing onnxruntime-node; the ONNX Runtime comparisons will skip."
+    return
+  fi
+  if [[ -f bench/node_modules/onnxruntime-node/package.json ]]; then
+    echo "onnxruntime-node is installed in bench/node_modules."
+    return
+  fi
+  command -v npm >/dev/null || die "npm not found (it is in tools/debian-packages.txt)"
+  step "Installing onnxruntime-node 1.30.0 into bench/node_modules (npm ci --ignore-scripts)"
+  (cd bench && npm ci --ignore-scripts --no-audit --no-fund) ||
+    die "npm could not install onnxruntime-node (set SUBGRAPH_SKIP_ORT=1 to go on without ONNX Runtime)"
+}
+
 #--- 2. Build ------------------------------------------------------------------
 
 # build PRESET [extra cmake -D options...]: configure and build one preset.
@@ -172,6 +194,7 @@ run_tests() {
 }
 
 run_test_mode() {
+  install_onnxruntime
   build ci
   build asan
   run_tests ci

@@ -1,0 +1,92 @@
+//===- tests/cli/ort_reference_test.cpp - Whole models against ORT --------===//
+//
+// The runtime's acceptance check, as a user would run it: generate the
+// zoo's ResNet-50, run it with `subgraph run --random-inputs 1 --check`
+// (partitioned for Conv+BN, checked against the unpartitioned reference),
+// then feed the same input file to ONNX Runtime (tools/ort_run.js) and
+// compare the logits to 1e-4 relative. ONNX Runtime is the peer subgraph is
+// measured against; `tools/setup.sh test` installs it into bench/. Skips,
+// saying how to install it, when it is missing.
+//
+//===----------------------------------------------------------------------===//
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cli_runner.h"
+
+namespace subgraph::cli::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool ortAvailable() {
+  return fs::exists(fs::path(sourcePath("bench")) / "node_modules" / "onnxruntime-node") &&
+         std::system("node --version > /dev/null 2>&1") == 0;
+}
+
+// The float32 data of a little-endian .npy file ('<f4', C order); empty
+// when the file is not one.
+std::vector<float> readNpyF32(const std::string& path) {
+  std::string bytes = readFile(path);
+  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) return {};
+  size_t headerLen = 0, offset = 0;
+  if (bytes[6] == 1) {
+    headerLen = static_cast<unsigned char>(bytes[8]) | static_cast<unsigned char>(bytes[9]) << 8;
+    offset = 10;
+  } else {
+    if (bytes.size() < 12) return {};
+    for (int i = 0; i < 4; ++i)
+      headerLen |= static_cast<size_t>(static_cast<unsigned char>(bytes[8 + i])) << (8 * i);
+    offset = 12;
+  }
+  std::string header = bytes.substr(offset, headerLen);
+  if (header.find("'<f4'") == std::string::npos || header.find("True") != std::string::npos)
+    return {};
+  offset += headerLen;
+  std::vector<float> data((bytes.size() - offset) / sizeof(float));
+  std::memcpy(data.data(), bytes.data() + offset, data.size() * sizeof(float));
+  return data;
+}
+
+TEST(CliOrtReference, ResNet50RunMatchesOnnxRuntime) {
+  if (!ortAvailable())
+    GTEST_SKIP() << "onnxruntime-node not installed: run `cd bench && npm ci --ignore-scripts`";
+  TempDir dir;
+  std::string model = (dir.path() / "resnet50.onnx").string();
+  std::string out = (dir.path() / "out").string(), ortOut = (dir.path() / "ort").string();
+  CliResult zoo = runCli({"zoo", "resnet50", "-o", model});
+  ASSERT_EQ(zoo.exitCode, 0) << zoo.err;
+
+  CliResult run = runCli({"run", model, "--backend", "convbn", "--random-inputs", "1",
+                          "--output-dir", out, "--check"},
+                         {}, 600);
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_THAT(run.out, ::testing::HasSubstr("check output: max abs error"));
+
+  std::string cmd = "node " + sourcePath("tools/ort_run.js") + " " + model + " --input input=" +
+                    out + "/inputs/input.npy --out " + ortOut + " > /dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+
+  std::vector<float> ours = readNpyF32(out + "/output.npy");
+  std::vector<float> theirs = readNpyF32(ortOut + "/0_output.npy");
+  ASSERT_EQ(ours.size(), 1000u);
+  ASSERT_EQ(theirs.size(), ours.size());
+  double maxRel = 0;
+  for (size_t i = 0; i < ours.size(); ++i) {
+    double rel = std::fabs(static_cast<double>(ours[i]) - theirs[i]) /
+                 std::max(std::fabs(static_cast<double>(theirs[i])), 1e-3);
+    maxRel = std::max(maxRel, rel);
+  }
+  std::printf("ResNet-50 logits vs ONNX Runtime: max relative error %.3g\n", maxRel);
+  EXPECT_LE(maxRel, 1e-4);
+}
+
+}  // namespace
+}  // namespace subgraph::cli::testing
