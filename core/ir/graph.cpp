@@ -4,10 +4,19 @@
 // common value has one or two uses; removal is a linear scan of that short
 // list, which beats a hash set in both memory and time.
 //
+// The name index is a flat linear-probing table of 8-byte slots (32 bits of
+// the name's hash and the value id), not a node-based hash map: a map costs
+// an allocation and a copy of the name per value, and erasing and inserting
+// many names (a partitioner rewriting a large graph) churns the allocator.
+// Graphs with at most kLinearNameLookup value ids have no table and scan
+// their values, which is as fast for a handful of names and keeps small
+// graphs (region bodies, by the thousand) free of per-graph allocations.
+//
 //===----------------------------------------------------------------------===//
 #include "subgraph/ir/graph.h"
 
 #include <algorithm>
+#include <functional>
 #include <queue>
 
 namespace subgraph {
@@ -27,6 +36,15 @@ std::unique_ptr<Node> allocateNode(const OpKey* op) {
   return std::make_unique<PlainNode>();
 }
 
+constexpr uint64_t kEmptySlot = 0;
+constexpr uint64_t kTombstone = ~uint64_t{0};
+
+uint64_t nameHash(std::string_view name) { return std::hash<std::string_view>()(name); }
+
+uint64_t makeSlot(uint64_t hash, ValueId id) {
+  return (hash & 0xffffffff00000000ULL) | (static_cast<uint64_t>(id) + 1);
+}
+
 }  // namespace
 
 Graph::Graph(std::string name) : name_(std::move(name)) {}
@@ -36,11 +54,80 @@ void Graph::setOpsetImport(std::string domain, int64_t version) {
   opsets_[std::string(canonicalDomain(domain))] = version;
 }
 
+//===--- Name index -----------------------------------------------------===//
+
+Value* Graph::lookupName(std::string_view name) const {
+  if (nameSlots_.empty()) {
+    for (const auto& v : values_)
+      if (v && v->name_ == name) return v.get();
+    return nullptr;
+  }
+  const uint64_t hash = nameHash(name);
+  const uint64_t high = hash & 0xffffffff00000000ULL;
+  const size_t mask = nameSlots_.size() - 1;
+  for (size_t i = static_cast<size_t>(hash) & mask;; i = (i + 1) & mask) {
+    uint64_t slot = nameSlots_[i];
+    if (slot == kEmptySlot) return nullptr;
+    if (slot == kTombstone || (slot & 0xffffffff00000000ULL) != high) continue;
+    Value* v = values_[(slot & 0xffffffffULL) - 1].get();
+    if (v->name_ == name) return v;
+  }
+}
+
+void Graph::indexName(const Value* value) {
+  if (nameSlots_.empty()) {
+    // The value is already in values_, so a rebuild indexes it too.
+    if (values_.size() > kLinearNameLookup) rebuildNameIndex(liveValues_ + 1);
+    return;
+  }
+  // Keep the load (tombstones included) at most 3/4.
+  if ((nameSlotsUsed_ + 1) * 4 > nameSlots_.size() * 3) {
+    rebuildNameIndex(liveValues_ + 1);
+    return;
+  }
+  const uint64_t hash = nameHash(value->name_);
+  const size_t mask = nameSlots_.size() - 1;
+  size_t i = static_cast<size_t>(hash) & mask;
+  // The name is absent (callers check), so the first free slot will do.
+  while (nameSlots_[i] != kEmptySlot && nameSlots_[i] != kTombstone) i = (i + 1) & mask;
+  if (nameSlots_[i] == kEmptySlot) ++nameSlotsUsed_;
+  nameSlots_[i] = makeSlot(hash, value->id_);
+}
+
+void Graph::unindexName(const Value* value) {
+  if (nameSlots_.empty()) return;
+  const uint64_t hash = nameHash(value->name_);
+  const uint64_t want = makeSlot(hash, value->id_);
+  const size_t mask = nameSlots_.size() - 1;
+  for (size_t i = static_cast<size_t>(hash) & mask; nameSlots_[i] != kEmptySlot; i = (i + 1) & mask)
+    if (nameSlots_[i] == want) {
+      nameSlots_[i] = kTombstone;
+      return;
+    }
+}
+
+void Graph::rebuildNameIndex(size_t minEntries) {
+  // Half full after a rebuild, so inserts run a while before the next.
+  size_t capacity = 32;
+  while (capacity < minEntries * 2) capacity *= 2;
+  nameSlots_.assign(capacity, kEmptySlot);
+  nameSlotsUsed_ = 0;
+  const size_t mask = capacity - 1;
+  for (const auto& v : values_) {
+    if (!v) continue;
+    const uint64_t hash = nameHash(v->name_);
+    size_t i = static_cast<size_t>(hash) & mask;
+    while (nameSlots_[i] != kEmptySlot) i = (i + 1) & mask;
+    nameSlots_[i] = makeSlot(hash, v->id_);
+    ++nameSlotsUsed_;
+  }
+}
+
 //===--- Values ---------------------------------------------------------===//
 
 Value* Graph::newValue(std::string name, TensorType type) {
   if (name.empty()) name = uniqueValueName("v" + std::to_string(values_.size()));
-  if (valueByName_.count(name))
+  if (lookupName(name))
     throw Error("graph '" + name_ + "': a value named '" + name + "' already exists");
   auto value = std::unique_ptr<Value>(new Value());
   value->graph_ = this;
@@ -48,9 +135,9 @@ Value* Graph::newValue(std::string name, TensorType type) {
   value->name_ = std::move(name);
   value->type_ = std::move(type);
   Value* raw = value.get();
-  valueByName_.emplace(raw->name_, raw);
   values_.push_back(std::move(value));
   ++liveValues_;
+  indexName(raw);
   return raw;
 }
 
@@ -63,7 +150,14 @@ Value* Graph::addInput(std::string name, TensorType type) {
 Value* Graph::addInitializer(std::string name, Tensor data) {
   TensorType type = data.type();
   Value* v = newValue(std::move(name), std::move(type));
-  v->initializer_ = std::make_unique<Tensor>(std::move(data));
+  v->initializer_ = std::make_shared<const Tensor>(std::move(data));
+  return v;
+}
+
+Value* Graph::addSharedInitializer(std::string name, std::shared_ptr<const Tensor> data) {
+  if (!data) throw Error("graph '" + name_ + "': initializer '" + name + "' has no data");
+  Value* v = newValue(std::move(name), data->type());
+  v->initializer_ = std::move(data);
   return v;
 }
 
@@ -82,7 +176,7 @@ void Graph::setInitializer(Value* value, Tensor data) {
   if (value->producer_)
     throw Error("value '" + value->name_ + "' is computed by a node and cannot be a constant");
   value->type_ = data.type();
-  value->initializer_ = std::make_unique<Tensor>(std::move(data));
+  value->initializer_ = std::make_shared<const Tensor>(std::move(data));
 }
 
 void Graph::clearInitializer(Value* value) { value->initializer_.reset(); }
@@ -106,7 +200,7 @@ void Graph::removeValue(Value* value) {
   if (value->producer_ || !value->uses_.empty() || value->isGraphInput_ || value->isGraphOutput())
     throw Error("value '" + value->name_ +
                 "' cannot be removed: it still has a producer, uses or is a graph input/output");
-  valueByName_.erase(value->name_);
+  unindexName(value);
   --liveValues_;
   values_[value->id_].reset();
 }
@@ -118,27 +212,24 @@ std::vector<Value*> Graph::initializers() const {
   return out;
 }
 
-Value* Graph::findValue(std::string_view name) const {
-  auto it = valueByName_.find(std::string(name));
-  return it == valueByName_.end() ? nullptr : it->second;
-}
+Value* Graph::findValue(std::string_view name) const { return lookupName(name); }
 
 void Graph::renameValue(Value* value, std::string name) {
   if (name == value->name_) return;
-  if (name.empty() || valueByName_.count(name))
+  if (name.empty() || lookupName(name))
     throw Error("graph '" + name_ + "': cannot rename '" + value->name_ + "' to '" + name +
                 "': name is empty or taken");
-  valueByName_.erase(value->name_);
+  unindexName(value);
   value->name_ = std::move(name);
-  valueByName_.emplace(value->name_, value);
+  indexName(value);
 }
 
 std::string Graph::uniqueValueName(std::string_view hint) const {
   std::string base(hint.empty() ? "v" : hint);
-  if (!valueByName_.count(base)) return base;
+  if (!lookupName(base)) return base;
   for (size_t n = 1;; ++n) {
     std::string candidate = base + "_" + std::to_string(n);
-    if (!valueByName_.count(candidate)) return candidate;
+    if (!lookupName(candidate)) return candidate;
   }
 }
 
@@ -156,6 +247,11 @@ void Graph::dropUse(Value* value, Node* user, uint32_t index) {
 }
 
 //===--- Nodes ----------------------------------------------------------===//
+
+void Graph::reserve(size_t nodes, size_t values) {
+  nodes_.reserve(nodes_.size() + nodes);
+  values_.reserve(values_.size() + values);
+}
 
 Node* Graph::addNode(std::string_view op, std::vector<Value*> inputs, size_t numOutputs,
                      std::vector<Attribute> attrs, std::string name) {
@@ -338,11 +434,13 @@ std::unique_ptr<Graph> Graph::clone() const {
     nv->name_ = v->name_;
     nv->type_ = v->type_;
     nv->isGraphInput_ = v->isGraphInput_;
-    if (v->initializer_) nv->initializer_ = std::make_unique<Tensor>(*v->initializer_);
-    copy->valueByName_.emplace(nv->name_, nv.get());
+    nv->initializer_ = v->initializer_;
     copy->values_[v->id_] = std::move(nv);
   }
   copy->liveValues_ = liveValues_;
+  // Same ids and names, so the same index.
+  copy->nameSlots_ = nameSlots_;
+  copy->nameSlotsUsed_ = nameSlotsUsed_;
   auto map = [&](Value* v) { return v ? copy->values_[v->id_].get() : nullptr; };
   for (const auto& n : nodes_) {
     if (!n) continue;

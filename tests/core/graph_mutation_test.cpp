@@ -430,6 +430,47 @@ TEST(GraphMutation, DoesNotOrderCyclicGraph) {
   EXPECT_NE(order.status().message().find("cycle"), std::string::npos);
 }
 
+// The name index changes representation as a graph grows: a graph with few
+// value ids scans its values, a larger one keeps a hash table with
+// tombstones for removed names. Lookups must agree across the switch, after
+// renames and removals, with a removed name free for reuse, and in a clone.
+TEST(GraphMutation, FindValueAcrossIndexGrowthRenameAndRemoval) {
+  Graph g;
+  std::vector<Value*> values;
+  for (int i = 0; i < 200; ++i) {
+    values.push_back(g.createValue("v" + std::to_string(i), kF32x4));
+    for (int j = 0; j <= i; j += 37)
+      ASSERT_EQ(g.findValue("v" + std::to_string(j)), values[static_cast<size_t>(j)]) << i;
+  }
+  for (int i = 0; i < 200; i += 3)
+    g.renameValue(values[static_cast<size_t>(i)], "r" + std::to_string(i));
+  for (int i = 1; i < 200; i += 3) g.removeValue(values[static_cast<size_t>(i)]);
+  for (int i = 1; i < 200; i += 6) g.createValue("v" + std::to_string(i));  // reuse freed names
+  std::unique_ptr<Graph> copy = g.clone();
+  for (const Graph* graph : {&g, copy.get()}) {
+    for (int i = 0; i < 200; ++i) {
+      std::string v = "v" + std::to_string(i), r = "r" + std::to_string(i);
+      if (i % 3 == 0) {
+        EXPECT_EQ(graph->findValue(r), graph->value(static_cast<ValueId>(i))) << r;
+        EXPECT_EQ(graph->findValue(v), nullptr) << v << " was renamed";
+      } else if (i % 3 == 1) {
+        EXPECT_EQ(graph->findValue(v) != nullptr, i % 6 == 1) << v;
+      } else {
+        EXPECT_EQ(graph->findValue(v), graph->value(static_cast<ValueId>(i))) << v;
+      }
+    }
+    EXPECT_EQ(graph->uniqueValueName("v2"), "v2_1");
+  }
+  EXPECT_TRUE(linksAreConsistent(g));
+  // Negative: names stay unique whichever representation holds them.
+  EXPECT_THROW(g.createValue("v2"), Error);
+  EXPECT_THROW(g.renameValue(values[2], "r3"), Error);
+  Graph small;
+  small.createValue("a");
+  EXPECT_THROW(small.createValue("a"), Error);
+  EXPECT_EQ(small.findValue("b"), nullptr);
+}
+
 //===--- Randomized mutations against a shadow model --------------------===//
 
 // A naive model of the graph: plain id tables, updated by hand for each

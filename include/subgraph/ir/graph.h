@@ -107,6 +107,11 @@ class Graph {
   /// Adds a constant (initializer) value; its type is the tensor's type.
   /// Throws `Error` if the name is taken.
   Value* addInitializer(std::string name, Tensor data);
+  /// As addInitializer(), but shares `data` (e.g. another graph's
+  /// Value::sharedInitializer()) instead of holding its own copy; tensors
+  /// are immutable, so sharing is invisible to readers. `data` must not be
+  /// null.
+  Value* addSharedInitializer(std::string name, std::shared_ptr<const Tensor> data);
   /// Creates a value with no producer, for importers that meet a name
   /// before its definition. An empty name gets a fresh unique one.
   Value* createValue(std::string name = {}, TensorType type = {});
@@ -206,6 +211,11 @@ class Graph {
   /// The first node with this name, or null. Linear time.
   Node* findNode(std::string_view name) const;
 
+  /// Reserves room for `nodes` more nodes and `values` more values, so a
+  /// builder that knows its sizes (such as a partitioner extracting region
+  /// bodies) allocates each table once.
+  void reserve(size_t nodes, size_t values);
+
   /// Nodes in a topological order (ties broken by id, so the order is
   /// deterministic), or an error naming a node on a cycle.
   StatusOr<std::vector<Node*>> topologicalOrder() const;
@@ -218,6 +228,16 @@ class Graph {
   void addUse(Value* value, Node* user, uint32_t index);
   void dropUse(Value* value, Node* user, uint32_t index);
 
+  // The name index (see graph.cpp): a flat open-addressing table of value
+  // ids, built once the graph has more than kLinearNameLookup value ids;
+  // smaller graphs scan their values instead, so the thousands of small
+  // region bodies a partitioner makes carry no index at all.
+  static constexpr size_t kLinearNameLookup = 16;
+  Value* lookupName(std::string_view name) const;
+  void indexName(const Value* value);
+  void unindexName(const Value* value);
+  void rebuildNameIndex(size_t minEntries);
+
   std::string name_;
   std::map<std::string, int64_t> opsets_;
   std::vector<std::unique_ptr<Node>> nodes_;
@@ -226,7 +246,9 @@ class Graph {
   size_t liveValues_ = 0;
   std::vector<Value*> inputs_;
   std::vector<Value*> outputs_;
-  std::unordered_map<std::string, Value*> valueByName_;
+  // Slot: (hash >> 32) << 32 | (id + 1); 0 is empty, kTombstone erased.
+  std::vector<uint64_t> nameSlots_;
+  size_t nameSlotsUsed_ = 0;  // live entries plus tombstones
 };
 
 }  // namespace subgraph

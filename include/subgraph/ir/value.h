@@ -65,6 +65,9 @@ class Value {
   bool isInitializer() const { return initializer_ != nullptr; }
   /// The constant data, or null.
   const Tensor* initializer() const { return initializer_.get(); }
+  /// The constant data as a shared handle (null if none), for graphs that
+  /// reuse it without copying, e.g. region bodies.
+  const std::shared_ptr<const Tensor>& sharedInitializer() const { return initializer_; }
   /// True if this value is in the graph's output list.
   bool isGraphOutput() const;
 
@@ -74,13 +77,16 @@ class Value {
 
   Graph* graph_ = nullptr;
   ValueId id_ = 0;
-  uint32_t producerIndex_ = 0;
-  bool isGraphInput_ = false;
+  // One word for both: graphs hold millions of values, and the padding
+  // after a separate bool would make room for the shared initializer.
+  uint32_t producerIndex_ : 31 = 0;
+  bool isGraphInput_ : 1 = false;
   std::string name_;
   TensorType type_;
   Node* producer_ = nullptr;
   std::vector<Use> uses_;
-  std::unique_ptr<Tensor> initializer_;
+  // Shared: tensors are immutable, and clones and region bodies reuse them.
+  std::shared_ptr<const Tensor> initializer_;
 };
 
 }  // namespace subgraph
