@@ -7,6 +7,7 @@
 // condition's values, so condition is a shape input.
 //
 //===----------------------------------------------------------------------===//
+#include <algorithm>
 #include <cstring>
 
 #include "reference/kernel_util.h"
