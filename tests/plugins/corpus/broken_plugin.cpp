@@ -1,0 +1,179 @@
+//===- tests/plugins/corpus/broken_plugin.cpp - The broken-plugin corpus ---===//
+//
+// One source, compiled once per failure category with -DBROKEN_<CASE>, into
+// plugins that break the ABI in exactly one way each. They are written
+// against the raw C ABI, not the SDK, because the SDK would not let an
+// author make most of these mistakes. plugin_loader_test.cpp loads each and
+// expects its one-line error; none may crash the host.
+//
+//===----------------------------------------------------------------------===//
+#include <stdexcept>
+
+#include "subgraph/plugin_abi.h"
+
+#define EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+SgStatus selectNothing(void*, const SgNode*, int32_t* accept, SgMessage*) {
+  *accept = 0;
+  return SG_OK;
+}
+SgStatus createSelector(void*, void** selector, SgMessage*) {
+  static int dummy = 0;
+  *selector = &dummy;
+  return SG_OK;
+}
+void destroySelector(void*, void*) {}
+SgStatus createKernel(void*, const SgNode*, const SgKernelContext*, void** k, SgMessage*) {
+  static int dummy = 0;
+  *k = &dummy;
+  return SG_OK;
+}
+void destroyKernel(void*, void*) {}
+SgStatus runKernel(void*, const SgTensor*, size_t, const SgTensor*, size_t, SgMessage*) {
+  return SG_OK;
+}
+SgStatus runTransform(void*, SgGraph*, int32_t* changed, SgMessage*) {
+  *changed = 0;
+  return SG_OK;
+}
+void* allocate(void*, size_t, size_t) { return nullptr; }
+void deallocate(void*, void*) {}
+
+SgPropertyDesc makeProperty(const char* name) {
+  SgPropertyDesc p{};
+  p.abi_version = SG_PLUGIN_ABI_VERSION;
+  p.struct_size = sizeof(SgPropertyDesc);
+  p.name = name;
+  p.create_selector = &createSelector;
+  p.destroy_selector = &destroySelector;
+  p.select = &selectNothing;
+  return p;
+}
+
+SgKernelDesc makeKernel(const char* op) {
+  SgKernelDesc k{};
+  k.abi_version = SG_PLUGIN_ABI_VERSION;
+  k.struct_size = sizeof(SgKernelDesc);
+  k.op_type = op;
+  k.create = &createKernel;
+  k.destroy = &destroyKernel;
+  k.run = &runKernel;
+  return k;
+}
+
+SgPatternNode patternNodes[1] = {{SG_PLUGIN_ABI_VERSION, sizeof(SgPatternNode), "Conv", 0, 0,
+                                  nullptr, nullptr}};
+SgPatternEdge patternEdges[1] = {{0, 5, -1, 0}};  // node 5 does not exist
+SgPatternDesc pattern = {SG_PLUGIN_ABI_VERSION, sizeof(SgPatternDesc), "broken", 1, patternNodes,
+                         1, patternEdges};
+
+SgPropertyDesc property = makeProperty("broken_property");
+const SgPropertyDesc* properties[1] = {&property};
+SgKernelDesc kernels[2] = {makeKernel("subgraph.broken.x"), makeKernel("subgraph.broken.x")};
+const SgKernelDesc* kernelTable[2] = {&kernels[0], &kernels[1]};
+SgTransformDesc transform = {SG_PLUGIN_ABI_VERSION, sizeof(SgTransformDesc), "t", 7, nullptr,
+                             &runTransform};
+const SgTransformDesc* transforms[1] = {&transform};
+SgDeviceDesc device = {SG_PLUGIN_ABI_VERSION, sizeof(SgDeviceDesc), "cuda", nullptr, &allocate,
+                       &deallocate};
+SgOpDef opDef = {SG_PLUGIN_ABI_VERSION, sizeof(SgOpDef), "broken", nullptr, nullptr, 0, nullptr,
+                 0, nullptr, 0, nullptr, nullptr, nullptr, 0};
+const SgOpDef* opDefs[1] = {&opDef};
+
+SgPlugin plugin = [] {
+  SgPlugin p{};
+  p.abi_version = SG_PLUGIN_ABI_VERSION;
+  p.struct_size = sizeof(SgPlugin);
+  p.name = "broken";
+  p.version = "0";
+  p.description = "a deliberately broken plugin";
+  return p;
+}();
+
+#ifdef BROKEN_UNRESOLVED_SYMBOL
+extern "C" int subgraph_test_symbol_nobody_defines(void);
+#endif
+#ifdef BROKEN_MISSING_DEPENDENCY
+extern "C" int subgraph_test_absent_dependency(void);
+#endif
+
+}  // namespace
+
+#ifndef BROKEN_NO_ENTRY
+EXPORT SgStatus subgraph_plugin_entry(const SgHostApi* host, const SgPlugin** out,
+                                      SgMessage* message) {
+#if defined(BROKEN_ENTRY_FAILS)
+  host->message_set(message, "no accelerator found");
+  return SG_ERROR;
+#elif defined(BROKEN_ENTRY_THROWS)
+  (void)host;
+  (void)message;
+  (void)out;
+  throw std::runtime_error("thrown across the C boundary");
+#elif defined(BROKEN_NULL_TABLE)
+  (void)host;
+  (void)message;
+  *out = nullptr;
+  return SG_OK;
+#else
+  (void)host;
+  (void)message;
+#if defined(BROKEN_ABI_TOO_OLD)
+  plugin.abi_version = 0;
+#elif defined(BROKEN_ABI_TOO_NEW)
+  plugin.abi_version = 99;
+#elif defined(BROKEN_SHORT_STRUCT)
+  plugin.struct_size = 16;
+#elif defined(BROKEN_NO_NAME)
+  plugin.name = nullptr;
+#elif defined(BROKEN_BAD_NAME)
+  plugin.name = "two words,comma";
+#elif defined(BROKEN_NAME_NONE)
+  plugin.name = "NONE";
+#elif defined(BROKEN_BUILTIN_NAME)
+  plugin.name = "convbn";
+#elif defined(BROKEN_NULL_ARRAY)
+  plugin.num_properties = 3;
+#elif defined(BROKEN_PROPERTY_NO_SELECTOR)
+  property.select = nullptr;
+  plugin.num_properties = 1;
+  plugin.properties = properties;
+#elif defined(BROKEN_PROPERTY_TOO_NEW)
+  property.abi_version = 7;
+  plugin.num_properties = 1;
+  plugin.properties = properties;
+#elif defined(BROKEN_BAD_PATTERN)
+  property.pattern = &pattern;
+  plugin.num_properties = 1;
+  plugin.properties = properties;
+#elif defined(BROKEN_KERNEL_NO_RUN)
+  kernels[0].run = nullptr;
+  plugin.num_kernels = 1;
+  plugin.kernels = kernelTable;
+#elif defined(BROKEN_DUPLICATE_KERNEL)
+  plugin.num_kernels = 2;
+  plugin.kernels = kernelTable;
+#elif defined(BROKEN_TRANSFORM_STAGE)
+  plugin.num_transforms = 1;
+  plugin.transforms = transforms;
+#elif defined(BROKEN_DEVICE_KIND)
+  plugin.device = &device;
+#elif defined(BROKEN_OP_DEF)
+  plugin.num_op_defs = 1;
+  plugin.op_defs = opDefs;
+#elif defined(BROKEN_UNRESOLVED_SYMBOL)
+  plugin.version = subgraph_test_symbol_nobody_defines() ? "1" : "0";
+#elif defined(BROKEN_MISSING_DEPENDENCY)
+  plugin.version = subgraph_test_absent_dependency() ? "1" : "0";
+#endif
+  *out = &plugin;
+  return SG_OK;
+#endif
+}
+#endif
+
+#ifdef BROKEN_NO_ENTRY
+EXPORT int not_the_entry_point(void) { return 1; }
+#endif
