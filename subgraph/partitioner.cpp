@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <unordered_map>
 
 #include "subgraph/quotient_dag.h"
 #include "subgraph/region_body.h"
@@ -50,9 +51,29 @@ const char* reasonKindName(ReasonKind kind) {
   return "no-selector";
 }
 
-struct NodeReason {
-  ReasonKind kind = ReasonKind::kNone;
-  std::string text;
+// Reasons of the nodes of the input graph: a kind per node, and a text for
+// the few that have one (a selector that says nothing leaves it empty), so
+// a large graph pays a byte per node rather than a string per node.
+class NodeReasons {
+ public:
+  explicit NodeReasons(size_t nodes) : kinds_(nodes, ReasonKind::kNone) {}
+  ReasonKind kind(NodeId id) const { return kinds_[id]; }
+  const std::string& text(NodeId id) const {
+    static const std::string kEmpty;
+    auto it = texts_.find(id);
+    return it == texts_.end() ? kEmpty : it->second;
+  }
+  void set(NodeId id, ReasonKind kind, std::string text) {
+    kinds_[id] = kind;
+    if (!text.empty())
+      texts_[id] = std::move(text);
+    else
+      texts_.erase(id);
+  }
+
+ private:
+  std::vector<ReasonKind> kinds_;
+  std::unordered_map<NodeId, std::string> texts_;
 };
 
 bool isFusedOp(const Node& node) { return node.domain().starts_with("subgraph."); }
@@ -61,8 +82,7 @@ bool isFusedOp(const Node& node) { return node.domain().starts_with("subgraph.")
 // input-graph node id cover the nodes that can end up in regions; fused
 // nodes made by a pass get ids past inputBound.
 struct RunState {
-  explicit RunState(Graph& g) : graph(g), inputBound(g.nodeIdBound()) {
-    reasons.resize(inputBound);
+  explicit RunState(Graph& g) : graph(g), inputBound(g.nodeIdBound()), reasons(inputBound) {
     regionOf.assign(inputBound, -1);
     fused.assign(inputBound, 0);
     for (Node* n : g.nodes())
@@ -75,13 +95,12 @@ struct RunState {
 
   void note(const Node& node, ReasonKind kind, std::string text) {
     if (node.id() >= inputBound) return;
-    NodeReason& r = reasons[node.id()];
+    const NodeId id = node.id();
     if (kind == ReasonKind::kNoSelector) {
-      if (r.kind > ReasonKind::kNoSelector) return;
-      if (text.empty() && !r.text.empty()) return;
+      if (reasons.kind(id) > ReasonKind::kNoSelector) return;
+      if (text.empty() && !reasons.text(id).empty()) return;
     }
-    r.kind = kind;
-    r.text = std::move(text);
+    reasons.set(id, kind, std::move(text));
   }
 
   bool isFused(const Node& node) const { return node.id() < fused.size() && fused[node.id()]; }
@@ -100,7 +119,7 @@ struct RunState {
 
   Graph& graph;
   NodeId inputBound;
-  std::vector<NodeReason> reasons;
+  NodeReasons reasons;
   std::vector<int> regionOf;
   std::vector<uint8_t> fused;
   std::vector<int> fusedRegion;
@@ -109,18 +128,23 @@ struct RunState {
   int nextRegionId = 0;
 };
 
-// Id-indexed working tables shared by every pass of one run. They are
-// sized once, with room for the fused nodes the passes add, and reused:
+// Id-indexed working tables shared by every pass of one run, reused:
 // allocating them per pass would, after a pass has freed thousands of
-// nodes, make the allocator consolidate all those chunks each time.
+// nodes, make the allocator consolidate all those chunks each time. They
+// are sized for the input graph, not for the fused nodes the passes add:
+// the heap peaks at the end of a pass, when the region bodies exist and
+// the members they replace are not yet freed, so room reserved then for
+// later passes would add to the peak, while growing a table afterwards,
+// once the members are gone, does not.
 struct PassScratch {
   explicit PassScratch(const Graph& graph) {
-    size_t nodes = graph.nodeIdBound() + graph.nodeIdBound() / 2 + 64;
-    size_t values = graph.valueIdBound() + graph.valueIdBound() / 2 + 64;
+    size_t nodes = graph.nodeIdBound() + 64;
+    size_t values = graph.valueIdBound() + 64;
     dag.reserve(nodes);
     bodies.reserve(nodes, values);
     for (auto* table : {&excluded, &candidate, &scratch}) table->reserve(nodes);
     taken.reserve(nodes);
+    inlined.reserve(values);
   }
 
   QuotientDag dag;
@@ -130,6 +154,7 @@ struct PassScratch {
   std::vector<uint32_t> excluded;
   std::vector<uint32_t> candidate;
   std::vector<uint32_t> scratch;
+  std::vector<uint8_t> inlined;  // by value id: constant already listed
 };
 
 /// One property's pass over the graph.
@@ -193,18 +218,27 @@ class PropertyPass final : private PartitionState {
         backendIndex_(backendIndex),
         property_(property),
         options_(property.options()),
-        label_(backend + "/" + property.name()) {}
+        label_(backend + "/" + property.name()) {
+    info_.backend = backend;
+    info_.property = property.name();
+  }
 
   Status run();
 
  private:
-  // A region accepted by its property and awaiting graph surgery.
+  // A region accepted by its property and awaiting graph surgery. Kept
+  // small, with its members in the pass-wide members_ list rather than a
+  // vector of its own: a pass may hold hundreds of thousands of these.
   struct PendingRegion {
-    RegionInfo info;
-    std::vector<Node*> members;
+    int id = 0;
+    size_t firstMember = 0;  // members are members_[firstMember, +numMembers)
+    size_t numMembers = 0;
     RegionBody body;
     FusedNode fused;
   };
+  std::span<Node* const> membersOf(const PendingRegion& region) const {
+    return std::span<Node* const>(members_).subspan(region.firstMember, region.numMembers);
+  }
 
   bool available(const Node& node) const override {
     return node.graph() == &graph_ && !run_.isFused(node) && taken_[node.id()] < 0 &&
@@ -221,7 +255,7 @@ class PropertyPass final : private PartitionState {
   Status filterAndCommit();
   void commitConvexParts(std::vector<Node*> kept);
   std::vector<std::vector<Node*>> connectedComponents(const std::vector<Node*>& nodes);
-  void commit(std::vector<Node*> part);
+  void commit(std::span<Node* const> part);
   Status connectAll();
   std::vector<FusedRegion> materializeAll();
 
@@ -245,7 +279,13 @@ class PropertyPass final : private PartitionState {
   uint32_t candidateMark_ = 0;
   uint32_t scratchMark_ = 0;
   std::vector<Node*> region_;
-  std::vector<PendingRegion> pending_;
+  // A deque: growing it never moves (or transiently doubles) the regions.
+  std::deque<PendingRegion> pending_;
+  std::vector<Node*> members_;           // members of the pending regions, in order
+  std::vector<Value*> inlined_;          // outer constants the bodies inlined
+  RegionInfo info_;                      // reused for every CreateSubgraphNode call
+  std::vector<Value*> escaping_;         // connectAll's copy of a region's outputs
+  std::vector<const Node*> candidates_;  // what Filter is offered
 };
 
 Status PropertyPass::run() {
@@ -267,6 +307,7 @@ Status PropertyPass::run() {
   excluded_.assign(bound, 0);
   candidate_.assign(bound, 0);
   scratch_.assign(bound, 0);
+  tables_.inlined.assign(graph_.valueIdBound(), 0);
   bodies_.reset(graph_);
   // Contraction never changes the order, so the loop may read it in place.
   for (Node* seed : dag_.order()) {
@@ -337,7 +378,7 @@ std::string PropertyPass::cycleReason(const Reentry& r) const {
   const Node& via = *r.via;
   int region = run_.regionOfFused(via);
   if (region < 0 && via.id() < taken_.size() && taken_[via.id()] >= 0)
-    region = pending_[static_cast<size_t>(taken_[via.id()])].info.id;
+    region = pending_[static_cast<size_t>(taken_[via.id()])].id;
   std::string where = via.qualifiedOpType() + " '" + via.displayName() + "'";
   if (region >= 0)
     return "would form a cycle with region " + std::to_string(region) + " through node " + where +
@@ -373,8 +414,8 @@ void PropertyPass::excludeForCycle(Node* seed, std::vector<Reentry> reentered) {
 }
 
 Status PropertyPass::filterAndCommit() {
-  std::vector<const Node*> candidates(region_.begin(), region_.end());
-  std::vector<const Node*> kept = selector_->Filter(candidates);
+  candidates_.assign(region_.begin(), region_.end());
+  std::vector<const Node*> kept = selector_->Filter(candidates_);
   ++scratchMark_;
   for (const Node* k : kept) {
     if (!k || k->graph() != &graph_ || candidate_[k->id()] != candidateMark_)
@@ -411,7 +452,7 @@ Status PropertyPass::filterAndCommit() {
     else if (!dag_.findReentries(keptNodes, QuotientDag::Direction::kForward).empty())
       problem = "a set that is not convex";
     if (problem.empty()) {
-      commit(std::move(keptNodes));
+      commit(keptNodes);
     } else {
       for (Node* n : keptNodes)
         run_.note(*n, ReasonKind::kFilter,
@@ -467,7 +508,7 @@ void PropertyPass::commitConvexParts(std::vector<Node*> kept) {
     std::vector<Reentry> reentered =
         dag_.findReentries(component, QuotientDag::Direction::kForward);
     if (reentered.empty()) {
-      commit(std::move(component));
+      commit(component);
       continue;
     }
     ++scratchMark_;
@@ -479,7 +520,7 @@ void PropertyPass::commitConvexParts(std::vector<Node*> kept) {
   }
 }
 
-void PropertyPass::commit(std::vector<Node*> part) {
+void PropertyPass::commit(std::span<Node* const> part) {
   if (part.size() < options_.minRegionSize) {
     for (Node* n : part)
       run_.note(*n, ReasonKind::kMinSize,
@@ -489,14 +530,14 @@ void PropertyPass::commit(std::vector<Node*> part) {
     return;
   }
   PendingRegion region;
-  region.info.id = run_.nextRegionId;
-  region.info.backend = backend_;
-  region.info.property = property_.name();
-  region.info.nodes.assign(part.begin(), part.end());
+  region.id = info_.id = run_.nextRegionId;
+  info_.nodes.assign(part.begin(), part.end());
+  const size_t inlinedBefore = inlined_.size();
   region.body = bodies_.build(
-      part, backend_ + "_" + region.info.property + "_" + std::to_string(region.info.id), options_);
-  SubgraphNodeResult result = property_.CreateSubgraphNode(region.body.body, region.info);
+      part, backend_ + "_" + info_.property + "_" + std::to_string(info_.id), options_, inlined_);
+  SubgraphNodeResult result = property_.CreateSubgraphNode(region.body.body, info_);
   if (!result.accepted()) {
+    inlined_.resize(inlinedBefore);
     for (Node* n : part)
       run_.note(*n, ReasonKind::kRejected,
                 "region rejected by property " + label_ +
@@ -508,18 +549,34 @@ void PropertyPass::commit(std::vector<Node*> part) {
   dag_.contract(part);
   const int index = static_cast<int>(pending_.size());
   for (Node* n : part) taken_[n->id()] = index;
+  // List each inlined constant once per pass, not once per region.
+  size_t kept = inlinedBefore;
+  for (size_t k = inlinedBefore; k < inlined_.size(); ++k) {
+    Value* c = inlined_[k];
+    if (!tables_.inlined[c->id()]) {
+      tables_.inlined[c->id()] = 1;
+      inlined_[kept++] = c;
+    }
+  }
+  inlined_.resize(kept);
   region.fused = std::move(result.node());
-  region.members = std::move(part);
+  region.firstMember = members_.size();
+  region.numMembers = part.size();
+  members_.insert(members_.end(), part.begin(), part.end());
   pending_.push_back(std::move(region));
 }
 
 Status PropertyPass::connectAll() {
   // Hooks run for every region before the graph changes, so a hook that
   // breaks its contract leaves the graph as this pass found it.
-  for (PendingRegion& region : pending_) {
+  for (size_t index = 0; index < pending_.size(); ++index) {
+    PendingRegion& region = pending_[index];
     Graph& body = *region.body.body;
-    const std::string which = "region " + std::to_string(region.info.id);
-    const std::vector<Value*> escaping = region.body.outputs;
+    const std::string which = "region " + std::to_string(region.id);
+    // The escaping values as the body builder listed them, in a buffer
+    // reused across regions.
+    std::vector<Value*>& escaping = escaping_;
+    escaping.assign(region.body.outputs.begin(), region.body.outputs.end());
     Status in = property_.ConnectSubgraphInputs(body, region.body.inputs);
     if (!in) return fail("ConnectSubgraphInputs failed for " + which + ": " + in.message());
     Status out = property_.ConnectSubgraphOutputs(body, region.body.outputs);
@@ -534,82 +591,79 @@ Status PropertyPass::connectAll() {
         return fail("ConnectSubgraphInputs gave " + which +
                     " an input that is not a value of graph '" + graph_.name() + "'");
       if (v->producer() && v->producer()->id() < taken_.size() &&
-          taken_[v->producer()->id()] == static_cast<int>(&region - pending_.data()))
+          taken_[v->producer()->id()] == static_cast<int>(index))
         return fail("ConnectSubgraphInputs connected " + which + " to its own value '" + v->name() +
                     "'");
     }
-    std::vector<Value*> given = region.body.outputs;
-    std::vector<Value*> expected = escaping;
-    std::sort(given.begin(), given.end());
-    std::sort(expected.begin(), expected.end());
-    if (given != expected || region.body.outputs.size() != body.outputs().size())
+    bool permutation = region.body.outputs == escaping;  // hooks rarely reorder
+    if (!permutation) {
+      std::vector<Value*> given = region.body.outputs;
+      std::sort(given.begin(), given.end());
+      std::sort(escaping.begin(), escaping.end());
+      permutation = given == escaping;
+    }
+    if (!permutation || region.body.outputs.size() != body.outputs().size())
       return fail("ConnectSubgraphOutputs must keep " + which +
                   "'s outputs a permutation of its escaping values");
     if (!region.fused.op)
-      region.fused.op = OpRegistry::global().intern("subgraph." + backend_, region.info.property);
+      region.fused.op = OpRegistry::global().intern("subgraph." + backend_, info_.property);
     if (region.fused.name.empty())
-      region.fused.name =
-          backend_ + "_" + region.info.property + "_" + std::to_string(region.info.id);
+      region.fused.name = backend_ + "_" + info_.property + "_" + std::to_string(region.id);
   }
   return Status::ok();
 }
 
 std::vector<FusedRegion> PropertyPass::materializeAll() {
-  // Record each region's members and values before the members go. All
+  // Report each region and note the values only it reads before its
+  // members go; the reports are written in place, reserved once. All
   // members leave in one batch: shared weights are read by thousands of
   // them, and a batch compacts each use list once instead of per node.
-  std::vector<RegionReport> reports(pending_.size());
-  std::vector<std::vector<Value*>> produced(pending_.size());
-  std::vector<Node*> members;
-  for (size_t i = 0; i < pending_.size(); ++i) {
-    PendingRegion& region = pending_[i];
-    RegionReport& report = reports[i];
-    report.id = region.info.id;
+  std::vector<RegionReport>& reports = run_.report.regions;
+  reports.reserve(reports.size() + pending_.size());
+  std::vector<Value*> internal;  // computed in a region, read only there
+  for (PendingRegion& region : pending_) {
+    RegionReport& report = reports.emplace_back();
+    report.id = region.id;
     report.backend = backend_;
-    report.property = region.info.property;
+    report.property = info_.property;
     report.fusedNode = region.fused.name;
-    for (Node* n : region.members) {
+    const std::span<Node* const> members = membersOf(region);
+    report.nodes.reserve(members.size());
+    report.nodeIds.reserve(members.size());
+    const std::vector<Value*>& outputs = region.body.outputs;
+    for (Node* n : members) {
       report.nodes.push_back(n->displayName());
       report.nodeIds.push_back(n->id());
-      if (n->id() < run_.inputBound) run_.regionOf[n->id()] = region.info.id;
+      if (n->id() < run_.inputBound) run_.regionOf[n->id()] = region.id;
       for (Value* v : n->outputs())
-        if (v->producer() == n) produced[i].push_back(v);
-      members.push_back(n);
+        if (v->producer() == n && std::find(outputs.begin(), outputs.end(), v) == outputs.end())
+          internal.push_back(v);
     }
+    // The fused node's connections are exactly the body's outer values.
+    report.inputs.reserve(region.body.inputs.size());
+    for (Value* v : region.body.inputs) report.inputs.push_back(v ? v->name() : std::string());
+    report.outputs.reserve(outputs.size());
+    for (Value* v : outputs) report.outputs.push_back(v->name());
   }
-  graph_.removeNodes(members, /*keepOutputs=*/true);
+  graph_.removeNodes(members_, /*keepOutputs=*/true);
 
   // Escaping values (read outside, or graph outputs) become the fused
   // node's outputs, so outer readers and graph outputs keep pointing at
   // them; values only the region read go.
+  for (Value* v : internal)
+    if (!v->hasUses() && !v->isGraphInput() && !v->isGraphOutput()) graph_.removeValue(v);
   std::vector<FusedRegion> fusedRegions;
   fusedRegions.reserve(pending_.size());
-  for (size_t i = 0; i < pending_.size(); ++i) {
-    PendingRegion& region = pending_[i];
-    std::vector<Value*>& outputs = region.body.outputs;
-    for (Value* v : produced[i])
-      if (std::find(outputs.begin(), outputs.end(), v) == outputs.end() && !v->hasUses() &&
-          !v->isGraphInput() && !v->isGraphOutput())
-        graph_.removeValue(v);
-    Node* fused = graph_.addNode(region.fused.op, region.body.inputs, outputs,
-                                 std::move(region.fused.attrs), region.fused.name);
-    run_.markFused(*fused, region.info.id);
-    RegionReport& report = reports[i];
-    for (Value* v : fused->inputs()) report.inputs.push_back(v ? v->name() : std::string());
-    for (Value* v : fused->outputs()) report.outputs.push_back(v->name());
-    run_.report.regions.push_back(std::move(report));
-    fusedRegions.push_back(FusedRegion{region.info.id, fused});
+  for (PendingRegion& region : pending_) {
+    Node* fused = graph_.addNode(region.fused.op, std::move(region.body.inputs),
+                                 std::move(region.body.outputs), std::move(region.fused.attrs),
+                                 std::move(region.fused.name));
+    run_.markFused(*fused, region.id);
+    fusedRegions.push_back(FusedRegion{region.id, fused});
   }
-  // A constant inlined into several bodies is listed by each region; it
+  // An inlined constant (listed once, however many bodies inlined it)
   // goes once nothing outside the bodies reads it.
-  std::vector<Value*> constants;
-  for (PendingRegion& region : pending_)
-    constants.insert(constants.end(), region.body.inlinedConstants.begin(),
-                     region.body.inlinedConstants.end());
-  std::sort(constants.begin(), constants.end(),
-            [](const Value* a, const Value* b) { return a->id() < b->id(); });
-  constants.erase(std::unique(constants.begin(), constants.end()), constants.end());
-  for (Value* c : constants)
+  for (Value* c : inlined_)
     if (!c->hasUses() && !c->isGraphInput() && !c->isGraphOutput()) graph_.removeValue(c);
   return fusedRegions;
 }
@@ -648,6 +702,11 @@ std::vector<uint64_t> lowerPriorityWishes(const RunState& run, std::span<Subgrap
 void fillReport(RunState& run, const std::vector<NodeId>& inputOrder,
                 const std::vector<uint64_t>& wanted, std::span<SubgraphBackend> backends) {
   PartitionReport& report = run.report;
+  // Sized exactly: a doubling vector of 10^5 entries would hold up to
+  // twice the room, and three times while it moves.
+  size_t rejected = 0;
+  for (NodeId id : inputOrder) rejected += run.regionOf[id] < 0;
+  report.rejected.reserve(report.rejected.size() + rejected);
   for (NodeId id : inputOrder) {
     if (run.regionOf[id] >= 0) {
       ++report.nodesInRegions;
@@ -664,20 +723,21 @@ void fillReport(RunState& run, const std::vector<NodeId>& inputOrder,
       continue;
     }
     const Node* n = run.graph.node(id);
-    const NodeReason& r = run.reasons[id];
+    const ReasonKind kind = run.reasons.kind(id);
+    const std::string& text = run.reasons.text(id);
     RejectedNode entry;
     entry.node = n ? n->displayName() : "#" + std::to_string(id);
     entry.nodeId = n ? id : RejectedNode::kNoId;
     entry.op = n ? n->qualifiedOpType() : std::string();
-    entry.kind = n ? reasonKindName(r.kind) : "removed";
+    entry.kind = n ? reasonKindName(kind) : "removed";
     if (!n)
       entry.reason = "removed from the graph by a PostPartition hook";
-    else if (r.kind == ReasonKind::kNone)
+    else if (kind == ReasonKind::kNone)
       entry.reason = backends.empty() ? "no backend is active" : "no selector matched";
-    else if (r.text.empty())
+    else if (text.empty())
       entry.reason = "no selector matched";
     else
-      entry.reason = r.text;
+      entry.reason = text;
     report.rejected.push_back(std::move(entry));
   }
 }

@@ -43,8 +43,8 @@ const Node* nodeOnCycle(const Graph& graph, const std::vector<uint32_t>& pending
 void QuotientDag::reserve(size_t nodes) {
   for (auto* table : {&parent_, &next_}) table->reserve(nodes);
   for (auto* table : {&rank_, &memberEpoch_, &visitEpoch_, &pending_}) table->reserve(nodes);
+  // Not ready_: Kahn's stack holds one layer of the graph, not all of it.
   order_.reserve(nodes);
-  ready_.reserve(nodes);
 }
 
 Status QuotientDag::init(const Graph& graph) {

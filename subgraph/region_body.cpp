@@ -35,13 +35,18 @@ bool RegionBodyBuilder::escapes(const Value& value) const {
 }
 
 RegionBody RegionBodyBuilder::build(std::span<Node* const> members, const std::string& name,
-                                    const PropertyOptions& options) {
+                                    const PropertyOptions& options, std::vector<Value*>& inlined) {
   ++mark_;
   for (Node* n : members) nodeMark_[n->id()] = mark_;
 
   RegionBody result;
   result.body = std::make_shared<Graph>(name);
   Graph& body = *result.body;
+  // Size the body's tables once: every value of the body stands for an
+  // input or output of a member, so their count bounds the values.
+  size_t valueBound = 0;
+  for (Node* n : members) valueBound += n->numInputs() + n->numOutputs();
+  body.reserve(members.size(), valueBound);
   for (const auto& [domain, version] : graph_->opsetImports()) body.setOpsetImport(domain, version);
 
   auto bind = [&](const Value* outer, Value* inner) {
@@ -70,8 +75,8 @@ RegionBody RegionBodyBuilder::build(std::span<Node* const> members, const std::s
         inputs.push_back(mapped(v));
       } else if (options.inlineConstants && v->isInitializer() && !v->isGraphInput()) {
         if (!isMapped(v)) {
-          bind(v, body.addInitializer(v->name(), *v->initializer()));
-          result.inlinedConstants.push_back(v);
+          bind(v, body.addSharedInitializer(v->name(), v->sharedInitializer()));
+          inlined.push_back(v);
         }
         inputs.push_back(mapped(v));
       } else if (!isMapped(v)) {

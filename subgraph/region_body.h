@@ -5,8 +5,9 @@
 // in CreateSubgraphNode and what the fused node carries:
 //  * each outer value the region reads becomes a body graph input, once per
 //    value when duplicated inputs are merged, else once per read;
-//  * constants the region reads are copied in as initializers (sharing the
-//    data) when inlining is on, else they are inputs like any other value;
+//  * constants the region reads become body initializers sharing the outer
+//    Tensor (no copy) when inlining is on, else they are inputs like any
+//    other value;
 //  * each value computed in the region and read outside it, or a graph
 //    output, becomes a body graph output, once;
 //  * every value keeps its outer name, except the extra inputs made for
@@ -33,8 +34,6 @@ struct RegionBody {
   std::vector<Value*> inputs;
   /// Outer value each body output stands for, in body output order.
   std::vector<Value*> outputs;
-  /// Outer constants copied into the body.
-  std::vector<Value*> inlinedConstants;
 };
 
 /// Reusable id-indexed scratch space for extracting many bodies from one
@@ -47,9 +46,11 @@ class RegionBodyBuilder {
   /// Reserves room for graphs of up to `nodes` node ids and `values`
   /// value ids, so that reset() reuses its tables.
   void reserve(size_t nodes, size_t values);
-  /// Extracts `members` (in topological order) as a body named `name`.
+  /// Extracts `members` (in topological order) as a body named `name`,
+  /// appending the outer constants it inlines to `inlined` (one list for
+  /// all regions of a pass: the partitioner only needs their union).
   RegionBody build(std::span<Node* const> members, const std::string& name,
-                   const PropertyOptions& options);
+                   const PropertyOptions& options, std::vector<Value*>& inlined);
   /// True if `value` (an output of a member of the region last built)
   /// escapes it: it is read outside the region or is a graph output.
   bool escapes(const Value& value) const;
