@@ -51,7 +51,8 @@ def run_benchmark(bench, repetitions):
 
 
 def parse_runs(data):
-    """(shape, unsupported %) -> sorted list of (nodes, cpu ms, bytes/node, regions)."""
+    """(shape, unsupported %) -> sorted list of
+    (nodes, cpu ms, bytes/node, regions, working bytes/node)."""
     series = {}
     for b in data["benchmarks"]:
         if b.get("error_occurred"):
@@ -64,7 +65,8 @@ def parse_runs(data):
         shape, nodes, pct = m.group(1), int(m.group(2)), int(m.group(3))
         scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b["time_unit"]]
         series.setdefault((shape, pct), []).append(
-            (nodes, b["cpu_time"] * scale, b["bytes_per_node"], int(b["regions"])))
+            (nodes, b["cpu_time"] * scale, b["bytes_per_node"], int(b["regions"]),
+             b.get("working_bytes_per_node", float("nan"))))
     for runs in series.values():
         runs.sort()
     return series
@@ -72,7 +74,7 @@ def parse_runs(data):
 
 def slope(runs, lo=1e4, hi=1e6):
     """Least-squares slope of log(time) against log(nodes) for lo <= nodes <= hi."""
-    pts = [(math.log10(n), math.log10(t)) for n, t, _, _ in runs if lo <= n <= hi and t > 0]
+    pts = [(math.log10(n), math.log10(t)) for n, t, *_ in runs if lo <= n <= hi and t > 0]
     if len(pts) < 2:
         return float("nan")
     mx = sum(x for x, _ in pts) / len(pts)
@@ -158,11 +160,11 @@ def section(series, context, svg_rel):
     rows = []
     for (shape, pct), runs in sorted(series.items()):
         s = slope(runs)
-        for n, t, bpn, regions in runs:
+        for n, t, bpn, regions, work in runs:
             rows.append(f"| {shape} | {pct}% | {n:,} | {regions:,} | {t:,.1f} | "
-                        f"{t * 1e6 / n:,.0f} | {bpn:,.0f} |")
+                        f"{t * 1e6 / n:,.0f} | {bpn:,.0f} | {work:,.0f} |")
         big = [t for n, t, *_ in runs if n == 1_000_000]
-        worst_bpn = max(b for _, _, b, _ in runs)
+        worst_bpn = max(b for _, _, b, *_ in runs)
         checks = []
         if big:
             checks.append(("10^6 nodes under 1 s", big[0] < TARGET_MS_AT_1M, f"{big[0]:,.0f} ms"))
@@ -185,7 +187,10 @@ def section(series, context, svg_rel):
         "call, including the graph rewrite and the report; extra heap is the peak allocated on "
         "top of the input graph during that call, measured with a counting operator new.",
         "",
-        f"Machine: {context['cpu']}; {context['compiler']}; Release build; {context['date']}.",
+        f"Machine: {context['cpu']}, {context['cores']} cores; {context['compiler']}; Release "
+        f"build; {context['date']}. Load average (1 min) {context['load']}: on a shared machine "
+        "whose load exceeds its cores, CPU time runs high (the processes share caches and "
+        "hyperthreads), so treat the times as upper bounds.",
         "",
         f"![CPU time against nodes, log-log]({svg_rel})",
         "",
@@ -193,9 +198,18 @@ def section(series, context, svg_rel):
         "|---|---|---|---|",
         *context["checks"],
         "",
-        "| graph | unsupported | nodes | regions | CPU ms | ns/node | extra heap B/node |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| graph | unsupported | nodes | regions | CPU ms | ns/node | extra heap B/node | "
+        "of which working B/node |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
         *rows,
+        "",
+        "Extra heap (the figure the 1 KB target is checked against) is everything the call "
+        "holds at its peak beyond the input graph: the result (the region bodies, one standalone "
+        "graph per region holding a copy of its nodes and values, the fused nodes and the "
+        "report) and the working memory. The working column is the peak minus what the call "
+        "leaves behind: the id-indexed tables and pending regions, and the region members, which "
+        "are still in the graph while the bodies that replace them are built, so the peak holds "
+        "a region twice.",
         "",
         "The transformer graph has no Conv, so it measures the cost of offering every node to "
         "a selector that declines: the floor of any partitioning run.",
@@ -215,6 +229,7 @@ def main():
     parser.add_argument("--svg", default="docs/img/partition_scaling.svg")
     args = parser.parse_args()
 
+    load_before = os.getloadavg()[0]
     if args.json:
         with open(args.json, encoding="utf-8") as f:
             data = json.load(f)
@@ -242,7 +257,8 @@ def main():
                                   check=False).stdout.splitlines()[0]
     except (OSError, IndexError):
         pass
-    context = {"cpu": cpu_model(), "compiler": compiler,
+    load = f"{load_before:.1f} before and {os.getloadavg()[0]:.1f} after the run"
+    context = {"cpu": cpu_model(), "cores": os.cpu_count(), "load": load, "compiler": compiler,
                "date": datetime.date.today().isoformat(), "checks": []}
     svg_rel = os.path.relpath(args.svg, os.path.dirname(args.doc))
     text, ok = section(series, context, svg_rel)
