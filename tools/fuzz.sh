@@ -52,10 +52,11 @@ for h in "${harnesses[@]}"; do
   # -timeout: a single input running 25 s is a hang. -rss_limit_mb bounds
   # memory; the harnesses' own limits are far below it. The first folder
   # receives new inputs; the seeds and regressions are read only.
+  inputs=("$corpus" "$build/fuzz-seeds/$h")
+  [[ -d $root/tests/fuzz/regressions/$h ]] && inputs+=("$root/tests/fuzz/regressions/$h")
   set +e
   "$build/tests/fuzz/fuzz_$h" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$findings/" \
-    "$corpus" "$build/fuzz-seeds/$h" "$root/tests/fuzz/regressions/$h" >"$log" 2>&1
+    -print_final_stats=1 -artifact_prefix="$findings/" "${inputs[@]}" >"$log" 2>&1
   rc=$?
   set -e
   after=$(find "$findings" -type f | wc -l)
