@@ -134,6 +134,9 @@ class ConvRegionKernel final : public RegionKernel {
     // The stem (few input channels) reads plain NCHW: oneDNN has direct
     // kernels for it, and blocking 3 channels to 16 would waste 5x work.
     bool plainSrc = spec.groups == 1 && spec.inChannels < 16 && blocked == Format::kBlocked16;
+    // x + conv(x) reads one region input as both source and residual, and
+    // the residual must be in the output's layout.
+    if (spec.sumResidual && residualInput_ == srcInput_) plainSrc = false;
     spec.srcFormat = plainSrc ? Format::kPlain : blocked;
     spec.dstFormat = blocked;
     conv_ = std::make_unique<FusedConv>(std::move(spec));

@@ -22,7 +22,11 @@ std::unique_ptr<partition::SubgraphProperty> makeProperty() {
   PatternBuilder b("pool");
   b.add(OpMatcher::anyOf({"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"})
             .where(sp::outputRank(4))
-            .where(sp::attrEquals("auto_pad", std::string("NOTSET")))
+            .where([](const Node& n) {
+              // The global pools have no auto_pad; the others must not use it.
+              return partition::Decision::noIf(n.getString("auto_pad", "NOTSET") != "NOTSET",
+                                               "auto_pad is not supported (explicit pads only)");
+            })
             .where(predicates::onlyFirstOutputUsed())
             .where([](const Node& n) {
               return partition::Decision::noIf(

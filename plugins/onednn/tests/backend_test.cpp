@@ -319,7 +319,7 @@ TEST(OnednnOtherFamilies, PoolsConcatEltwise) {
   Outcome o = partitionAndRun(kPoolsAndMore);
   EXPECT_THAT(o.regions, ::testing::UnorderedElementsAre("pool", "pool", "pool", "concat",
                                                          "eltwise2"));
-  EXPECT_TRUE(o.leftOps.empty());
+  EXPECT_TRUE(o.leftOps.empty()) << ::testing::PrintToString(o.leftOps);
   EXPECT_LT(o.maxDiff, 1e-5);
 }
 
