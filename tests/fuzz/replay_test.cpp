@@ -7,9 +7,9 @@
 // harness's one-line message, and the input named on stdout just before.
 // The libFuzzer half (new inputs, coverage feedback) is tools/fuzz.sh.
 //
-// With SUBGRAPH_FUZZ_REPLAY_STRIDE=n (the asan preset sets 4) only every
-// n-th ONNX node test is used and the two large zoo models are skipped, to
-// keep the sanitizer run short.
+// With SUBGRAPH_FUZZ_REPLAY_STRIDE=n (4 by default in sanitizer builds) only
+// every n-th ONNX node test is used and the two large zoo models are
+// skipped, to keep the sanitizer run short.
 //
 //===----------------------------------------------------------------------===//
 #include <gtest/gtest.h>
@@ -50,6 +50,9 @@ void feed(const Harness& h, const std::string& label, const std::string& bytes) 
 void replaySeeds(const std::string& name) {
   SeedSources sources;
   sources.sourceDir = sourceDir();
+#ifdef SUBGRAPH_FUZZ_DEFAULT_STRIDE
+  sources.onnxStride = SUBGRAPH_FUZZ_DEFAULT_STRIDE;
+#endif
   if (const char* stride = std::getenv("SUBGRAPH_FUZZ_REPLAY_STRIDE"); stride && *stride)
     sources.onnxStride = std::strtoull(stride, nullptr, 10);
   // Sampling means a slow (sanitizer) build: skip building ResNet-50's and
