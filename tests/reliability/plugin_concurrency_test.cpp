@@ -59,7 +59,11 @@ TEST(PluginConcurrencyTest, LoadAndUnloadWhileSessionsRun) {
   std::atomic<bool> stop{false};
   std::atomic<int> failures{0}, runs{0};
   std::vector<std::thread> runners;
-  for (int t = 0; t < 4; ++t)
+  // SUBGRAPH_TEST_PLUGIN_RUNNERS=0 runs the plugin rounds alone, to tell a
+  // race from a plain bug.
+  const char* runnersEnv = std::getenv("SUBGRAPH_TEST_PLUGIN_RUNNERS");
+  const int numRunners = runnersEnv && *runnersEnv ? std::atoi(runnersEnv) : 4;
+  for (int t = 0; t < numRunners; ++t)
     runners.emplace_back([&] {
       SessionOptions options;
       options.threads = 1;
@@ -94,7 +98,9 @@ TEST(PluginConcurrencyTest, LoadAndUnloadWhileSessionsRun) {
   stop = true;
   for (auto& th : runners) th.join();
   EXPECT_EQ(failures.load(), 0);
-  EXPECT_GT(runs.load(), 0);
+  if (numRunners > 0) {
+    EXPECT_GT(runs.load(), 0);
+  }
 #endif
 }
 
