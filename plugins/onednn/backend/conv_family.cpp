@@ -165,8 +165,7 @@ class ConvRegionKernel final : public RegionKernel {
   Status run(runtime::RunContext& ctx) const override {
     return guarded(ctx, [&] {
       useSessionThreads();
-      const void* residual =
-          conv_->spec().sumResidual ? ctx.input(residualInput_).raw() : nullptr;
+      const void* residual = conv_->spec().sumResidual ? ctx.input(residualInput_).raw() : nullptr;
       conv_->execute(ctx.input(srcInput_).dims(), ctx.input(srcInput_).raw(), residual,
                      ctx.output(0).raw(), ctx.scratch().data());
     });
@@ -203,8 +202,8 @@ std::vector<std::pair<std::string, partition::PropertyFactory>> convProperties()
     for (int add : {1, 0})
       for (int act : {1, 0}) {
         if (!fusionAllowed(bn, add, act)) continue;
-        std::string name = std::string("conv") + (bn ? "_bn" : "") + (add ? "_add" : "") +
-                           (act ? "_act" : "");
+        std::string name =
+            std::string("conv") + (bn ? "_bn" : "") + (add ? "_add" : "") + (act ? "_act" : "");
         out.emplace_back(name, [name, bn, add, act] { return makeProperty(name, bn, add, act); });
       }
   return out;

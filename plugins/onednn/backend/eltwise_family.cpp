@@ -72,8 +72,10 @@ class EltwiseRegionKernel final : public RegionKernel {
       if (!s) throw Unsupported("unexpected " + n->opType() + " in an element-wise chain");
       const Value* x = n->input(0);
       if (scalarOf(x) && n->numInputs() == 2) x = n->input(1);
-      if (!last) input_ = body.inputIndex(x);
-      else if (x != last) throw Unsupported("the chain is not linear");
+      if (!last)
+        input_ = body.inputIndex(x);
+      else if (x != last)
+        throw Unsupported("the chain is not linear");
       steps.push_back(*s);
       last = n->output(0);
     }

@@ -118,7 +118,8 @@ PatternBuilder gemmPattern(bool act) {
   if (act) gemm.where(sp::hasOneUse());
   size_t g = b.add(gemm);
   if (act) {
-    size_t a = b.add(OpMatcher::anyOf(activationOps()).where(predicates::isTranslatableActivation()));
+    size_t a =
+        b.add(OpMatcher::anyOf(activationOps()).where(predicates::isTranslatableActivation()));
     b.connect(g, a, 0);
   }
   return b;
@@ -194,8 +195,8 @@ class MatMulRegionKernel final : public RegionKernel {
       if (n == first) continue;
       const std::string& op = n->opType();
       if (sawGelu) continue;  // the rest of the GELU form, checked by the pattern
-      const Value* other = n->numInputs() == 2 ? (n->input(0) == last ? n->input(1) : n->input(0))
-                                               : nullptr;
+      const Value* other =
+          n->numInputs() == 2 ? (n->input(0) == last ? n->input(1) : n->input(0)) : nullptr;
       if (op == "Add" && spec.bias.empty() && !spec.sumResidual && spec.activations.empty() &&
           constantOf(other)) {
         spec.bias = floatsOf(other);
@@ -271,7 +272,8 @@ class MatMulRegionKernel final : public RegionKernel {
     if (gemm.numInputs() > 2 && gemm.input(2)) {
       std::vector<float> c = floatsOf(gemm.input(2));
       if (c.size() == 1) c.assign(static_cast<size_t>(spec.n), c[0]);
-      if (c.size() != static_cast<size_t>(spec.n)) throw Unsupported("C is not a bias of N elements");
+      if (c.size() != static_cast<size_t>(spec.n))
+        throw Unsupported("C is not a bias of N elements");
       for (float& x : c) x *= beta;
       spec.bias = std::move(c);
     }
@@ -289,17 +291,17 @@ std::vector<std::pair<std::string, partition::PropertyFactory>> matmulProperties
   return {
       {"matmul_bias_gelu", property("matmul_bias_gelu", geluPattern)},
       {"matmul_bias_add", property("matmul_bias_add", biasResidualPattern)},
-      {"matmul_bias_act",
-       property("matmul_bias_act",
-                [] {
-                  PatternBuilder b("matmul_bias_act");
-                  size_t mm = b.add(weightsMatMul(true));
-                  size_t bias = b.add(biasAdd(true));
-                  size_t act = b.add(OpMatcher::anyOf(activationOps())
-                                         .where(predicates::isTranslatableActivation()));
-                  b.connect(mm, bias).connect(bias, act, 0);
-                  return b;
-                })},
+      {"matmul_bias_act", property("matmul_bias_act",
+                                   [] {
+                                     PatternBuilder b("matmul_bias_act");
+                                     size_t mm = b.add(weightsMatMul(true));
+                                     size_t bias = b.add(biasAdd(true));
+                                     size_t act =
+                                         b.add(OpMatcher::anyOf(activationOps())
+                                                   .where(predicates::isTranslatableActivation()));
+                                     b.connect(mm, bias).connect(bias, act, 0);
+                                     return b;
+                                   })},
       {"matmul_bias", property("matmul_bias", biasActPattern)},
       {"gemm_act", property("gemm_act", [] { return gemmPattern(true); })},
       {"gemm", property("gemm", [] { return gemmPattern(false); })},

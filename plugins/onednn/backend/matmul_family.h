@@ -1,4 +1,5 @@
-//===- plugins/onednn/backend/matmul_family.h - MatMul/Gemm + bias + activation regions -*- C++ -*-===//
+//===- plugins/onednn/backend/matmul_family.h - MatMul/Gemm + bias + activation regions -*- C++
+//-*-===//
 //
 // Internal to the onednn backend: the matmul fusion family. Its properties
 // propose, longest first: MatMul by constant weights -> Add bias -> GELU

@@ -47,7 +47,7 @@ class PoolRegionKernel final : public RegionKernel {
     const std::string& op = n.opType();
     spec.global = op.rfind("Global", 0) == 0;
     bool isMax = op == "MaxPool" || op == "GlobalMaxPool";
-    spec.kind = isMax ? PoolSpec::Kind::kMax
+    spec.kind = isMax                              ? PoolSpec::Kind::kMax
                 : n.getInt("count_include_pad", 0) ? PoolSpec::Kind::kAverageIncludePad
                                                    : PoolSpec::Kind::kAverageExcludePad;
     if (!spec.global) {

@@ -202,8 +202,9 @@ void RegionKernel::useSessionThreads() {
 
 runtime::KernelCreator makeCreator(
     std::function<std::unique_ptr<runtime::Kernel>(const Node& region)> factory) {
-  return [factory = std::move(factory)](const Node& region, const runtime::Backend&)
-             -> StatusOr<std::unique_ptr<runtime::Kernel>> {
+  return [factory = std::move(factory)](
+             const Node& region,
+             const runtime::Backend&) -> StatusOr<std::unique_ptr<runtime::Kernel>> {
     try {
       return factory(region);
     } catch (const Unsupported& e) {

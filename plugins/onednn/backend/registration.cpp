@@ -28,9 +28,9 @@ struct FamilyEntry {
 };
 
 const FamilyEntry kFamilies[] = {
-    {convProperties, convKernelCreator},           {matmulProperties, matmulKernelCreator},
-    {poolingProperties, poolingKernelCreator},     {layernormProperties, layernormKernelCreator},
-    {softmaxProperties, softmaxKernelCreator},     {concatProperties, concatKernelCreator},
+    {convProperties, convKernelCreator},       {matmulProperties, matmulKernelCreator},
+    {poolingProperties, poolingKernelCreator}, {layernormProperties, layernormKernelCreator},
+    {softmaxProperties, softmaxKernelCreator}, {concatProperties, concatKernelCreator},
     {eltwiseProperties, eltwiseKernelCreator},
 };
 

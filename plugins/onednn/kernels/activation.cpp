@@ -88,7 +88,8 @@ dnnl::eltwise_forward::primitive_desc eltwiseDesc(const Activation& activation,
   int n = toSteps(activation, steps);
   dnnl::primitive_attr attr;
   dnnl::post_ops post;
-  for (int i = 1; i < n; ++i) post.append_eltwise(1.0f, steps[i].alg, steps[i].alpha, steps[i].beta);
+  for (int i = 1; i < n; ++i)
+    post.append_eltwise(1.0f, steps[i].alg, steps[i].alpha, steps[i].beta);
   attr.set_post_ops(post);
   dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, steps[0].alg, data,
                                    steps[0].alpha, steps[0].beta);

@@ -38,8 +38,8 @@ void EltwiseChain::execute(std::span<const int64_t> dims, const void* src, void*
   dnnl::memory dstMem(p->desc, engine, dst);
   dnnl::stream& stream = threadStream();
   for (size_t i = 0; i < p->primitives.size(); ++i)
-    p->primitives[i].execute(stream, {{DNNL_ARG_SRC, i == 0 ? srcMem : dstMem},
-                                      {DNNL_ARG_DST, dstMem}});
+    p->primitives[i].execute(stream,
+                             {{DNNL_ARG_SRC, i == 0 ? srcMem : dstMem}, {DNNL_ARG_DST, dstMem}});
   stream.wait();
 }
 

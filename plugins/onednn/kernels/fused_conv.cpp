@@ -23,8 +23,8 @@ void foldBatchNorm(ConvSpec& spec, std::span<const float> scale, std::span<const
                    std::span<const float> mean, std::span<const float> var, float epsilon) {
   auto out = static_cast<size_t>(spec.outChannels);
   if (scale.size() != out || shift.size() != out || mean.size() != out || var.size() != out)
-    throw std::invalid_argument(fmt::format(
-        "BatchNormalization parameters must have {} elements (one per filter)", out));
+    throw std::invalid_argument(
+        fmt::format("BatchNormalization parameters must have {} elements (one per filter)", out));
   if (spec.bias.empty()) spec.bias.assign(out, 0.0f);
   size_t perFilter = spec.weights.size() / out;
   for (size_t o = 0; o < out; ++o) {
@@ -54,11 +54,12 @@ FusedConv::FusedConv(ConvSpec spec) : spec_(std::move(spec)) {
   const ConvSpec& s = spec_;
   if (s.inChannels < 1 || s.outChannels < 1 || s.groups < 1 || s.inChannels % s.groups != 0 ||
       s.outChannels % s.groups != 0)
-    throw std::invalid_argument(fmt::format("conv: {} input and {} output channels do not split "
-                                            "into {} groups",
-                                            s.inChannels, s.outChannels, s.groups));
-  size_t expected = static_cast<size_t>(s.outChannels * (s.inChannels / s.groups) * s.kernel[0] *
-                                        s.kernel[1]);
+    throw std::invalid_argument(
+        fmt::format("conv: {} input and {} output channels do not split "
+                    "into {} groups",
+                    s.inChannels, s.outChannels, s.groups));
+  size_t expected =
+      static_cast<size_t>(s.outChannels * (s.inChannels / s.groups) * s.kernel[0] * s.kernel[1]);
   if (s.weights.size() != expected)
     throw std::invalid_argument(
         fmt::format("conv: weights have {} elements, expected {}", s.weights.size(), expected));
@@ -119,10 +120,9 @@ size_t FusedConv::prepare(std::span<const int64_t> inputDims) {
   // oneDNN wants the right padding that makes the output size exact.
   for (int i = 0; i < 2; ++i) {
     int64_t extent = s.dilations[i] * (s.kernel[i] - 1) + 1;
-    padR[static_cast<size_t>(i)] = (prepared->outDims[2 + static_cast<size_t>(i)] - 1) *
-                                       s.strides[static_cast<size_t>(i)] +
-                                   extent - inputDims[2 + static_cast<size_t>(i)] -
-                                   padL[static_cast<size_t>(i)];
+    padR[static_cast<size_t>(i)] =
+        (prepared->outDims[2 + static_cast<size_t>(i)] - 1) * s.strides[static_cast<size_t>(i)] +
+        extent - inputDims[2 + static_cast<size_t>(i)] - padL[static_cast<size_t>(i)];
   }
 
   dnnl::primitive_attr attr;
@@ -168,8 +168,8 @@ std::shared_ptr<const FusedConv::Prepared> FusedConv::find(
   return it == prepared_.end() ? nullptr : it->second;
 }
 
-void FusedConv::execute(std::span<const int64_t> inputDims, const void* src,
-                        const void* residual, void* dst, void* scratch) const {
+void FusedConv::execute(std::span<const int64_t> inputDims, const void* src, const void* residual,
+                        void* dst, void* scratch) const {
   std::shared_ptr<const Prepared> p = find(inputDims);
   if (!p) throw std::logic_error("conv: execute() before prepare() for these input dims");
   if (spec_.sumResidual && residual != dst)

@@ -36,7 +36,7 @@ struct ConvSpec {
   int64_t groups = 1;       ///< 1: plain, inChannels: depthwise.
   std::array<int64_t, 2> kernel{1, 1};
   std::array<int64_t, 2> strides{1, 1};
-  std::array<int64_t, 2> dilations{1, 1};  ///< ONNX convention: 1 means none.
+  std::array<int64_t, 2> dilations{1, 1};   ///< ONNX convention: 1 means none.
   std::array<int64_t, 4> pads{0, 0, 0, 0};  ///< ONNX order: top, left, bottom, right.
   /// [outChannels, inChannels / groups, kH, kW], row-major.
   std::vector<float> weights;
@@ -74,8 +74,8 @@ class FusedConv {
   size_t prepare(std::span<const int64_t> inputDims);
   /// Runs on prepared dims. `residual` (in dstFormat) is read when the spec
   /// sums one; it may equal `dst`. `scratch` holds prepare()'s bytes.
-  void execute(std::span<const int64_t> inputDims, const void* src, const void* residual,
-               void* dst, void* scratch) const;
+  void execute(std::span<const int64_t> inputDims, const void* src, const void* residual, void* dst,
+               void* scratch) const;
 
  private:
   struct Prepared;

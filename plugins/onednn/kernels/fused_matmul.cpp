@@ -39,8 +39,8 @@ struct FusedMatMul::Prepared {
 };
 
 FusedMatMul::FusedMatMul(MatMulSpec spec) : spec_(std::move(spec)) {
-  if (!spec_.weights.empty() &&
-      (spec_.k < 1 || spec_.n < 1 || spec_.weights.size() != static_cast<size_t>(spec_.k * spec_.n)))
+  if (!spec_.weights.empty() && (spec_.k < 1 || spec_.n < 1 ||
+                                 spec_.weights.size() != static_cast<size_t>(spec_.k * spec_.n)))
     throw std::invalid_argument("matmul: weights must be [K, N] with K, N positive");
   if (!spec_.bias.empty() && !spec_.weights.empty() &&
       spec_.bias.size() != static_cast<size_t>(spec_.n))
@@ -70,9 +70,9 @@ std::vector<int64_t> FusedMatMul::outputDims(std::span<const int64_t> a,
 
 std::vector<int64_t> FusedMatMul::key(std::span<const int64_t> a,
                                       std::span<const int64_t> b) const {
-  return shapeKey({std::vector<int64_t>(a.begin(), a.end()),
-                   spec_.weights.empty() ? std::vector<int64_t>(b.begin(), b.end())
-                                         : std::vector<int64_t>{}});
+  return shapeKey(
+      {std::vector<int64_t>(a.begin(), a.end()),
+       spec_.weights.empty() ? std::vector<int64_t>(b.begin(), b.end()) : std::vector<int64_t>{}});
 }
 
 size_t FusedMatMul::prepare(std::span<const int64_t> aDims, std::span<const int64_t> bDims) {
@@ -152,8 +152,7 @@ void FusedMatMul::execute(std::span<const int64_t> aDims, std::span<const int64_
                           const float* a, const float* b, const float* residual, float* dst,
                           void* scratch) const {
   std::shared_ptr<const Prepared> p = cache_.get(key(aDims, bDims), "matmul");
-  if (spec_.sumResidual && residual != dst)
-    std::memcpy(dst, residual, p->dstDesc.get_size());
+  if (spec_.sumResidual && residual != dst) std::memcpy(dst, residual, p->dstDesc.get_size());
   dnnl::engine& engine = cpuEngine();
   dnnl::stream& stream = threadStream();
   auto* bytes = static_cast<std::byte*>(scratch);

@@ -50,9 +50,8 @@ void Softmax::execute(std::span<const int64_t> dims, const float* src, float* ds
   dnnl::memory dstMem(p->desc, engine, dst);
   dnnl::memory scratchMem(p->scratchDesc, engine, scratch);
   dnnl::stream& stream = threadStream();
-  p->primitive.execute(stream, {{DNNL_ARG_SRC, srcMem},
-                                {DNNL_ARG_DST, dstMem},
-                                {DNNL_ARG_SCRATCHPAD, scratchMem}});
+  p->primitive.execute(
+      stream, {{DNNL_ARG_SRC, srcMem}, {DNNL_ARG_DST, dstMem}, {DNNL_ARG_SCRATCHPAD, scratchMem}});
   stream.wait();
 }
 

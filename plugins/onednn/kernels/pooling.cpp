@@ -31,8 +31,8 @@ std::vector<int64_t> Pooling::outputDims(std::span<const int64_t> in) const {
     int64_t extent = spec_.dilations[i] * (spec_.kernel[i] - 1) + 1;
     int64_t span = in[2 + i] + spec_.pads[i] + spec_.pads[2 + i] - extent;
     if (span < 0) throw std::invalid_argument("pool: the window is larger than the padded input");
-    int64_t steps = spec_.ceilMode ? (span + spec_.strides[i] - 1) / spec_.strides[i]
-                                   : span / spec_.strides[i];
+    int64_t steps =
+        spec_.ceilMode ? (span + spec_.strides[i] - 1) / spec_.strides[i] : span / spec_.strides[i];
     // ONNX drops a last window that would start inside the end padding.
     if (spec_.ceilMode && steps * spec_.strides[i] >= in[2 + i] + spec_.pads[i]) --steps;
     out[2 + i] = steps + 1;
@@ -84,9 +84,8 @@ void Pooling::execute(std::span<const int64_t> in, const void* src, void* dst,
   dnnl::memory dstMem(p->dstDesc, engine, dst);
   dnnl::memory scratchMem(p->scratchDesc, engine, scratch);
   dnnl::stream& stream = threadStream();
-  p->primitive.execute(stream, {{DNNL_ARG_SRC, srcMem},
-                                {DNNL_ARG_DST, dstMem},
-                                {DNNL_ARG_SCRATCHPAD, scratchMem}});
+  p->primitive.execute(
+      stream, {{DNNL_ARG_SRC, srcMem}, {DNNL_ARG_DST, dstMem}, {DNNL_ARG_SCRATCHPAD, scratchMem}});
   stream.wait();
 }
 

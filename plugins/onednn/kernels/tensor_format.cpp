@@ -72,8 +72,9 @@ void reorderTensor(std::span<const int64_t> dims, Format from, const void* src, 
     std::lock_guard<std::mutex> lock(mutex);
     auto it = cache.find(key);
     if (it == cache.end())
-      it = cache.emplace(key, dnnl::reorder(dnnl::reorder::primitive_desc(
-                                  cpuEngine(), srcDesc, cpuEngine(), dstDesc)))
+      it = cache
+               .emplace(key, dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), srcDesc,
+                                                                         cpuEngine(), dstDesc)))
                .first;
     prim = it->second;
   }

@@ -15,8 +15,8 @@
 #include <random>
 
 #include "onednn_backend.h"
-#include "subgraph/ir/shape_inference.h"
 #include "runtime_test_util.h"
+#include "subgraph/ir/shape_inference.h"
 
 namespace subgraph::onednn {
 namespace {
@@ -317,8 +317,8 @@ constexpr const char* kPoolsAndMore = R"(
 /// Pools chain in blocked layout; Concat and an element-wise chain fuse.
 TEST(OnednnOtherFamilies, PoolsConcatEltwise) {
   Outcome o = partitionAndRun(kPoolsAndMore);
-  EXPECT_THAT(o.regions, ::testing::UnorderedElementsAre("pool", "pool", "pool", "concat",
-                                                         "eltwise2"));
+  EXPECT_THAT(o.regions,
+              ::testing::UnorderedElementsAre("pool", "pool", "pool", "concat", "eltwise2"));
   EXPECT_TRUE(o.leftOps.empty()) << ::testing::PrintToString(o.leftOps);
   EXPECT_LT(o.maxDiff, 1e-5);
 }

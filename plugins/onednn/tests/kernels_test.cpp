@@ -67,8 +67,10 @@ std::vector<float> naiveConv(const ConvSpec& s, const std::vector<int64_t>& in,
                              const std::vector<float>& x, const std::vector<float>& residual,
                              std::vector<int64_t>& outDims) {
   int64_t n = in[0], c = in[1], h = in[2], w = in[3];
-  int64_t oh = (h + s.pads[0] + s.pads[2] - s.dilations[0] * (s.kernel[0] - 1) - 1) / s.strides[0] + 1;
-  int64_t ow = (w + s.pads[1] + s.pads[3] - s.dilations[1] * (s.kernel[1] - 1) - 1) / s.strides[1] + 1;
+  int64_t oh =
+      (h + s.pads[0] + s.pads[2] - s.dilations[0] * (s.kernel[0] - 1) - 1) / s.strides[0] + 1;
+  int64_t ow =
+      (w + s.pads[1] + s.pads[3] - s.dilations[1] * (s.kernel[1] - 1) - 1) / s.strides[1] + 1;
   outDims = {n, s.outChannels, oh, ow};
   int64_t cg = c / s.groups, og = s.outChannels / s.groups;
   std::vector<float> y(static_cast<size_t>(n * s.outChannels * oh * ow));
@@ -85,7 +87,8 @@ std::vector<float> naiveConv(const ConvSpec& s, const std::vector<int64_t>& in,
                 int64_t xj = j * s.strides[1] - s.pads[1] + kj * s.dilations[1];
                 if (yi < 0 || yi >= h || xj < 0 || xj >= w) continue;
                 acc += double(x[static_cast<size_t>(((b * c + g * cg + ci) * h + yi) * w + xj)]) *
-                       s.weights[static_cast<size_t>(((o * cg + ci) * s.kernel[0] + ki) * s.kernel[1] + kj)];
+                       s.weights[static_cast<size_t>(
+                           ((o * cg + ci) * s.kernel[0] + ki) * s.kernel[1] + kj)];
               }
           size_t idx = static_cast<size_t>(((b * s.outChannels + o) * oh + i) * ow + j);
           auto v = static_cast<float>(acc);
@@ -165,15 +168,16 @@ constexpr Format B = Format::kBlocked16;
 constexpr Format H = Format::kBlocked16Bf16;
 INSTANTIATE_TEST_SUITE_P(
     Shapes, FusedConvTest,
-    ::testing::Values(ConvCase{"stem", 3, 16, 1, 7, 2, 3, 1, 15, P, B, false, K::kRelu},
-                      ConvCase{"pointwise_sum", 32, 24, 1, 1, 1, 0, 1, 6, B, B, true, K::kRelu},
-                      ConvCase{"padded_channels", 24, 40, 1, 3, 1, 1, 1, 7, B, B, false, K::kClip},
-                      ConvCase{"depthwise", 24, 24, 24, 3, 2, 1, 1, 9, B, B, false, K::kHardSwish},
-                      ConvCase{"grouped_dilated", 16, 32, 4, 3, 1, 2, 2, 8, P, P, true, K::kLeakyRelu},
-                      ConvCase{"hardsigmoid", 16, 16, 1, 3, 1, 1, 1, 5, B, B, false, K::kHardSigmoid},
-                      ConvCase{"sigmoid_plain", 8, 8, 1, 3, 2, 0, 1, 9, P, P, false, K::kSigmoid},
-                      ConvCase{"bf16_sum", 32, 32, 1, 3, 1, 1, 1, 6, H, H, true, K::kRelu},
-                      ConvCase{"bf16_depthwise", 32, 32, 32, 3, 1, 1, 1, 6, H, H, false, K::kClip}),
+    ::testing::Values(
+        ConvCase{"stem", 3, 16, 1, 7, 2, 3, 1, 15, P, B, false, K::kRelu},
+        ConvCase{"pointwise_sum", 32, 24, 1, 1, 1, 0, 1, 6, B, B, true, K::kRelu},
+        ConvCase{"padded_channels", 24, 40, 1, 3, 1, 1, 1, 7, B, B, false, K::kClip},
+        ConvCase{"depthwise", 24, 24, 24, 3, 2, 1, 1, 9, B, B, false, K::kHardSwish},
+        ConvCase{"grouped_dilated", 16, 32, 4, 3, 1, 2, 2, 8, P, P, true, K::kLeakyRelu},
+        ConvCase{"hardsigmoid", 16, 16, 1, 3, 1, 1, 1, 5, B, B, false, K::kHardSigmoid},
+        ConvCase{"sigmoid_plain", 8, 8, 1, 3, 2, 0, 1, 9, P, P, false, K::kSigmoid},
+        ConvCase{"bf16_sum", 32, 32, 1, 3, 1, 1, 1, 6, H, H, true, K::kRelu},
+        ConvCase{"bf16_depthwise", 32, 32, 32, 3, 1, 1, 1, 6, H, H, false, K::kClip}),
     [](const ::testing::TestParamInfo<ConvCase>& p) { return std::string(p.param.name); });
 
 /// Weights that do not match the channels are refused up front.
@@ -237,7 +241,8 @@ TEST(FusedMatMul, RuntimeOperandsScaled) {
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         double acc = 0;
-        for (int64_t t = 0; t < k; ++t) acc += double(x[(q * m + i) * k + t]) * y[(q * k + t) * n + j];
+        for (int64_t t = 0; t < k; ++t)
+          acc += double(x[(q * m + i) * k + t]) * y[(q * k + t) * n + j];
         want[(q * m + i) * n + j] = 0.125f * static_cast<float>(acc);
       }
   FusedMatMul mm(s);
@@ -269,7 +274,8 @@ TEST(FusedMatMul, Bf16MatchesLoopsLoosely) {
       s.n = n;
     }
     FusedMatMul mm(s);
-    std::span<const int64_t> b = constant ? std::span<const int64_t>() : std::span<const int64_t>(bd);
+    std::span<const int64_t> b =
+        constant ? std::span<const int64_t>() : std::span<const int64_t>(bd);
     std::vector<float> scratch(mm.prepare(ad, b) / 4 + 1), dst(m * n);
     mm.execute(ad, b, x.data(), w.data(), nullptr, dst.data(), scratch.data());
     // |error| <= 2^-8 relative per product, over k terms of magnitude <= 1.
@@ -344,7 +350,8 @@ TEST(Normalization, SoftmaxAndLayerNorm) {
     double mx = -1e30, sum = 0;
     for (int i = 0; i < 10; ++i) mx = std::max(mx, double(x[r * 10 + i]));
     for (int i = 0; i < 10; ++i) sum += std::exp(x[r * 10 + i] - mx);
-    for (int i = 0; i < 10; ++i) want[r * 10 + i] = static_cast<float>(std::exp(x[r * 10 + i] - mx) / sum);
+    for (int i = 0; i < 10; ++i)
+      want[r * 10 + i] = static_cast<float>(std::exp(x[r * 10 + i] - mx) / sum);
   }
   Softmax softmax(-1);
   std::vector<float> scratch(softmax.prepare(dims) / 4 + 1);
@@ -359,7 +366,8 @@ TEST(Normalization, SoftmaxAndLayerNorm) {
     for (int i = 0; i < 10; ++i) var += (x[r * 10 + i] - mean) * (x[r * 10 + i] - mean);
     var /= 10;
     for (int i = 0; i < 10; ++i)
-      want[r * 10 + i] = static_cast<float>((x[r * 10 + i] - mean) / std::sqrt(var + 1e-5) * scale[i] + shift[i]);
+      want[r * 10 + i] =
+          static_cast<float>((x[r * 10 + i] - mean) / std::sqrt(var + 1e-5) * scale[i] + shift[i]);
   }
   LayerNorm norm(scale, shift, 1e-5f);
   std::vector<float> nscratch(norm.prepare(dims) / 4 + 1);
