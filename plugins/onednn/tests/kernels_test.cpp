@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "concat.h"
+#include "dnnl_context.h"
 #include "eltwise_chain.h"
 #include "fused_conv.h"
 #include "fused_matmul.h"
@@ -112,6 +113,8 @@ class FusedConvTest : public ::testing::TestWithParam<ConvCase> {};
 /// A fused conv (BN folded, optional sum and activation) matches the loops.
 TEST_P(FusedConvTest, MatchesLoops) {
   const ConvCase& cc = GetParam();
+  if (cc.dst == Format::kBlocked16Bf16 && !hasNativeBf16())
+    GTEST_SKIP() << "the CPU has no native bf16 (AVX512-BF16 or AMX)";
   std::printf("seed %u\n", kSeed);
   std::mt19937 rng(kSeed);
   ConvSpec s;
@@ -254,6 +257,7 @@ TEST(FusedMatMul, RuntimeOperandsScaled) {
 /// The bf16 mode multiplies bf16 copies (constant and run-time B alike) and
 /// stays within bf16 rounding of the f32 loops.
 TEST(FusedMatMul, Bf16MatchesLoopsLoosely) {
+  if (!hasNativeBf16()) GTEST_SKIP() << "the CPU has no native bf16 (AVX512-BF16 or AMX)";
   std::mt19937 rng(kSeed);
   const int64_t m = 8, k = 64, n = 16;
   std::vector<float> x = randomVector(m * k, rng), w = randomVector(k * n, rng);
