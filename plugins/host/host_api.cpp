@@ -142,7 +142,10 @@ int32_t valueIsGraphOutput(const SgValue* value) { return fromC(value)->isGraphO
 
 // graph_node(i) walks a topological order; the SDK reads all nodes of one
 // graph in a row, so one cached order per thread makes that linear. The
-// key changes whenever a node is added or removed.
+// key changes whenever a node is added or removed. graph_num_nodes, which a
+// plugin calls before walking, always recomputes: a graph freed and another
+// allocated at the same address with the same counts must not hit the
+// stale order (that crashed PluginConcurrencyTest).
 struct OrderCache {
   const Graph* graph = nullptr;
   NodeId bound = 0;
@@ -150,9 +153,10 @@ struct OrderCache {
   std::vector<const Node*> order;
 };
 
-const std::vector<const Node*>& topoOrder(const Graph* g) {
+const std::vector<const Node*>& topoOrder(const Graph* g, bool refresh = false) {
   thread_local OrderCache cache;
-  if (cache.graph != g || cache.bound != g->nodeIdBound() || cache.count != g->numNodes()) {
+  if (refresh || cache.graph != g || cache.bound != g->nodeIdBound() ||
+      cache.count != g->numNodes()) {
     cache.graph = g;
     cache.bound = g->nodeIdBound();
     cache.count = g->numNodes();
@@ -167,7 +171,7 @@ const std::vector<const Node*>& topoOrder(const Graph* g) {
 }
 
 size_t graphNumNodes(const SgGraph* graph) {
-  return topoOrder(reinterpret_cast<const Graph*>(graph)).size();
+  return topoOrder(reinterpret_cast<const Graph*>(graph), /*refresh=*/true).size();
 }
 const SgNode* graphNode(const SgGraph* graph, size_t i) {
   const auto& order = topoOrder(reinterpret_cast<const Graph*>(graph));
