@@ -5,8 +5,9 @@
 // run sessions that look ops up, so this is the test tools/tsan.sh relies
 // on to show that plugin loading is properly synchronized with running
 // sessions. It needs a built plugin: SUBGRAPH_TEST_PLUGIN names the
-// example max_splat plugin (tools/tsan.sh sets it); without it the test is
-// skipped, and it is compiled only when the plugin host is built.
+// example max_splat plugin (tools/tsan.sh sets it), else the build's own
+// max_splat (compiled in as SUBGRAPH_TEST_DEFAULT_PLUGIN); without either
+// the test is skipped. It is compiled only when the plugin host is built.
 //
 //===----------------------------------------------------------------------===//
 #include <gtest/gtest.h>
@@ -47,6 +48,9 @@ TEST(PluginConcurrencyTest, LoadAndUnloadWhileSessionsRun) {
   GTEST_SKIP() << "built without the plugin host";
 #else
   const char* path = std::getenv("SUBGRAPH_TEST_PLUGIN");
+#ifdef SUBGRAPH_TEST_DEFAULT_PLUGIN
+  if (!path || !*path) path = SUBGRAPH_TEST_DEFAULT_PLUGIN;
+#endif
   if (!path || !*path || !std::filesystem::exists(path))
     GTEST_SKIP() << "SUBGRAPH_TEST_PLUGIN does not name a built max_splat plugin";
   Tensor x = Tensor::fromVector<float>(DataType::kFloat32, {2, 4}, {-1, 0, 1, 2, -3, 3, 0.5, 0});
