@@ -208,6 +208,14 @@ run_test_mode() {
     [[ ${test_status[$preset]} == PASSED ]] || failed=1
   done
   printf '  total time %s\n' "$(elapsed "$start_time")"
+  # CI keeps only the tail of the output, so repeat what failed here, last:
+  # the failing tests' names, then each one's own output, rerun once.
+  for preset in ci asan; do
+    [[ ${test_status[$preset]} == PASSED ]] && continue
+    printf '\n==> What failed in %s\n' "$preset"
+    sed -n '/The following tests FAILED/,$p' "build/$preset/ctest-output.log" | head -40
+    ctest --preset "$preset" --rerun-failed --output-on-failure 2>&1 | tail -80 || true
+  done
   if [[ $failed -ne 0 ]]; then
     current_step="tests (see the failures above; logs in build/<preset>/ctest-output.log)"
     exit 1

@@ -61,8 +61,19 @@ TEST(PluginConcurrencyTest, LoadAndUnloadWhileSessionsRun) {
   };
 
   std::atomic<bool> stop{false};
-  std::atomic<int> failures{0}, runs{0};
+  std::atomic<int> failures{0}, runs{0}, started{0};
   std::vector<std::thread> runners;
+  // An ASSERT below returns early; stop and join the runners then too, so a
+  // failure is reported as one instead of std::terminate on a joinable thread.
+  struct JoinOnExit {
+    std::atomic<bool>& stop;
+    std::vector<std::thread>& threads;
+    ~JoinOnExit() {
+      stop = true;
+      for (auto& th : threads)
+        if (th.joinable()) th.join();
+    }
+  } joinOnExit{stop, runners};
   // SUBGRAPH_TEST_PLUGIN_RUNNERS=0 runs the plugin rounds alone, to tell a
   // race from a plain bug.
   const char* runnersEnv = std::getenv("SUBGRAPH_TEST_PLUGIN_RUNNERS");
@@ -74,14 +85,23 @@ TEST(PluginConcurrencyTest, LoadAndUnloadWhileSessionsRun) {
       Session session(options);
       if (!session.load(parseGraphOrThrow(kMaxGraph)).isOk() || !session.compile().isOk()) {
         ++failures;
+        ++started;
         return;
       }
+      bool first = true;
       while (!stop.load()) {
         StatusOr<RunResult> out = session.run({{"x", x}});
         if (!out.isOk() || floats(out->outputs[0].tensor) != want) ++failures;
         ++runs;
+        if (first) ++started;
+        first = false;
       }
     });
+  // On a loaded machine the ten plugin rounds can finish before a runner
+  // has compiled its session, which tests nothing (and once failed CI on
+  // `runs > 0`): wait until every runner has run once, so the rounds really
+  // overlap running sessions.
+  while (started.load() < numRunners) std::this_thread::yield();
 
   for (int round = 0; round < 10; ++round) {
     StatusOr<std::shared_ptr<plugins::LoadedPlugin> > plugin = plugins::loadPlugin(path);
