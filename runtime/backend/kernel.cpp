@@ -6,11 +6,26 @@
 //===----------------------------------------------------------------------===//
 #include "subgraph/runtime/kernel.h"
 
+#include <exception>
+
 namespace subgraph::runtime {
 
 std::string nodeErrorPrefix(const Node* node) {
   if (!node) return "copy: ";
   return node->qualifiedOpType() + " node '" + node->displayName() + "': ";
+}
+
+Status runKernelGuarded(const Node* node, const std::function<Status()>& call) {
+  try {
+    return call();
+  } catch (const Error& e) {
+    return Status(e.code(), nodeErrorPrefix(node) + e.what());
+  } catch (const std::exception& e) {
+    return Status(StatusCode::kInternal, nodeErrorPrefix(node) + "kernel threw: " + e.what());
+  } catch (...) {
+    return Status(StatusCode::kInternal,
+                  nodeErrorPrefix(node) + "kernel threw a non-standard exception");
+  }
 }
 
 Status ResizeContext::fail(const std::string& message) const {

@@ -194,7 +194,7 @@ Status execute(const Program& p, const Plan& plan, Frame& frame, const ExecuteOp
           frame.states_.empty() ? nullptr : frame.states_[static_cast<size_t>(si)].get());
       bool timed = options.profile || (cb && cb->onExecuteEnd);
       Clock::time_point start = timed ? Clock::now() : Clock::time_point();
-      Status status = runGuarded([&] { return st.kernel->run(ctx); });
+      Status status = runKernelGuarded(st.node, [&] { return st.kernel->run(ctx); });
       if (timed) {
         double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
         frame.stepMs_[static_cast<size_t>(si)] = ms;

@@ -113,7 +113,7 @@ Status resizeSteps(const Program& p, Plan& plan, std::span<const TensorDesc> inp
     }
     outDescs.assign(step.outputs.size(), TensorDesc{DataType::kUndefined, {}, nullptr});
     ResizeContext ctx(step.node, inDescs, inContents, outDescs);
-    Status st = runGuarded([&] { return step.kernel->resize(ctx); });
+    Status st = runKernelGuarded(step.node, [&] { return step.kernel->resize(ctx); });
     if (!st.isOk()) return st;
     plan.scratchBytes[si] = ctx.scratchBytes();
     for (size_t o = 0; o < step.outputs.size(); ++o) {
@@ -122,9 +122,9 @@ Status resizeSteps(const Program& p, Plan& plan, std::span<const TensorDesc> inp
                                                  std::to_string(o) + " undescribed");
       if (!sizeIsSane(outDescs[o]))
         return Status::error(StatusCode::kLimitExceeded,
-                             nodeErrorPrefix(step.node) + "output " + std::to_string(o) + " would be " +
-                                 outDescs[o].toString() + ", over the " + std::to_string(kMaxTensorBytes) +
-                                 "-byte tensor limit");
+                             nodeErrorPrefix(step.node) + "output " + std::to_string(o) +
+                                 " would be " + outDescs[o].toString() + ", over the " +
+                                 std::to_string(kMaxTensorBytes) + "-byte tensor limit");
       size_t slot = static_cast<size_t>(step.outputs[o]);
       outDescs[o].layout = p.slots[slot].layout;
       plan.descs[slot] = std::move(outDescs[o]);
@@ -150,7 +150,7 @@ Status resizeSteps(const Program& p, Plan& plan, std::span<const TensorDesc> inp
     HostBuffer scratch(plan.scratchBytes[si]);
     RunContext run(step.node, runInputs, runOutputs,
                    std::span<std::byte>(scratch.data(), scratch.size()), nullptr);
-    st = runGuarded([&] { return step.kernel->run(run); });
+    st = runKernelGuarded(step.node, [&] { return step.kernel->run(run); });
     if (!st.isOk()) return st;
     plan.report.precomputedBytes += [&] {
       size_t b = 0;

@@ -215,11 +215,11 @@ TEST(FaultInjectionTest, KernelThrowsOrReturnsError) {
           if (request == 1) {
             ASSERT_FALSE(out.isOk());
             EXPECT_THAT(out.status().message(), HasSubstr("injected kernel"));
-            // A returned error names the node (RunContext::fail); a thrown
-            // one is reported as "task threw: <what>", without it (noted in
-            // docs/reliability.md).
-            if (fault == KernelFault::kError) {
-              EXPECT_THAT(out.status().message(), HasSubstr("relu"));
+            // Both a returned error (RunContext::fail) and a thrown one
+            // (runKernelGuarded) name the node.
+            EXPECT_THAT(out.status().message(), HasSubstr("Relu node 'relu'"));
+            if (fault != KernelFault::kError) {
+              EXPECT_THAT(out.status().message(), HasSubstr("kernel threw"));
             }
           } else {
             ASSERT_TRUE(out.isOk()) << out.status().message();

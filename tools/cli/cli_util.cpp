@@ -64,14 +64,15 @@ uint64_t statRegularFile(const std::string& path) {
   return size;
 }
 
-/// Fails when a `size`-byte file is over `maxBytes`; `what` ("text graph",
-/// "ONNX model") says which limit applies.
+/// Fails when a `size`-byte file is over `maxBytes`; `what` ("a text graph",
+/// "an ONNX model") says which limit applies.
 void checkSizeLimit(const std::string& path, uint64_t size, uint64_t maxBytes,
                     std::string_view what) {
   if (size > maxBytes)
     throw Error(StatusCode::kLimitExceeded,
-                fmt::format("{}: file is {}, over the {} limit for a {}", path, formatBytes(size),
-                            formatBytes(maxBytes), what));
+                fmt::format("{}: file is {}, over the {} limit for {} (raise it with --limit "
+                            "model-bytes=N)",
+                            path, formatBytes(size), formatBytes(maxBytes), what));
 }
 
 /// Reads at most `maxBytes` bytes from `in`, failing if there is more. The
@@ -85,9 +86,10 @@ std::string readStreamCapped(std::istream& in, const std::string& name, uint64_t
     in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
     size_t got = static_cast<size_t>(in.gcount());
     if (data.size() + got > maxBytes)
-      throw Error(
-          StatusCode::kLimitExceeded,
-          fmt::format("{}: more than {}, the limit for a text graph", name, formatBytes(maxBytes)));
+      throw Error(StatusCode::kLimitExceeded,
+                  fmt::format("{}: more than {}, the limit for a text graph (raise it with --limit "
+                              "model-bytes=N)",
+                              name, formatBytes(maxBytes)));
     data.append(buffer.data(), got);
   }
   if (in.bad()) throw Error(fmt::format("{}: read error: {}", name, std::strerror(errno)));
@@ -96,15 +98,25 @@ std::string readStreamCapped(std::istream& in, const std::string& name, uint64_t
 
 std::unique_ptr<Graph> loadTextGraph(const std::string& path, const LoadOptions& options) {
   std::string name = displayPath(path);
-  std::string text = readFileCapped(path, options.maxTextBytes);
+  const CliLimits& limits = cliLimits();
+  uint64_t maxBytes = options.maxTextBytes;
+  if (limits.modelBytes) maxBytes = limits.modelBytes;
+  std::string text = readFileCapped(path, maxBytes);
   if (text.empty()) throw Error(fmt::format("{}: file is empty; expected a text graph", name));
   // The text format never contains NUL, while every binary format (ONNX
   // included) does within its first bytes; naming that is clearer than
   // whatever token the parser would trip over.
   if (size_t nul = text.find('\0'); nul != std::string::npos)
     throw Error(fmt::format("{}: binary data at byte {}; not a text graph (.sg)", name, nul));
-  auto parsed = parseGraph(text, ParseOptions{.sourceName = name});
-  if (!parsed.isOk()) throw Error(parsed.status());
+  ParseOptions parse{.sourceName = name};
+  if (limits.tensorBytes) parse.maxConstantBytes = limits.tensorBytes;
+  if (limits.nodes) parse.maxNodes = limits.nodes;
+  // The parser counts the main graph as level 1; `depth` counts the levels
+  // of subgraphs below it, as the ONNX importer's maxSubgraphDepth does.
+  if (limits.depth)
+    parse.maxGraphDepth = static_cast<int>(std::min<uint64_t>(limits.depth, 1 << 20)) + 1;
+  auto parsed = parseGraph(text, parse);
+  if (!parsed.isOk()) throw Error(parsed.status().code(), withLimitHint(parsed.status()));
   std::unique_ptr<Graph> graph = std::move(parsed).value();
   applyInputShapes(*graph, options.inputShapes);
   return graph;
@@ -112,16 +124,22 @@ std::unique_ptr<Graph> loadTextGraph(const std::string& path, const LoadOptions&
 
 #ifdef SUBGRAPH_CLI_HAVE_ONNX
 std::unique_ptr<Graph> loadOnnxModel(const std::string& path, const LoadOptions& options) {
+  const CliLimits& limits = cliLimits();
+  uint64_t maxBytes = limits.modelBytes ? limits.modelBytes : options.maxOnnxBytes;
   uint64_t size = statRegularFile(path);
-  checkSizeLimit(path, size, options.maxOnnxBytes, "ONNX model");
+  checkSizeLimit(path, size, maxBytes, "an ONNX model");
   if (size == 0) throw Error(fmt::format("{}: file is empty; expected an ONNX model", path));
   ImportOptions importOptions;
-  importOptions.maxModelBytes = options.maxOnnxBytes;
+  importOptions.maxModelBytes = maxBytes;
+  if (limits.tensorBytes) importOptions.maxTensorBytes = limits.tensorBytes;
+  if (limits.nodes) importOptions.maxNodes = limits.nodes;
+  if (limits.depth)
+    importOptions.maxSubgraphDepth = static_cast<int>(std::min<uint64_t>(limits.depth, 1 << 20));
   importOptions.allowUnknownOps = options.allowUnknownOps;
   importOptions.inputShapes = options.inputShapes;
   importOptions.sourceName = path;
   auto imported = importOnnxFile(path, importOptions);
-  if (!imported.isOk()) throw Error(imported.status());
+  if (!imported.isOk()) throw Error(imported.status().code(), withLimitHint(imported.status()));
   return std::move(imported).value();
 }
 #endif
@@ -141,6 +159,90 @@ int64_t parseDim(std::string_view token, std::string_view spec) {
 }
 
 }  // namespace
+
+CliLimits& cliLimits() {
+  static CliLimits limits;
+  return limits;
+}
+
+void parseLimitSpecs(const std::vector<std::string>& specs) {
+  static constexpr std::pair<std::string_view, uint64_t CliLimits::*> kNames[] = {
+      {"model-bytes", &CliLimits::modelBytes},
+      {"tensor-bytes", &CliLimits::tensorBytes},
+      {"nodes", &CliLimits::nodes},
+      {"depth", &CliLimits::depth},
+      {"memory", &CliLimits::memory}};
+  auto known = [] {
+    std::string names;
+    for (const auto& [name, field] : kNames)
+      names += (names.empty() ? "" : ", ") + std::string(name);
+    return names;
+  };
+  CliLimits parsed;
+  std::vector<std::string_view> seen;
+  for (const std::string& spec : specs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos)
+      throw UsageError(
+          fmt::format("invalid --limit '{}': expected NAME=VALUE, e.g. nodes=100000 "
+                      "(names: {})",
+                      spec, known()));
+    std::string_view name = std::string_view(spec).substr(0, eq);
+    std::string_view value = std::string_view(spec).substr(eq + 1);
+    uint64_t CliLimits::*field = nullptr;
+    for (const auto& [n, f] : kNames)
+      if (n == name) field = f;
+    if (!field)
+      throw UsageError(
+          fmt::format("invalid --limit '{}': unknown limit '{}' (names: {})", spec, name, known()));
+    if (std::find(seen.begin(), seen.end(), name) != seen.end())
+      throw UsageError(fmt::format("--limit {} is given twice", name));
+    seen.push_back(name);
+    uint64_t scale = 1;
+    if (!value.empty()) {
+      switch (value.back()) {
+        case 'K':
+        case 'k': scale = uint64_t{1} << 10; break;
+        case 'M':
+        case 'm': scale = uint64_t{1} << 20; break;
+        case 'G':
+        case 'g': scale = uint64_t{1} << 30; break;
+        default: break;
+      }
+      if (scale != 1) value.remove_suffix(1);
+    }
+    uint64_t number = 0;
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
+    if (value.empty() || ec != std::errc() || end != value.data() + value.size() || number == 0 ||
+        number > std::numeric_limits<uint64_t>::max() / scale)
+      throw UsageError(fmt::format(
+          "invalid --limit '{}': the value must be a positive integer, optionally with a K, M or "
+          "G suffix",
+          spec));
+    parsed.*field = number * scale;
+  }
+  cliLimits() = parsed;
+}
+
+std::string withLimitHint(const Status& status) {
+  // Each layer names its own option or limit in its message; these are the
+  // phrases, mapped to the CLI's name for the same limit.
+  static constexpr std::pair<std::string_view, std::string_view> kPhrases[] = {
+      {"maxNodes limit", "nodes"},
+      {"more nodes than the limit", "nodes"},
+      {"maxSubgraphDepth limit", "depth"},
+      {"nested deeper than the limit", "depth"},
+      {"maxModelBytes limit", "model-bytes"},
+      {"maxTensorBytes limit", "tensor-bytes"},
+      {"exceeds the limit of", "tensor-bytes"},
+      {"over the memory limit", "memory"},
+  };
+  const std::string& message = status.message();
+  for (const auto& [phrase, name] : kPhrases)
+    if (message.find(phrase) != std::string::npos)
+      return fmt::format("{} (raise it with --limit {}=N)", message, name);
+  return message;
+}
 
 ModelFormat modelFormatForPath(const std::string& path) {
   if (path == "-") return ModelFormat::kText;
@@ -207,7 +309,7 @@ void applyInputShapes(Graph& graph, const InputShapes& shapes) {
 
 std::string readFileCapped(const std::string& path, uint64_t maxBytes) {
   if (path == "-") return readStreamCapped(std::cin, displayPath(path), maxBytes);
-  checkSizeLimit(path, statRegularFile(path), maxBytes, "text graph");
+  checkSizeLimit(path, statRegularFile(path), maxBytes, "a text graph");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   return readStreamCapped(in, path, maxBytes);

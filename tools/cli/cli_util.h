@@ -61,6 +61,32 @@ inline constexpr uint64_t kMaxTextModelBytes = uint64_t{1} << 30;
 /// clearly.
 inline constexpr uint64_t kMaxOnnxModelBytes = (uint64_t{2} << 30) - 1;
 
+/// Resource limits set with the global `--limit NAME=VALUE` option. Zero
+/// means "the layer's own default" (docs/reliability.md lists them). They
+/// are process-wide because they belong to the invocation, not to one
+/// command: every command that loads a model honours them.
+struct CliLimits {
+  uint64_t modelBytes = 0;   ///< `model-bytes`: size of a model file.
+  uint64_t tensorBytes = 0;  ///< `tensor-bytes`: one constant or initializer.
+  uint64_t nodes = 0;        ///< `nodes`: nodes in a model, subgraphs included.
+  uint64_t depth = 0;        ///< `depth`: nesting of subgraphs (If/Loop bodies).
+  uint64_t memory = 0;       ///< `memory`: a session's memory plan (`run`).
+};
+
+/// The limits of this invocation (all zero until `--limit` sets one).
+CliLimits& cliLimits();
+
+/// Parses every `--limit` value ("nodes=1000", "memory=512M"; a value takes
+/// an optional K, M or G suffix, powers of 1024) into cliLimits(). Throws
+/// UsageError for an unknown name, a malformed or zero value, or a name
+/// given twice.
+void parseLimitSpecs(const std::vector<std::string>& specs);
+
+/// `status`'s message, followed by which `--limit` raises the limit it
+/// reports (when it reports one), so the user learns the CLI's knob and
+/// not only the library option named in the message.
+std::string withLimitHint(const Status& status);
+
 /// How loadModel() reads a file.
 struct LoadOptions {
   /// Fixed input shapes (`--shape`). ONNX files hand them to the importer;

@@ -135,7 +135,17 @@ int main(int argc, char** argv) {
   app.fallthrough();
   // Runs after all options are parsed and before any command callback, so
   // the level is set before a command logs anything.
-  app.parse_complete_callback([&] { applyVerbosity(verbosity, quiet); });
+  std::vector<std::string> limits;
+  app.add_option("--limit", limits,
+                 "Resource limit NAME=VALUE (repeatable; K/M/G suffixes): model-bytes, "
+                 "tensor-bytes, nodes, depth (subgraph nesting), memory (a run's memory plan)")
+      ->type_name("NAME=VALUE")
+      ->take_last()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.parse_complete_callback([&] {
+    applyVerbosity(verbosity, quiet);
+    subgraph::cli::parseLimitSpecs(limits);
+  });
 
   try {
     for (const auto& [name, setup] : registeredCommands()) setup(app);

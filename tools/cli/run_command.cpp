@@ -292,6 +292,7 @@ void runRun(const RunCommandOptions& options) {
 
   SessionOptions sessionOptions;
   sessionOptions.threads = options.threads;
+  sessionOptions.memoryLimitBytes = cliLimits().memory;  // 0: no limit
 #ifdef SUBGRAPH_CLI_HAVE_PLUGINS
   // Plugins with kernels, and in-process names that are also runtime
   // backends, run what they fused; everything else runs on the reference.
@@ -317,20 +318,25 @@ void runRun(const RunCommandOptions& options) {
   throwIfError(session.load(std::move(graph)));
   if (!backends.empty()) throwIfError(session.partition(backends));
 #endif
-  throwIfError(session.compile());
+  // A memory plan over `--limit memory` fails here or in a run (a plan
+  // per input shape); either message says which --limit raises it.
+  auto throwWithHint = [](const Status& status) {
+    if (!status.isOk()) throw Error(status.code(), withLimitHint(status));
+  };
+  throwWithHint(session.compile());
 
   runtime::RunOptions runOptions;
   runOptions.profile = options.profile || options.json;
   for (int i = 0; i < options.warmup; ++i) {
     StatusOr<RunResult> r = session.run(inputs);
-    if (!r) throw Error(r.status());
+    if (!r) throwWithHint(r.status());
   }
   std::vector<double> latencies;
   std::map<size_t, StepTime> stepTimes;
   RunResult last;
   for (int i = 0; i < options.runs; ++i) {
     StatusOr<RunResult> r = session.run(inputs, runOptions);
-    if (!r) throw Error(r.status());
+    if (!r) throwWithHint(r.status());
     latencies.push_back(r.value().wallMs);
     for (const runtime::StepTiming& t : r.value().steps) {
       StepTime& st = stepTimes[t.step.index];

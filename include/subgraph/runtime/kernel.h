@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -174,5 +175,11 @@ class Kernel {
 
 /// "<op> node '<name>': <message>", the prefix every kernel error uses.
 std::string nodeErrorPrefix(const Node* node);
+
+/// Runs one of `node`'s kernel calls (resize, run, prologue). An exception
+/// escaping the kernel becomes a kInternal Status that, like a returned
+/// error, names the node: a kernel that throws is a bug in that kernel, and
+/// the user needs to know which node hit it.
+Status runKernelGuarded(const Node* node, const std::function<Status()>& call);
 
 }  // namespace subgraph::runtime
