@@ -67,6 +67,11 @@ typedef int32_t SgStatus;
 #define SG_INVALID_ARGUMENT 3
 /** Out of memory. */
 #define SG_OUT_OF_MEMORY 4
+/** The plugin works but cannot run on this machine (e.g. a GPU backend
+ *  without a GPU). From the entry point: the host lists the plugin as
+ *  unavailable, with the message, instead of as broken. Older hosts treat
+ *  it as any other failure. */
+#define SG_UNAVAILABLE 5
 
 /** Host-owned text sink for an error or a reason; written with message_set. */
 typedef struct SgMessage SgMessage;

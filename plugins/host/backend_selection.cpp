@@ -242,10 +242,12 @@ std::vector<FoundPlugin> discoverPlugins(const std::vector<std::filesystem::path
       FoundPlugin f;
       f.path = file;
       StatusOr<std::shared_ptr<LoadedPlugin>> loaded = loadPlugin(file);
-      if (loaded.isOk())
+      if (loaded.isOk()) {
         f.plugin = std::move(loaded).value();
-      else
+      } else {
         f.error = loaded.status().message();
+        f.unavailable = loaded.status().code() == StatusCode::kUnsupported;
+      }
       found.push_back(std::move(f));
     }
   }

@@ -382,6 +382,12 @@ StatusOr<std::shared_ptr<LoadedPlugin>> loadPlugin(const std::filesystem::path& 
   } catch (...) {
     return refuse("the entry point threw an exception");
   }
+  // A plugin that cannot run here (no device) is not a broken plugin:
+  // kUnsupported lets discovery list it as unavailable.
+  if (st == SG_UNAVAILABLE)
+    return Status::error(StatusCode::kUnsupported, "plugin " + path.string() +
+                                                       ": unavailable on this machine: " +
+                                                       host::messageOr(message, "no message"));
   if (st != SG_OK)
     return refuse("the entry point failed (status " + std::to_string(st) +
                   "): " + host::messageOr(message, "no message"));

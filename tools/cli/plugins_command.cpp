@@ -9,7 +9,9 @@
 // replaces it. Each `*.so` is loaded to read its name, version, ABI
 // version, properties, op definitions, kernels and transforms; a file that
 // does not load is listed with its one-line reason, and the command then
-// exits 1 so scripts notice a broken installation. The built-in
+// exits 1 so scripts notice a broken installation; a plugin that is only
+// unavailable here (SG_UNAVAILABLE: a GPU plugin on a machine without a
+// GPU) is listed with its reason but does not count as broken. The built-in
 // (in-process) backends are listed too, since the same names select them.
 //
 //===----------------------------------------------------------------------===//
@@ -68,8 +70,8 @@ void runPlugins(const PluginsCommandOptions& options) {
       nlohmann::ordered_json entry;
       entry["path"] = f.path.string();
       if (!f.plugin) {
-        entry["error"] = f.error;
-        ++failures;
+        entry[f.unavailable ? "unavailable" : "error"] = f.error;
+        if (!f.unavailable) ++failures;
       } else {
         const plugins::PluginInfo& i = f.plugin->info();
         entry["name"] = i.name;
@@ -92,6 +94,12 @@ void runPlugins(const PluginsCommandOptions& options) {
     std::cout << "\nbuilt-in backends: " << joined(builtin) << "\n";
     if (found.empty()) std::cout << "no plugins found\n";
     for (const plugins::FoundPlugin& f : found) {
+      if (!f.plugin && f.unavailable) {
+        // Installed correctly but unusable here (a GPU plugin without a
+        // GPU): listed, not counted as a broken installation.
+        std::cout << fmt::format("\n{}: {}\n", f.path.string(), f.error);
+        continue;
+      }
       if (!f.plugin) {
         std::cout << fmt::format("\n{}: cannot be loaded: {}\n", f.path.string(), f.error);
         ++failures;

@@ -165,6 +165,9 @@ struct FoundPlugin {
   std::filesystem::path path;
   std::shared_ptr<LoadedPlugin> plugin;  ///< Null if it failed to load.
   std::string error;                     ///< Why it failed; empty if loaded.
+  /// True if the plugin refused to load because it cannot run on this
+  /// machine (SG_UNAVAILABLE, e.g. no GPU): not a broken installation.
+  bool unavailable = false;
 };
 
 /// Every `*.so` in `searchPath` (first directory first, sorted by name
