@@ -1,0 +1,462 @@
+//===- plugins/cudnn/device.cpp - CUDA device, memory and cuDNN plans -----===//
+//
+// The cuDNN 9 backend graph API, used the documented way: every descriptor
+// is created, its attributes set with the attribute's exact type, and
+// finalized; the operation graph is handed to heuristics mode A, whose
+// engine configurations are tried in order until one finalizes into an
+// execution plan. Attribute types follow the cuDNN backend reference:
+// dims/strides/ids CUDNN_TYPE_INT64, data types CUDNN_TYPE_DATA_TYPE,
+// descriptors CUDNN_TYPE_BACKEND_DESCRIPTOR, scalars of float math
+// CUDNN_TYPE_FLOAT, pooling geometry CUDNN_TYPE_FRACTION.
+//
+// NOT RUN ON A GPU: this file compiles against CUDA 13 / cuDNN 9 and its
+// error paths were exercised on a machine without a device; no kernel has
+// executed (docs/cudnn.md).
+//
+//===----------------------------------------------------------------------===//
+#include "device.h"
+
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+namespace subgraph::cudnn {
+namespace {
+
+void checkCuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string("cudnn plugin: ") + what + ": " + cudaGetErrorString(e));
+}
+
+void checkCudnn(cudnnStatus_t s, const char* what) {
+  if (s != CUDNN_STATUS_SUCCESS)
+    throw std::runtime_error(std::string("cudnn plugin: ") + what + ": " + cudnnGetErrorString(s));
+}
+
+/// An owned backend descriptor (RAII, like oneDNN's handle<T>).
+class Desc {
+ public:
+  explicit Desc(cudnnBackendDescriptorType_t type) {
+    checkCudnn(cudnnBackendCreateDescriptor(type, &d_), "cudnnBackendCreateDescriptor");
+  }
+  Desc(Desc&& o) noexcept : d_(std::exchange(o.d_, nullptr)) {}
+  Desc& operator=(Desc&&) = delete;
+  Desc(const Desc&) = delete;
+  ~Desc() {
+    if (d_) cudnnBackendDestroyDescriptor(d_);
+  }
+  cudnnBackendDescriptor_t get() const { return d_; }
+
+  Desc& set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, int64_t count,
+            const void* values) {
+    checkCudnn(cudnnBackendSetAttribute(d_, name, type, count, values), "cudnnBackendSetAttribute");
+    return *this;
+  }
+  Desc& setDesc(cudnnBackendAttributeName_t name, const Desc& other) {
+    cudnnBackendDescriptor_t o = other.get();
+    return set(name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &o);
+  }
+  Desc& setInts(cudnnBackendAttributeName_t name, const std::vector<int64_t>& v) {
+    return set(name, CUDNN_TYPE_INT64, static_cast<int64_t>(v.size()), v.data());
+  }
+  Desc& finalize(const char* what) {
+    checkCudnn(cudnnBackendFinalize(d_), what);
+    return *this;
+  }
+
+ private:
+  cudnnBackendDescriptor_t d_ = nullptr;
+};
+
+cudnnPointwiseMode_t pointwiseMode(PointwiseMode m) {
+  switch (m) {
+    case PointwiseMode::kAdd: return CUDNN_POINTWISE_ADD;
+    case PointwiseMode::kSub: return CUDNN_POINTWISE_SUB;
+    case PointwiseMode::kMul: return CUDNN_POINTWISE_MUL;
+    case PointwiseMode::kDiv: return CUDNN_POINTWISE_DIV;
+    case PointwiseMode::kMax: return CUDNN_POINTWISE_MAX;
+    case PointwiseMode::kMin: return CUDNN_POINTWISE_MIN;
+    case PointwiseMode::kRelu: return CUDNN_POINTWISE_RELU_FWD;
+    case PointwiseMode::kSigmoid: return CUDNN_POINTWISE_SIGMOID_FWD;
+    case PointwiseMode::kTanh: return CUDNN_POINTWISE_TANH_FWD;
+    case PointwiseMode::kAbs: return CUDNN_POINTWISE_ABS;
+    case PointwiseMode::kNeg: return CUDNN_POINTWISE_NEG;
+    case PointwiseMode::kExp: return CUDNN_POINTWISE_EXP;
+    case PointwiseMode::kLog: return CUDNN_POINTWISE_LOG;
+    case PointwiseMode::kSqrt: return CUDNN_POINTWISE_SQRT;
+  }
+  return CUDNN_POINTWISE_IDENTITY;
+}
+
+std::vector<cudnnFraction_t> fractions(const std::vector<int64_t>& v) {
+  std::vector<cudnnFraction_t> out;
+  for (int64_t x : v) out.push_back({x, 1});
+  return out;
+}
+
+size_t tensorBytes(const PlanTensor& t) {
+  size_t n = 1;
+  for (int64_t d : t.dims) n *= static_cast<size_t>(d);
+  return n * sizeof(float);
+}
+
+}  // namespace
+
+std::string probeDevice() {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess)
+    return std::string("no CUDA device (cudaGetDeviceCount: ") + cudaGetErrorString(e) + ")";
+  if (count < 1) return "no CUDA device (cudaGetDeviceCount found 0)";
+  return {};
+}
+
+// --- DeviceAllocator ---
+
+size_t DeviceAllocator::roundedSize(size_t bytes) {
+  constexpr size_t kMiB = size_t{1} << 20;
+  if (bytes == 0) bytes = 1;
+  if (bytes <= kMiB) return (bytes + 255) / 256 * 256;
+  size_t p = kMiB;
+  while (p < bytes) p <<= 1;
+  return p;
+}
+
+void* DeviceAllocator::allocate(size_t bytes) {
+  const size_t size = roundedSize(bytes);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto it = free_.find(size); it != free_.end()) {
+    void* p = it->second;
+    free_.erase(it);
+    used_[p] = size;
+    return p;
+  }
+  void* p = nullptr;
+  cudaError_t e = cudaMalloc(&p, size);
+  if (e != cudaSuccess) {
+    // Give cached blocks back and try once more before failing.
+    for (auto& [s, q] : free_) {
+      cudaFree(q);
+      reserved_ -= s;
+    }
+    free_.clear();
+    checkCuda(cudaMalloc(&p, size), "cudaMalloc");
+  }
+  reserved_ += size;
+  used_[p] = size;
+  return p;
+}
+
+void DeviceAllocator::deallocate(void* ptr) {
+  if (!ptr) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = used_.find(ptr);
+  if (it == used_.end()) return;
+  free_.emplace(it->second, ptr);
+  used_.erase(it);
+}
+
+size_t DeviceAllocator::reservedBytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return reserved_;
+}
+
+DeviceAllocator::~DeviceAllocator() {
+  for (auto& [s, p] : free_) cudaFree(p);
+  for (auto& [p, s] : used_) cudaFree(p);
+}
+
+DeviceAllocator& deviceAllocator() {
+  static DeviceAllocator* allocator = new DeviceAllocator();  // never destroyed: outlives kernels
+  return *allocator;
+}
+
+// --- ExecutablePlan ---
+
+struct ExecutablePlan::Descriptors {
+  std::vector<Desc> keep;  // tensors, op descriptors: alive as long as the plan
+  std::unique_ptr<Desc> plan;
+};
+
+ExecutablePlan::ExecutablePlan(const RegionPlan& plan, cudnnContext* handle)
+    : d_(std::make_unique<Descriptors>()) {
+  std::vector<Desc>& keep = d_->keep;
+  keep.reserve(plan.tensors.size() + 4 * plan.ops.size() + 4);
+  const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
+  std::vector<size_t> tensorDesc(plan.tensors.size());
+  for (size_t i = 0; i < plan.tensors.size(); ++i) {
+    const PlanTensor& t = plan.tensors[i];
+    const bool isVirtual = t.role == TensorRole::kIntermediate;
+    const int64_t alignment = 16;
+    Desc d(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    d.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f32)
+        .setInts(CUDNN_ATTR_TENSOR_DIMENSIONS, t.dims)
+        .setInts(CUDNN_ATTR_TENSOR_STRIDES, t.strides)
+        .set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &t.uid)
+        .set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment)
+        .set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &isVirtual)
+        .finalize("tensor descriptor");
+    if (!isVirtual) uids_.push_back(t.uid);
+    tensorDesc[i] = keep.size();
+    keep.push_back(std::move(d));
+  }
+  auto tensor = [&](int index) -> const Desc& {
+    return keep[tensorDesc[static_cast<size_t>(index)]];
+  };
+
+  std::vector<cudnnBackendDescriptor_t> ops;
+  for (const PlanOp& op : plan.ops) {
+    switch (op.kind) {
+      case PlanOp::Kind::kConvForward: {
+        const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+        const int64_t spatial = 2;
+        Desc conv(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+        conv.set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f32)
+            .set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode)
+            .set(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &spatial)
+            .setInts(CUDNN_ATTR_CONVOLUTION_DILATIONS, op.dilations)
+            .setInts(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, op.strides)
+            .setInts(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, op.padsBegin)
+            .setInts(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, op.padsEnd)
+            .finalize("convolution descriptor");
+        const float alpha = 1.0f, beta = 0.0f;
+        Desc fwd(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+        fwd.setDesc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, tensor(op.x))
+            .setDesc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, tensor(op.w))
+            .setDesc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, tensor(op.y))
+            .setDesc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv)
+            .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha)
+            .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta)
+            .finalize("convolution forward operation");
+        ops.push_back(fwd.get());
+        keep.push_back(std::move(conv));
+        keep.push_back(std::move(fwd));
+        break;
+      }
+      case PlanOp::Kind::kMatMul: {
+        Desc mm(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
+        mm.set(CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f32)
+            .finalize("matmul descriptor");
+        Desc op2(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
+        op2.setDesc(CUDNN_ATTR_OPERATION_MATMUL_ADESC, tensor(op.x))
+            .setDesc(CUDNN_ATTR_OPERATION_MATMUL_BDESC, tensor(op.w))
+            .setDesc(CUDNN_ATTR_OPERATION_MATMUL_CDESC, tensor(op.y))
+            .setDesc(CUDNN_ATTR_OPERATION_MATMUL_DESC, mm)
+            .finalize("matmul operation");
+        ops.push_back(op2.get());
+        keep.push_back(std::move(mm));
+        keep.push_back(std::move(op2));
+        break;
+      }
+      case PlanOp::Kind::kPointwise: {
+        const cudnnPointwiseMode_t mode = pointwiseMode(op.pointwise);
+        Desc pw(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+        pw.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode)
+            .set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &f32);
+        if (op.pointwise == PointwiseMode::kRelu) {
+          const float lower = static_cast<float>(op.reluLower),
+                      slope = static_cast<float>(op.reluSlope);
+          pw.set(CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP, CUDNN_TYPE_FLOAT, 1, &lower)
+              .set(CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE, CUDNN_TYPE_FLOAT, 1, &slope);
+          if (op.hasUpperClip) {
+            const float upper = static_cast<float>(op.reluUpper);
+            pw.set(CUDNN_ATTR_POINTWISE_RELU_UPPER_CLIP, CUDNN_TYPE_FLOAT, 1, &upper);
+          }
+        }
+        pw.finalize("pointwise descriptor");
+        Desc op2(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+        op2.setDesc(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw)
+            .setDesc(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, tensor(op.x))
+            .setDesc(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, tensor(op.y));
+        if (op.w >= 0) op2.setDesc(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, tensor(op.w));
+        op2.finalize("pointwise operation");
+        ops.push_back(op2.get());
+        keep.push_back(std::move(pw));
+        keep.push_back(std::move(op2));
+        break;
+      }
+      case PlanOp::Kind::kPool: {
+        const cudnnResampleMode_t mode = op.pool == PoolMode::kMax ? CUDNN_RESAMPLE_MAXPOOL
+                                         : op.pool == PoolMode::kAverageIncludePad
+                                             ? CUDNN_RESAMPLE_AVGPOOL_INCLUDE_PADDING
+                                             : CUDNN_RESAMPLE_AVGPOOL_EXCLUDE_PADDING;
+        const cudnnPaddingMode_t padding =
+            op.pool == PoolMode::kMax ? CUDNN_NEG_INF_PAD : CUDNN_ZERO_PAD;
+        const int64_t spatial = 2;
+        std::vector<cudnnFraction_t> window = fractions(op.window), strides = fractions(op.strides),
+                                     pre = fractions(op.padsBegin), post = fractions(op.padsEnd);
+        Desc rs(CUDNN_BACKEND_RESAMPLE_DESCRIPTOR);
+        rs.set(CUDNN_ATTR_RESAMPLE_MODE, CUDNN_TYPE_RESAMPLE_MODE, 1, &mode)
+            .set(CUDNN_ATTR_RESAMPLE_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f32)
+            .set(CUDNN_ATTR_RESAMPLE_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &spatial)
+            .set(CUDNN_ATTR_RESAMPLE_PADDING_MODE, CUDNN_TYPE_PADDING_MODE, 1, &padding)
+            .set(CUDNN_ATTR_RESAMPLE_WINDOW_DIMS, CUDNN_TYPE_FRACTION, 2, window.data())
+            .set(CUDNN_ATTR_RESAMPLE_STRIDES, CUDNN_TYPE_FRACTION, 2, strides.data())
+            .set(CUDNN_ATTR_RESAMPLE_PRE_PADDINGS, CUDNN_TYPE_FRACTION, 2, pre.data())
+            .set(CUDNN_ATTR_RESAMPLE_POST_PADDINGS, CUDNN_TYPE_FRACTION, 2, post.data())
+            .finalize("resample descriptor");
+        Desc op2(CUDNN_BACKEND_OPERATION_RESAMPLE_FWD_DESCRIPTOR);
+        op2.setDesc(CUDNN_ATTR_OPERATION_RESAMPLE_FWD_XDESC, tensor(op.x))
+            .setDesc(CUDNN_ATTR_OPERATION_RESAMPLE_FWD_YDESC, tensor(op.y))
+            .setDesc(CUDNN_ATTR_OPERATION_RESAMPLE_FWD_DESC, rs)
+            .finalize("resample operation");
+        ops.push_back(op2.get());
+        keep.push_back(std::move(rs));
+        keep.push_back(std::move(op2));
+        break;
+      }
+    }
+  }
+
+  Desc graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  cudnnHandle_t h = handle;
+  graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &h)
+      .set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+           static_cast<int64_t>(ops.size()), ops.data())
+      .finalize("operation graph");
+
+  const cudnnBackendHeurMode_t heurMode = CUDNN_HEUR_MODE_A;
+  Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+  heur.setDesc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph)
+      .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &heurMode)
+      .finalize("engine heuristics");
+  constexpr int64_t kMaxConfigs = 16;
+  std::vector<Desc> configs;
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (int64_t i = 0; i < kMaxConfigs; ++i) {
+    configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    raw.push_back(configs.back().get());
+  }
+  int64_t found = 0;
+  checkCudnn(
+      cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                               CUDNN_TYPE_BACKEND_DESCRIPTOR, kMaxConfigs, &found, raw.data()),
+      "heuristics results");
+  std::string lastError = "heuristics returned no engine configuration";
+  for (int64_t i = 0; i < found && !d_->plan; ++i) {
+    try {
+      auto p = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+      p->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h)
+          .setDesc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, configs[static_cast<size_t>(i)])
+          .finalize("execution plan");
+      int64_t count = 0;
+      checkCudnn(cudnnBackendGetAttribute(p->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                          CUDNN_TYPE_INT64, 1, &count, &workspace_),
+                 "workspace size");
+      d_->plan = std::move(p);
+    } catch (const std::exception& e) {
+      lastError = e.what();
+    }
+  }
+  if (!d_->plan)
+    throw std::runtime_error("cudnn: no engine for " + plan.summary + " (" + lastError + ")");
+  keep.push_back(std::move(graph));
+  keep.push_back(std::move(heur));
+}
+
+ExecutablePlan::~ExecutablePlan() = default;
+
+void ExecutablePlan::execute(cudnnContext* handle, const std::vector<void*>& pointers,
+                             void* workspace) const {
+  std::vector<void*> data;
+  for (int64_t uid : uids_) data.push_back(pointers[static_cast<size_t>(uid - 1)]);
+  Desc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
+           static_cast<int64_t>(data.size()), data.data())
+      .set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, static_cast<int64_t>(uids_.size()),
+           uids_.data())
+      .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace)
+      .finalize("variant pack");
+  checkCudnn(cudnnBackendExecute(handle, d_->plan->get(), pack.get()), "cudnnBackendExecute");
+}
+
+// --- DeviceRegion ---
+
+DeviceRegion::DeviceRegion(const RegionPlan& plan) : plan_(plan) {
+  checkCuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+  checkCudnn(cudnnCreate(&handle_), "cudnnCreate");
+  checkCudnn(cudnnSetStream(handle_, stream_), "cudnnSetStream");
+  exec_ = std::make_unique<ExecutablePlan>(plan, handle_);
+  DeviceAllocator& alloc = deviceAllocator();
+  pointers_.assign(plan.tensors.size(), nullptr);
+  size_t staging = 0;
+  for (size_t i = 0; i < plan.tensors.size(); ++i) {
+    const PlanTensor& t = plan.tensors[i];
+    if (t.role == TensorRole::kIntermediate) continue;
+    pointers_[i] = alloc.allocate(tensorBytes(t));
+    if (t.role == TensorRole::kConstant) {
+      const std::vector<float>& c = plan.constants[t.index];
+      checkCuda(cudaMemcpyAsync(pointers_[i], c.data(), c.size() * sizeof(float),
+                                cudaMemcpyHostToDevice, stream_),
+                "cudaMemcpyAsync (constants)");
+    } else if (t.channelsLast) {
+      staging = std::max(staging, tensorBytes(t) / sizeof(float));
+    }
+  }
+  if (exec_->workspaceBytes() > 0)
+    workspace_ = alloc.allocate(static_cast<size_t>(exec_->workspaceBytes()));
+  staging_.resize(staging);
+  checkCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+}
+
+DeviceRegion::~DeviceRegion() {
+  DeviceAllocator& alloc = deviceAllocator();
+  for (void* p : pointers_) alloc.deallocate(p);
+  alloc.deallocate(workspace_);
+  exec_.reset();
+  if (handle_) cudnnDestroy(handle_);
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+void DeviceRegion::run(const std::vector<const float*>& inputs,
+                       const std::vector<float*>& outputs) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (size_t i = 0; i < plan_.inputTensors.size(); ++i) {
+    const int ti = plan_.inputTensors[i];
+    const PlanTensor& t = plan_.tensors[static_cast<size_t>(ti)];
+    const float* src = inputs[i];
+    if (t.channelsLast) {
+      nchwToNhwc(src, staging_.data(), t.dims[0], t.dims[1], t.dims[2] * t.dims[3]);
+      src = staging_.data();
+    }
+    // On the region's stream, and waited for, so staging_ can be reused
+    // for the next input and the execution is ordered after the copy.
+    checkCuda(cudaMemcpyAsync(pointers_[static_cast<size_t>(ti)], src, tensorBytes(t),
+                              cudaMemcpyHostToDevice, stream_),
+              "cudaMemcpyAsync (input)");
+    checkCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  }
+  exec_->execute(handle_, pointers_, workspace_);
+  for (size_t o = 0; o < plan_.outputTensors.size(); ++o) {
+    const int ti = plan_.outputTensors[o];
+    const PlanTensor& t = plan_.tensors[static_cast<size_t>(ti)];
+    float* dst = t.channelsLast ? staging_.data() : outputs[o];
+    checkCuda(cudaMemcpyAsync(dst, pointers_[static_cast<size_t>(ti)], tensorBytes(t),
+                              cudaMemcpyDeviceToHost, stream_),
+              "cudaMemcpyAsync (output)");
+    checkCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    if (t.channelsLast) nhwcToNchw(dst, outputs[o], t.dims[0], t.dims[1], t.dims[2] * t.dims[3]);
+  }
+}
+
+std::string checkEngine(const RegionPlan& plan) {
+  try {
+    cudnnHandle_t handle = nullptr;
+    checkCudnn(cudnnCreate(&handle), "cudnnCreate");
+    std::string reason;
+    try {
+      ExecutablePlan exec(plan, handle);
+    } catch (const std::exception& e) {
+      reason = e.what();
+    }
+    cudnnDestroy(handle);
+    return reason;
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+}  // namespace subgraph::cudnn

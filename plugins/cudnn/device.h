@@ -1,0 +1,119 @@
+//===- plugins/cudnn/device.h - CUDA device, memory and cuDNN plans -*- C++ -*-===//
+//
+// The device half of the cuDNN backend (CUDA runtime + cuDNN 9 backend API):
+//  * probeDevice(): the one place that asks whether a GPU is there, so the
+//    plugin's entry point can refuse with one line ("no CUDA device");
+//  * DeviceAllocator: a caching allocator over cudaMalloc (freed blocks are
+//    kept in size bins and reused; memory returns to CUDA only at the end);
+//  * ExecutablePlan: a RegionPlan as cuDNN descriptors: tensors, the
+//    operation graph, heuristics (mode A), the first engine configuration
+//    that finalizes into an execution plan, and its workspace size. Built
+//    once per session in the kernel's prologue, executed per request.
+// Errors are one-line std::runtime_errors naming the cuDNN or CUDA call.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "region_plan.h"
+
+struct cudnnContext;
+struct CUstream_st;
+
+namespace subgraph::cudnn {
+
+/// Empty if at least one CUDA device is usable; otherwise one line
+/// starting "no CUDA device" with CUDA's reason.
+std::string probeDevice();
+
+/// A caching device allocator: blocks are rounded up to 256 bytes (and to
+/// powers of two above 1 MiB) and kept for reuse when freed, so steady-state
+/// requests never call cudaMalloc. Thread-safe.
+class DeviceAllocator {
+ public:
+  DeviceAllocator() = default;
+  DeviceAllocator(const DeviceAllocator&) = delete;
+  DeviceAllocator& operator=(const DeviceAllocator&) = delete;
+  /// Frees every block with cudaFree.
+  ~DeviceAllocator();
+  /// A device block of at least `bytes`; throws on failure.
+  void* allocate(size_t bytes);
+  /// Returns a block from allocate() to the cache.
+  void deallocate(void* ptr);
+  /// Bytes currently obtained from cudaMalloc.
+  size_t reservedBytes() const;
+  /// Rounded block size for `bytes` (exposed for tests).
+  static size_t roundedSize(size_t bytes);
+
+ private:
+  mutable std::mutex mutex_;
+  std::multimap<size_t, void*> free_;
+  std::map<void*, size_t> used_;
+  size_t reserved_ = 0;
+};
+
+/// The process-wide allocator of the plugin.
+DeviceAllocator& deviceAllocator();
+
+/// A RegionPlan compiled for the current device.
+class ExecutablePlan {
+ public:
+  /// Builds descriptors, runs heuristics and finalizes the first working
+  /// engine configuration with `handle`. Throws a one-line error if cuDNN
+  /// has no engine for the graph or a call fails.
+  ExecutablePlan(const RegionPlan& plan, cudnnContext* handle);
+  ~ExecutablePlan();
+  ExecutablePlan(const ExecutablePlan&) = delete;
+  ExecutablePlan& operator=(const ExecutablePlan&) = delete;
+
+  /// Scratch memory execute() needs.
+  int64_t workspaceBytes() const { return workspace_; }
+  /// Runs on `handle`'s stream with `pointers[i]` the device address of
+  /// plan tensor uid i + 1 for every non-virtual tensor (null otherwise).
+  void execute(cudnnContext* handle, const std::vector<void*>& pointers, void* workspace) const;
+
+ private:
+  struct Descriptors;
+  std::unique_ptr<Descriptors> d_;
+  int64_t workspace_ = 0;
+  std::vector<int64_t> uids_;
+};
+
+/// Everything a region kernel keeps on the device for one session: its
+/// own handle and stream, the plan, constants uploaded once, and buffers
+/// for inputs, outputs and the workspace.
+class DeviceRegion {
+ public:
+  /// Uploads constants, builds the plan and sizes every buffer.
+  explicit DeviceRegion(const RegionPlan& plan);
+  ~DeviceRegion();
+  DeviceRegion(const DeviceRegion&) = delete;
+  DeviceRegion& operator=(const DeviceRegion&) = delete;
+
+  /// One request: copies `inputs` (host, NCHW) to the device converting
+  /// layout, executes, copies `outputs` back. Serialized per region.
+  void run(const std::vector<const float*>& inputs, const std::vector<float*>& outputs);
+
+ private:
+  const RegionPlan& plan_;
+  std::mutex mutex_;
+  cudnnContext* handle_ = nullptr;
+  CUstream_st* stream_ = nullptr;
+  std::unique_ptr<ExecutablePlan> exec_;
+  std::vector<void*> pointers_;  // per tensor, device address or null
+  void* workspace_ = nullptr;
+  std::vector<float> staging_;
+};
+
+/// Whether cuDNN has an engine for `plan` on this device: empty if so,
+/// else the reason (used by CreateSubgraphNode to reject the region).
+std::string checkEngine(const RegionPlan& plan);
+
+}  // namespace subgraph::cudnn

@@ -1,0 +1,422 @@
+//===- plugins/cudnn/tests/cudnn_plugin_test.cpp - The cuDNN backend plugin ===//
+//
+// What can be checked without a GPU, and the GPU checks that skip without
+// one:
+//  * the plugin refuses to load with one "no CUDA device" line
+//    (SG_UNAVAILABLE), which the loader reports as "unavailable";
+//  * selection and partitioning through the loaded plugin in
+//    selection-only mode (SUBGRAPH_CUDNN_SELECTION_ONLY=1): regions,
+//    properties, and the reasons of rejected regions;
+//  * region plans built from text graphs (BatchNormalization folded,
+//    tensors, operations), through the host's own C table;
+//  * host-side helpers: folding, NCHW<->NHWC, allocator rounding;
+//  * with a GPU only: a fused Conv+BN+Relu run matching the reference.
+//
+//===----------------------------------------------------------------------===//
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "device.h"
+#include "host_api.h"
+#include "region_plan.h"
+#include "subgraph/ir/text_format.h"
+#include "subgraph/plugins/plugin_loader.h"
+#include "subgraph/runtime/session.h"
+
+namespace subgraph::cudnn {
+namespace {
+
+namespace fs = std::filesystem;
+using partition::PartitionReport;
+
+const fs::path kPlugin = fs::path(SUBGRAPH_TEST_PLUGIN_DIR) / "cudnn.so";
+
+/// Sets an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~ScopedEnv() { unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
+bool haveDevice() { return probeDevice().empty(); }
+
+/// The plugin loaded for selection (a GPU is not needed, nor used).
+plugins::BackendSelection selectCudnn() {
+  ScopedEnv env("SUBGRAPH_CUDNN_SELECTION_ONLY", "1");
+  plugins::SelectOptions options;
+  options.searchPath = {SUBGRAPH_TEST_PLUGIN_DIR};
+  StatusOr<plugins::BackendSelection> s = plugins::selectBackends("cudnn", options);
+  if (!s.isOk()) throw Error(s.status());
+  return std::move(s).value();
+}
+
+PartitionReport partitionText(const char* text) {
+  std::unique_ptr<Graph> g = parseGraphOrThrow(text);
+  StatusOr<PartitionReport> report = selectCudnn().partition(*g);
+  if (!report.isOk()) throw Error(report.status());
+  return std::move(report).value();
+}
+
+/// The reason recorded for node `name`, or "".
+std::string reasonFor(const PartitionReport& r, const std::string& name) {
+  for (const partition::RejectedNode& n : r.rejected)
+    if (n.node.find(name) != std::string::npos) return n.reason;
+  return {};
+}
+
+/// A region plan of a whole text graph, read through the host's C table the
+/// way the plugin reads a region body.
+PlanResult planText(const char* text) {
+  std::unique_ptr<Graph> g = parseGraphOrThrow(text);
+  return buildRegionPlan(sdk::GraphView(plugins::host::hostApi(), plugins::host::toC(g.get())));
+}
+
+// ---------------------------------------------------------------------------
+// No device
+
+/// probeDevice() is empty with a GPU, or one line naming the cause.
+TEST(CudnnDevice, ProbeIsEmptyOrOneNoDeviceLine) {
+  std::string why = probeDevice();
+  if (why.empty()) GTEST_SKIP() << "a CUDA device is present";
+  EXPECT_EQ(why.rfind("no CUDA device", 0), 0u) << why;
+  EXPECT_EQ(why.find('\n'), std::string::npos);
+}
+
+/// Without a GPU the loader refuses the plugin as unavailable, with the
+/// plugin's one line; it is not reported as a broken plugin.
+TEST(CudnnDevice, LoadingWithoutAGpuIsOneUnavailableLine) {
+  if (haveDevice()) GTEST_SKIP() << "a CUDA device is present: the plugin loads";
+  unsetenv("SUBGRAPH_CUDNN_SELECTION_ONLY");
+  StatusOr<std::shared_ptr<plugins::LoadedPlugin>> loaded = plugins::loadPlugin(kPlugin);
+  ASSERT_FALSE(loaded.isOk());
+  const std::string& msg = loaded.status().message();
+  EXPECT_EQ(loaded.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(msg.find("unavailable on this machine: cudnn: no CUDA device"), std::string::npos)
+      << msg;
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  std::vector<plugins::FoundPlugin> found = plugins::discoverPlugins({SUBGRAPH_TEST_PLUGIN_DIR});
+  auto it = std::find_if(found.begin(), found.end(),
+                         [](const plugins::FoundPlugin& f) { return f.path == kPlugin; });
+  ASSERT_NE(it, found.end());
+  EXPECT_TRUE(it->unavailable);
+}
+
+// ---------------------------------------------------------------------------
+// Selection (selection-only mode, no GPU needed)
+
+std::string resnetBlockText() {
+  std::ifstream in(fs::path(SUBGRAPH_SOURCE_DIR) / "tests/data/graphs/resnet_block.sg");
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+/// ResNet-50's bottleneck block (tests/data/graphs/resnet_block.sg): every
+/// node ends up in a conv_fused region; the four convolutions seed four
+/// regions, one of which takes the residual Add and the final Relu.
+TEST(CudnnSelection, ResnetBlockIsFourConvRegions) {
+  std::string text = resnetBlockText();
+  PartitionReport r = partitionText(text.c_str());
+  ASSERT_EQ(r.regions.size(), 4u);
+  std::vector<size_t> sizes;
+  for (const auto& region : r.regions) {
+    EXPECT_EQ(region.property, "conv_fused");
+    sizes.push_back(region.nodes.size());
+  }
+  std::sort(sizes.begin(), sizes.end());
+  EXPECT_EQ(sizes, (std::vector<size_t>{2, 3, 3, 4}));
+  EXPECT_EQ(r.nodesInRegions, r.nodesTotal);
+}
+
+//   %x -> Conv(%w) -> BatchNormalization -> Relu -> %y
+constexpr const char* kConvBnRelu = R"(
+  graph @g(%x: f32[1, 2, 3, 3]) {
+    %w = const f32[2, 2, 1, 1] [1.0, 0.0, 0.0, 2.0]
+    %s = const f32[2] [2.0, 1.0]
+    %b = const f32[2] [0.5, 0.0]
+    %m = const f32[2] [1.0, 0.0]
+    %v = const f32[2] [3.0, 0.0]
+    %c: f32[1, 2, 3, 3] = Conv(%x, %w) {kernel_shape = [1, 1]} @conv
+    %n: f32[1, 2, 3, 3] = BatchNormalization(%c, %s, %b, %m, %v) {epsilon = 1.0} @bn
+    %y: f32[1, 2, 3, 3] = Relu(%n) @relu
+    return %y
+  })";
+
+/// Conv -> BN -> Relu is one conv_fused region of three nodes.
+TEST(CudnnSelection, ConvBnReluIsOneRegion) {
+  PartitionReport r = partitionText(kConvBnRelu);
+  ASSERT_EQ(r.regions.size(), 1u);
+  EXPECT_EQ(r.regions[0].property, "conv_fused");
+  EXPECT_EQ(r.regions[0].nodes.size(), 3u);
+}
+
+/// A Conv whose weights are a graph input is not selected, and the report
+/// says why.
+TEST(CudnnSelection, DoesNotSelectConvWithRuntimeWeights) {
+  PartitionReport r = partitionText(R"(
+    graph @g(%x: f32[1, 2, 3, 3], %w: f32[2, 2, 1, 1]) {
+      %y: f32[1, 2, 3, 3] = Conv(%x, %w) {kernel_shape = [1, 1]} @conv
+      return %y
+    })");
+  EXPECT_TRUE(r.regions.empty());
+  EXPECT_NE(reasonFor(r, "conv").find("non-constant weights"), std::string::npos)
+      << reasonFor(r, "conv");
+}
+
+/// A BatchNormalization whose mean is a runtime input cannot be folded:
+/// CreateSubgraphNode rejects the Conv+BN region with the planner's reason,
+/// so no region holds the BatchNormalization.
+TEST(CudnnSelection, RejectsARegionWhoseBatchNormCannotFold) {
+  PartitionReport r = partitionText(R"(
+    graph @g(%x: f32[1, 2, 3, 3], %m: f32[2]) {
+      %w = const f32[2, 2, 1, 1] splat(1.0)
+      %s = const f32[2] splat(1.0)
+      %b = const f32[2] splat(0.0)
+      %v = const f32[2] splat(1.0)
+      %c: f32[1, 2, 3, 3] = Conv(%x, %w) {kernel_shape = [1, 1]} @conv
+      %y: f32[1, 2, 3, 3] = BatchNormalization(%c, %s, %b, %m, %v) @bn
+      return %y
+    })");
+  for (const auto& region : r.regions)
+    for (const std::string& n : region.nodes) EXPECT_EQ(n.find("bn"), std::string::npos);
+  EXPECT_NE(reasonFor(r, "bn").find("must be constant"), std::string::npos) << reasonFor(r, "bn");
+}
+
+/// MatMul -> bias Add -> Relu is one matmul_fused region.
+TEST(CudnnSelection, MatMulBiasReluIsOneRegion) {
+  PartitionReport r = partitionText(R"(
+    graph @g(%x: f32[2, 3]) {
+      %w = const f32[3, 4] splat(0.5)
+      %b = const f32[4] splat(1.0)
+      %m: f32[2, 4] = MatMul(%x, %w) @mm
+      %a: f32[2, 4] = Add(%m, %b) @bias
+      %y: f32[2, 4] = Relu(%a) @relu
+      return %y
+    })");
+  ASSERT_EQ(r.regions.size(), 1u);
+  EXPECT_EQ(r.regions[0].property, "matmul_fused");
+  EXPECT_EQ(r.regions[0].nodes.size(), 3u);
+}
+
+/// MaxPool is a pool region; with ceil_mode it is rejected with a reason.
+TEST(CudnnSelection, PoolsAndRejectsCeilMode) {
+  PartitionReport ok = partitionText(R"(
+    graph @g(%x: f32[1, 1, 4, 4]) {
+      %y: f32[1, 1, 2, 2] = MaxPool(%x) {kernel_shape = [2, 2], strides = [2, 2]} @pool
+      return %y
+    })");
+  ASSERT_EQ(ok.regions.size(), 1u);
+  EXPECT_EQ(ok.regions[0].property, "pool");
+  PartitionReport ceil = partitionText(R"(
+    graph @g(%x: f32[1, 1, 5, 5]) {
+      %y: f32[1, 1, 3, 3] = MaxPool(%x) {kernel_shape = [2, 2], strides = [2, 2], ceil_mode = 1} @pool
+      return %y
+    })");
+  EXPECT_TRUE(ceil.regions.empty());
+  EXPECT_NE(reasonFor(ceil, "pool").find("ceil_mode"), std::string::npos)
+      << reasonFor(ceil, "pool");
+}
+
+/// Sigmoid -> Mul -> Tanh is one eltwise region.
+TEST(CudnnSelection, ElementwiseChainIsOneRegion) {
+  PartitionReport r = partitionText(R"(
+    graph @g(%x: f32[2, 8]) {
+      %s: f32[2, 8] = Sigmoid(%x) @sig
+      %m: f32[2, 8] = Mul(%s, %x) @mul
+      %y: f32[2, 8] = Tanh(%m) @tanh
+      return %y
+    })");
+  ASSERT_EQ(r.regions.size(), 1u);
+  EXPECT_EQ(r.regions[0].property, "eltwise");
+  EXPECT_EQ(r.regions[0].nodes.size(), 3u);
+}
+
+/// float16 is not planned: nothing is fused, with a reason.
+TEST(CudnnSelection, DoesNotFuseFloat16) {
+  PartitionReport r = partitionText(R"(
+    graph @g(%x: f16[2, 8]) {
+      %y: f16[2, 8] = Relu(%x) @relu
+      return %y
+    })");
+  EXPECT_TRUE(r.regions.empty());
+  EXPECT_NE(reasonFor(r, "relu").find("float32"), std::string::npos) << reasonFor(r, "relu");
+}
+
+/// Without a device the kernels decline, so a partitioned graph runs its
+/// regions on the default executor and matches the reference exactly:
+/// nothing pretends to be a GPU result.
+TEST(CudnnSelection, WithoutADeviceRegionsRunOnTheDefaultExecutor) {
+  if (haveDevice()) GTEST_SKIP() << "a CUDA device is present: kernels would run on it";
+  plugins::BackendSelection s = selectCudnn();
+  Tensor x = Tensor::fromVector<float>(DataType::kFloat32, {1, 2, 3, 3},
+                                       {-1, 2, 3, 4, -5, 6, 7, 8, 9, 1, 2, -3, 4, 5, 6, 7, -8, 9});
+  runtime::Session reference;
+  ASSERT_TRUE(reference.load(parseGraphOrThrow(kConvBnRelu)).isOk());
+  ASSERT_TRUE(reference.compile().isOk());
+  Tensor want = reference.run({{"x", x}}).value().outputs[0].tensor;
+
+  runtime::SessionOptions options;
+  options.threads = 1;
+  auto backends = s.runtimeBackends(1);
+  ASSERT_TRUE(backends.isOk());
+  options.backendInstances = std::move(backends).value();
+  runtime::Session session(options);
+  ASSERT_TRUE(session.load(parseGraphOrThrow(kConvBnRelu)).isOk());
+  Status st = session.partition([&](Graph& g) -> Status {
+    auto report = s.partition(g);
+    return report.isOk() ? Status::ok() : report.status();
+  });
+  ASSERT_TRUE(st.isOk()) << st.message();
+  st = session.compile();
+  ASSERT_TRUE(st.isOk()) << st.message();
+  StatusOr<runtime::RunResult> got = session.run({{"x", x}});
+  ASSERT_TRUE(got.isOk()) << got.status().message();
+  auto a = got->outputs[0].tensor.data<float>();
+  auto b = want.data<float>();
+  EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end()));
+}
+
+// ---------------------------------------------------------------------------
+// Region plans (host only)
+
+/// Conv+BN+Relu plans as conv -> bias add -> relu with BN folded: with
+/// scale 2, var 3, eps 1 channel 0's factor is 2/sqrt(4) = 1, so weight 1.0
+/// stays and bias becomes (0 - 1) * 1 + 0.5 = -0.5; channel 1 (scale 1,
+/// var 0, eps 1) keeps weight 2.0 and bias 0.
+TEST(CudnnPlan, ConvBnReluFoldsTheBatchNorm) {
+  PlanResult r = planText(kConvBnRelu);
+  ASSERT_TRUE(r.plan) << r.reason;
+  const RegionPlan& p = *r.plan;
+  ASSERT_EQ(p.ops.size(), 3u);
+  EXPECT_EQ(p.ops[0].kind, PlanOp::Kind::kConvForward);
+  EXPECT_EQ(p.ops[1].pointwise, PointwiseMode::kAdd);
+  EXPECT_EQ(p.ops[2].pointwise, PointwiseMode::kRelu);
+  EXPECT_EQ(p.summary, "Conv+BatchNormalization+Relu");
+  const PlanTensor& w = p.tensors[static_cast<size_t>(p.ops[0].w)];
+  ASSERT_EQ(w.role, TensorRole::kConstant);
+  // 1x1 kernel: channels-last reordering of K x C x 1 x 1 is the identity.
+  EXPECT_EQ(p.constants[w.index], (std::vector<float>{1.0f, 0.0f, 0.0f, 2.0f}));
+  const PlanTensor& bias = p.tensors[static_cast<size_t>(p.ops[1].w)];
+  EXPECT_EQ(p.constants[bias.index], (std::vector<float>{-0.5f, 0.0f}));
+  ASSERT_EQ(p.inputTensors.size(), 1u);
+  ASSERT_EQ(p.outputTensors.size(), 1u);
+  const PlanTensor& x = p.tensors[static_cast<size_t>(p.inputTensors[0])];
+  EXPECT_TRUE(x.channelsLast);
+  EXPECT_EQ(x.strides, (std::vector<int64_t>{18, 1, 6, 2}));
+  // Only the conv's raw output and the pre-activation sum are virtual.
+  EXPECT_EQ(std::count_if(p.tensors.begin(), p.tensors.end(),
+                          [](const PlanTensor& t) { return t.role == TensorRole::kIntermediate; }),
+            2);
+}
+
+/// Gemm with transB folds the transpose and alpha into the weights and
+/// beta into the bias.
+TEST(CudnnPlan, GemmFoldsTransposeAndScales) {
+  PlanResult r = planText(R"(
+    graph @g(%x: f32[1, 2]) {
+      %w = const f32[3, 2] [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+      %c = const f32[3] [1.0, 1.0, 1.0]
+      %y: f32[1, 3] = Gemm(%x, %w, %c) {transB = 1, alpha = 2.0, beta = 0.5} @gemm
+      return %y
+    })");
+  ASSERT_TRUE(r.plan) << r.reason;
+  const RegionPlan& p = *r.plan;
+  ASSERT_EQ(p.ops.size(), 2u);
+  EXPECT_EQ(p.ops[0].kind, PlanOp::Kind::kMatMul);
+  const PlanTensor& b = p.tensors[static_cast<size_t>(p.ops[0].w)];
+  EXPECT_EQ(b.dims, (std::vector<int64_t>{1, 2, 3}));
+  EXPECT_EQ(p.constants[b.index], (std::vector<float>{2, 6, 10, 4, 8, 12}));
+  const PlanTensor& c = p.tensors[static_cast<size_t>(p.ops[1].w)];
+  EXPECT_EQ(p.constants[c.index], (std::vector<float>{0.5f, 0.5f, 0.5f}));
+}
+
+/// A BatchNormalization alone is not a plan (it is only folded into a Conv).
+TEST(CudnnPlan, DoesNotPlanALoneBatchNorm) {
+  PlanResult r = planText(R"(
+    graph @g(%x: f32[1, 2, 3, 3]) {
+      %s = const f32[2] splat(1.0)
+      %b = const f32[2] splat(0.0)
+      %m = const f32[2] splat(0.0)
+      %v = const f32[2] splat(1.0)
+      %y: f32[1, 2, 3, 3] = BatchNormalization(%x, %s, %b, %m, %v) @bn
+      return %y
+    })");
+  EXPECT_FALSE(r.plan);
+  EXPECT_NE(r.reason.find("right after a Conv"), std::string::npos) << r.reason;
+}
+
+// ---------------------------------------------------------------------------
+// Host helpers
+
+TEST(CudnnHost, FoldBatchNormScalesPerOutputChannel) {
+  std::vector<float> w = {1, 1, 2, 2}, bias = {0, 1};
+  foldBatchNorm(w, bias, {1, 4}, {0, 1}, {0, 1}, {1, 4}, 0.0f);
+  EXPECT_EQ(w, (std::vector<float>{1, 1, 4, 4}));
+  EXPECT_EQ(bias, (std::vector<float>{0, 1}));
+}
+
+TEST(CudnnHost, ChannelsLastRoundTrip) {
+  std::vector<float> nchw(2 * 3 * 4), nhwc(nchw.size()), back(nchw.size());
+  for (size_t i = 0; i < nchw.size(); ++i) nchw[i] = static_cast<float>(i);
+  nchwToNhwc(nchw.data(), nhwc.data(), 2, 3, 4);
+  EXPECT_EQ(nhwc[1], nchw[4]);  // (n0, p0, c1) == (n0, c1, p0)
+  nhwcToNchw(nhwc.data(), back.data(), 2, 3, 4);
+  EXPECT_EQ(back, nchw);
+}
+
+TEST(CudnnHost, AllocatorRoundsToBins) {
+  EXPECT_EQ(DeviceAllocator::roundedSize(1), 256u);
+  EXPECT_EQ(DeviceAllocator::roundedSize(257), 512u);
+  EXPECT_EQ(DeviceAllocator::roundedSize((1u << 20) + 1), 2u << 20);
+}
+
+// ---------------------------------------------------------------------------
+// GPU (skip without a device)
+
+/// Conv+BN+Relu run by cuDNN matches the reference backend.
+TEST(CudnnGpu, ConvBnReluMatchesTheReference) {
+  if (std::string why = probeDevice(); !why.empty()) GTEST_SKIP() << why;
+  plugins::SelectOptions options;
+  options.searchPath = {SUBGRAPH_TEST_PLUGIN_DIR};
+  StatusOr<plugins::BackendSelection> s = plugins::selectBackends("cudnn", options);
+  ASSERT_TRUE(s.isOk()) << s.status().message();
+  Tensor x = Tensor::fromVector<float>(DataType::kFloat32, {1, 2, 3, 3},
+                                       {-1, 2, 3, 4, -5, 6, 7, 8, 9, 1, 2, -3, 4, 5, 6, 7, -8, 9});
+  runtime::Session reference;
+  ASSERT_TRUE(reference.load(parseGraphOrThrow(kConvBnRelu)).isOk());
+  ASSERT_TRUE(reference.compile().isOk());
+  Tensor want = reference.run({{"x", x}}).value().outputs[0].tensor;
+  runtime::SessionOptions so;
+  auto backends = s->runtimeBackends(1);
+  ASSERT_TRUE(backends.isOk());
+  so.backendInstances = std::move(backends).value();
+  runtime::Session session(so);
+  ASSERT_TRUE(session.load(parseGraphOrThrow(kConvBnRelu)).isOk());
+  Status st = session.partition([&](Graph& g) -> Status {
+    auto report = s->partition(g);
+    return report.isOk() ? Status::ok() : report.status();
+  });
+  ASSERT_TRUE(st.isOk()) << st.message();
+  st = session.compile();
+  ASSERT_TRUE(st.isOk()) << st.message();
+  StatusOr<runtime::RunResult> got = session.run({{"x", x}});
+  ASSERT_TRUE(got.isOk()) << got.status().message();
+  auto a = got->outputs[0].tensor.data<float>();
+  auto b = want.data<float>();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-4f) << i;
+}
+
+}  // namespace
+}  // namespace subgraph::cudnn
