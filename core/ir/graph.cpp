@@ -261,7 +261,8 @@ Node* Graph::addNode(std::string_view op, std::vector<Value*> inputs, size_t num
   outputs.reserve(numOutputs);
   std::string hint = name.empty() ? std::string(opName) : name;
   for (size_t i = 0; i < numOutputs; ++i)
-    outputs.push_back(newValue(uniqueValueName(numOutputs == 1 ? hint : hint + "_out" + std::to_string(i)), {}));
+    outputs.push_back(
+        newValue(uniqueValueName(numOutputs == 1 ? hint : hint + "_out" + std::to_string(i)), {}));
   return addNode(key, std::move(inputs), std::move(outputs), std::move(attrs), std::move(name));
 }
 
@@ -415,8 +416,8 @@ StatusOr<std::vector<Node*>> Graph::topologicalOrder() const {
   if (order.size() != liveNodes_) {
     for (Node* n : nodes())
       if (pending[n->id_] != 0)
-        return Status::invalid("graph '" + name_ + "' has a cycle through " +
-                               n->qualifiedOpType() + " node '" + n->displayName() + "'");
+        return Status::invalid("graph '" + name_ + "' has a cycle through " + n->qualifiedOpType() +
+                               " node '" + n->displayName() + "'");
   }
   return order;
 }

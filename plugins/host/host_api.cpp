@@ -245,13 +245,15 @@ SgStatus graphReplaceNode(SgGraph* graph, const SgNode* node, const char* domain
     Graph* g = reinterpret_cast<Graph*>(graph);
     if (!g || !node || !opType) return fail(message, "graph_replace_node: null argument");
     Node* old = g->node(fromC(node)->id());
-    if (old != fromC(node)) return fail(message, "graph_replace_node: the node is not in this graph");
+    if (old != fromC(node))
+      return fail(message, "graph_replace_node: the node is not in this graph");
     std::string d = domain ? domain : "";
     const OpSchema* schema = OpRegistry::global().lookup(d, opType);
     std::string qualified = d.empty() ? opType : d + "." + opType;
     if (!schema)
-      return fail(message, "graph_replace_node: op '" + qualified + "' is not defined (add an op "
-                           "definition to the plugin)");
+      return fail(message, "graph_replace_node: op '" + qualified +
+                               "' is not defined (add an op "
+                               "definition to the plugin)");
     if (numInputs < schema->minInputs() || numInputs > schema->maxInputs())
       return fail(message, "graph_replace_node: op '" + qualified + "' takes " +
                                std::to_string(schema->minInputs()) + " to " +
@@ -292,8 +294,7 @@ SgStatus graphReplaceNode(SgGraph* graph, const SgNode* node, const char* domain
 
 SgStatus graphRemoveDeadNodes(SgGraph* graph, SgMessage* message) {
   try {
-    StatusOr<bool> changed =
-        createDeadCodeEliminationPass()->run(*reinterpret_cast<Graph*>(graph));
+    StatusOr<bool> changed = createDeadCodeEliminationPass()->run(*reinterpret_cast<Graph*>(graph));
     if (!changed.isOk()) return fail(message, changed.status().message());
     return SG_OK;
   } catch (const std::exception& e) {

@@ -195,8 +195,8 @@ class PluginProperty final : public partition::SubgraphProperty {
     fused.defaultOp = region.property;
     SgMessage m;
     int32_t accept = 1;
-    SgStatus st = desc_->create_subgraph_node(desc_->user, host::toC(body), region.id, &fused,
-                                              &accept, &m);
+    SgStatus st =
+        desc_->create_subgraph_node(desc_->user, host::toC(body), region.id, &fused, &accept, &m);
     if (st != SG_OK) {
       errors_->record("plugin '" + plugin_->name() + "' property '" + desc_->name +
                       "' create_subgraph_node: " + host::messageOr(m, "failed"));
@@ -432,27 +432,27 @@ std::shared_ptr<runtime::Backend> LoadedPlugin::createRuntimeBackend(int threads
   auto provider = std::make_shared<runtime::Provider>(info_.name);
   for (size_t i = 0; i < plugin_->num_kernels; ++i) {
     const SgKernelDesc* desc = plugin_->kernels[i];
-    provider->add(desc->op_type,
-                  [self, desc, threads](const Node& node, const runtime::Backend&)
-                      -> StatusOr<std::unique_ptr<runtime::Kernel>> {
-                    SgKernelContext context{};
-                    context.abi_version = SG_PLUGIN_ABI_VERSION;
-                    context.struct_size = sizeof(SgKernelContext);
-                    context.num_threads = threads;
-                    SgMessage m;
-                    void* handle = nullptr;
-                    SgStatus st = desc->create(desc->user, host::toC(&node), &context, &handle, &m);
-                    if (st == SG_UNSUPPORTED)
-                      return Status::error(StatusCode::kUnsupported,
-                                           runtime::nodeErrorPrefix(&node) + "plugin '" +
-                                               self->name() + "' declined: " + m.text);
-                    if (st != SG_OK || !handle)
-                      return Status::invalid(runtime::nodeErrorPrefix(&node) + "plugin '" +
-                                             self->name() + "' kernel creator failed: " +
-                                             host::messageOr(m, "no message"));
-                    return std::unique_ptr<runtime::Kernel>(
-                        std::make_unique<adapters::PluginKernel>(self, desc, handle, node));
-                  });
+    provider->add(
+        desc->op_type,
+        [self, desc, threads](const Node& node, const runtime::Backend&)
+            -> StatusOr<std::unique_ptr<runtime::Kernel>> {
+          SgKernelContext context{};
+          context.abi_version = SG_PLUGIN_ABI_VERSION;
+          context.struct_size = sizeof(SgKernelContext);
+          context.num_threads = threads;
+          SgMessage m;
+          void* handle = nullptr;
+          SgStatus st = desc->create(desc->user, host::toC(&node), &context, &handle, &m);
+          if (st == SG_UNSUPPORTED)
+            return Status::error(StatusCode::kUnsupported, runtime::nodeErrorPrefix(&node) +
+                                                               "plugin '" + self->name() +
+                                                               "' declined: " + m.text);
+          if (st != SG_OK || !handle)
+            return Status::invalid(runtime::nodeErrorPrefix(&node) + "plugin '" + self->name() +
+                                   "' kernel creator failed: " + host::messageOr(m, "no message"));
+          return std::unique_ptr<runtime::Kernel>(
+              std::make_unique<adapters::PluginKernel>(self, desc, handle, node));
+        });
   }
   backend->addProvider(std::move(provider));
   return backend;
@@ -466,7 +466,7 @@ Status LoadedPlugin::runTransforms(Graph& graph, int stage) const {
     int32_t changed = 0;
     if (t->run(t->user, host::toMutableC(&graph), &changed, &m) != SG_OK)
       return Status::invalid("plugin '" + info_.name + "' transform '" + t->name +
-                              "': " + host::messageOr(m, "failed"));
+                             "': " + host::messageOr(m, "failed"));
   }
   return Status::ok();
 }

@@ -257,8 +257,9 @@ TEST(CliInspect, PassesSingleNamedPassRunsAlone) {
   ASSERT_EQ(r.exitCode, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["after_passes"]["nodes"], 3);
-  EXPECT_EQ(j["after_passes"]["ops"],
-            nlohmann::json::parse(R"([{"op": "Add", "count": 2}, {"op": "Identity", "count": 1}])"));
+  EXPECT_EQ(
+      j["after_passes"]["ops"],
+      nlohmann::json::parse(R"([{"op": "Add", "count": 2}, {"op": "Identity", "count": 1}])"));
 }
 
 /// An unknown pass name is a one-line error that lists the known passes.

@@ -64,14 +64,14 @@ TEST(CliOrtReference, ResNet50RunMatchesOnnxRuntime) {
   CliResult zoo = runCli({"zoo", "resnet50", "-o", model});
   ASSERT_EQ(zoo.exitCode, 0) << zoo.err;
 
-  CliResult run = runCli({"run", model, "--backend", "convbn", "--random-inputs", "1",
-                          "--output-dir", out, "--check"},
-                         {}, 600);
+  CliResult run = runCli(
+      {"run", model, "--backend", "convbn", "--random-inputs", "1", "--output-dir", out, "--check"},
+      {}, 600);
   ASSERT_EQ(run.exitCode, 0) << run.err;
   EXPECT_THAT(run.out, ::testing::HasSubstr("check output: max abs error"));
 
-  std::string cmd = "node " + sourcePath("tools/ort_run.js") + " " + model + " --input input=" +
-                    out + "/inputs/input.npy --out " + ortOut + " > /dev/null";
+  std::string cmd = "node " + sourcePath("tools/ort_run.js") + " " + model +
+                    " --input input=" + out + "/inputs/input.npy --out " + ortOut + " > /dev/null";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
 
   std::vector<float> ours = readNpyF32(out + "/output.npy");
@@ -87,8 +87,9 @@ TEST(CliOrtReference, ResNet50RunMatchesOnnxRuntime) {
     scale = std::max(scale, std::fabs(static_cast<double>(theirs[i])));
   }
   ASSERT_GT(scale, 0.0);
-  std::printf("ResNet-50 logits vs ONNX Runtime: max abs error %.3g, relative to max |logit| %.3g\n",
-              maxAbs, maxAbs / scale);
+  std::printf(
+      "ResNet-50 logits vs ONNX Runtime: max abs error %.3g, relative to max |logit| %.3g\n",
+      maxAbs, maxAbs / scale);
   EXPECT_LE(maxAbs / scale, 1e-4);
 }
 

@@ -80,8 +80,8 @@ TEST(CliRun, WritesOutputsAndInputsThatReplay) {
 TEST(CliRun, JsonHasLatencyOutputsAndRegions) {
   TempDir dir;
   std::string model = dir.write("cbr.sg", kConvBnRelu);
-  CliResult r = runCli({"run", model, "--backend", "convbn", "--random-inputs", "1", "--runs",
-                        "3", "--json"});
+  CliResult r = runCli(
+      {"run", model, "--backend", "convbn", "--random-inputs", "1", "--runs", "3", "--json"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["runs"], 3);
@@ -102,8 +102,7 @@ TEST(CliRun, JsonHasLatencyOutputsAndRegions) {
 TEST(CliRun, RunsReportLatencyAndThroughput) {
   TempDir dir;
   std::string model = dir.write("relu.sg", kRelu);
-  CliResult r =
-      runCli({"run", model, "--random-inputs", "1", "--runs", "4", "--warmup", "1"});
+  CliResult r = runCli({"run", model, "--random-inputs", "1", "--runs", "4", "--warmup", "1"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("latency: median "));
   EXPECT_THAT(r.out, HasSubstr(" over 4 runs\n"));
@@ -159,8 +158,8 @@ TEST(CliRun, UnknownInputNameIsOneLineError) {
   std::string model = dir.write("relu.sg", kRelu);
   std::string out = (dir.path() / "out").string();
   ASSERT_EQ(runCli({"run", model, "--random-inputs", "1", "--output-dir", out}).exitCode, 0);
-  CliResult r = runCli({"run", model, "--random-inputs", "1", "--input",
-                        "nosuch=" + out + "/inputs/x.npy"});
+  CliResult r =
+      runCli({"run", model, "--random-inputs", "1", "--input", "nosuch=" + out + "/inputs/x.npy"});
   EXPECT_TRUE(failsWithOneLine(r, 1, "'nosuch'"));
 }
 
@@ -173,8 +172,8 @@ TEST(CliRun, WrongShapeInputIsOneLineError) {
   std::string out = (dir.path() / "wide_out").string();
   ASSERT_EQ(runCli({"run", wide, "--random-inputs", "1", "--output-dir", out}).exitCode, 0);
   std::string refused = (dir.path() / "refused").string();
-  CliResult r = runCli(
-      {"run", model, "--input", "x=" + out + "/inputs/x.npy", "--output-dir", refused});
+  CliResult r =
+      runCli({"run", model, "--input", "x=" + out + "/inputs/x.npy", "--output-dir", refused});
   EXPECT_TRUE(failsWithOneLine(r, 1, "'x'"));
   EXPECT_FALSE(std::filesystem::exists(refused + "/y.npy"));
 }
@@ -183,10 +182,10 @@ TEST(CliRun, WrongShapeInputIsOneLineError) {
 TEST(CliRun, BadCountsAreUsageErrors) {
   TempDir dir;
   std::string model = dir.write("relu.sg", kRelu);
-  EXPECT_TRUE(failsWithOneLine(runCli({"run", model, "--random-inputs", "1", "--runs", "0"}), 2,
-                               "--runs"));
-  EXPECT_TRUE(failsWithOneLine(
-      runCli({"run", model, "--random-inputs", "1", "--threads", "-1"}), 2, "--threads"));
+  EXPECT_TRUE(
+      failsWithOneLine(runCli({"run", model, "--random-inputs", "1", "--runs", "0"}), 2, "--runs"));
+  EXPECT_TRUE(failsWithOneLine(runCli({"run", model, "--random-inputs", "1", "--threads", "-1"}), 2,
+                               "--threads"));
 }
 
 /// An unknown backend name is an error, not a silent unpartitioned run.

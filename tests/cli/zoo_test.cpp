@@ -76,9 +76,9 @@ TEST(CliZoo, SymbolicBatchAndDeterministicOnnx) {
 TEST(CliZoo, SyntheticHasExactNodeCount) {
   TempDir dir;
   std::string file = (dir.path() / "syn.sg").string();
-  ASSERT_EQ(runCli({"zoo", "synthetic", "--nodes", "1000", "--shape", "residual", "-o", file})
-                .exitCode,
-            0);
+  ASSERT_EQ(
+      runCli({"zoo", "synthetic", "--nodes", "1000", "--shape", "residual", "-o", file}).exitCode,
+      0);
   CliResult inspect = runCli({"inspect", "--json", file});
   ASSERT_EQ(inspect.exitCode, 0) << inspect.err;
   EXPECT_EQ(nlohmann::json::parse(inspect.out)["nodes"], 1000);
@@ -90,8 +90,8 @@ TEST(CliZoo, UsageErrors) {
   std::string file = (dir.path() / "x.sg").string();
   EXPECT_TRUE(failsWithOneLine(runCli({"zoo", "alexnet", "-o", file}), 2, "alexnet"));
   EXPECT_TRUE(failsWithOneLine(runCli({"zoo", "resnet50"}), 2, "-o"));
-  EXPECT_TRUE(failsWithOneLine(runCli({"zoo", "resnet50", "--batch", "-1", "-o", file}), 2,
-                               "--batch"));
+  EXPECT_TRUE(
+      failsWithOneLine(runCli({"zoo", "resnet50", "--batch", "-1", "-o", file}), 2, "--batch"));
   EXPECT_FALSE(std::filesystem::exists(file));
 }
 

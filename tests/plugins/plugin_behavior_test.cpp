@@ -127,7 +127,8 @@ TEST(PluginBehaviorTest, ExampleConvBnFusesEachConvWithItsBatchNorm) {
     EXPECT_EQ(r.property, "conv_bn");
   }
   size_t fused = 0;
-  for (const Node* n : g->nodes()) fused += n->qualifiedOpType() == "subgraph.example_convbn.conv_bn";
+  for (const Node* n : g->nodes())
+    fused += n->qualifiedOpType() == "subgraph.example_convbn.conv_bn";
   EXPECT_EQ(fused, 4u);
 
   std::vector<float> in(1 * 256 * 56 * 56);

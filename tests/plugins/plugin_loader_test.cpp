@@ -108,7 +108,8 @@ TEST(PluginLoaderTest, RefusesEveryBrokenPluginOfTheCorpus) {
       {"unresolved_symbol", "unresolved symbol"},
       {"missing_dependency", "missing dependency libsg_absent_dependency.so"},
   };
-  for (const CorpusCase& c : cases) expectRefused(kCorpus / (std::string(c.file) + ".so"), c.reason);
+  for (const CorpusCase& c : cases)
+    expectRefused(kCorpus / (std::string(c.file) + ".so"), c.reason);
 }
 
 /// Files that are not plugins: each gets its own reason before the system

@@ -38,9 +38,9 @@ double maxScaledDiff(const Tensor& a, const Tensor& b) {
 }
 
 struct DiffResult {
-  int regions = 0;           // fused regions the partitioned session runs
-  double maxScaled = 0;      // worst scaled difference over all outputs
-  bool outputsDiffer = true; // outputs differ in count, name, dtype or dims
+  int regions = 0;            // fused regions the partitioned session runs
+  double maxScaled = 0;       // worst scaled difference over all outputs
+  bool outputsDiffer = true;  // outputs differ in count, name, dtype or dims
 };
 
 // Runs `graph` unpartitioned and partitioned for `backends` on the same
