@@ -1,0 +1,479 @@
+//===- testing/testkit/plugin_check.cpp - Conformance run of one backend --===//
+//
+// See plugin_check.h. Random graphs are built from a small catalog of
+// shape-preserving ops on one [1, 4, 5, 5] float32 tensor, so that any op
+// can feed any other and deleting a node (rewiring its readers to its data
+// input) always leaves a valid graph: that is what makes shrinking simple.
+//
+//===----------------------------------------------------------------------===//
+#include "testkit/plugin_check.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "subgraph/ir/text_format.h"
+#include "subgraph/partition/partitioner.h"
+#include "subgraph/passes/dead_code_elimination.h"
+#include "subgraph/plugin_abi.h"
+#include "testkit/partition_oracle.h"
+
+namespace subgraph::testkit {
+namespace {
+
+using partition::Decision;
+using partition::NodeView;
+using partition::SubgraphSelectorV2;
+
+constexpr int64_t kC = 4, kH = 5, kW = 5;
+
+TensorType dataType() { return TensorType(DataType::kFloat32, {1, kC, kH, kW}); }
+
+Tensor randomTensor(RandomSource& rng, std::vector<int64_t> dims, float lo, float hi) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  std::vector<float> values(static_cast<size_t>(n));
+  for (float& v : values)
+    v = lo + (hi - lo) * static_cast<float>(rng.next() >> 40) / static_cast<float>(1 << 24);
+  return Tensor::fromVector(DataType::kFloat32, std::move(dims), values);
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out.empty() ? "none" : out;
+}
+
+/// Watches one selector: after every Reset() a fresh selector of the same
+/// property is asked the same questions, and the first different answer is
+/// reported, because a selector that keeps state across Reset() carves
+/// regions that depend on the order seeds are visited in.
+class WatchedSelector final : public SubgraphSelectorV2 {
+ public:
+  WatchedSelector(std::unique_ptr<SubgraphSelectorV2> inner, const partition::SubgraphProperty& p,
+                  std::string label, std::vector<std::string>* problems)
+      : inner_(std::move(inner)), property_(p), label_(std::move(label)), problems_(problems) {}
+  Decision Select(const NodeView& n) override {
+    Decision d = inner_->Select(n);
+    if (fresh_) compare(d, fresh_->Select(n), "Select(" + n.node().name() + ")");
+    return d;
+  }
+  Decision SelectInput(const NodeView& n, const NodeView& p) override {
+    Decision d = inner_->SelectInput(n, p);
+    if (fresh_)
+      compare(d, fresh_->SelectInput(n, p),
+              "SelectInput(" + n.node().name() + ", " + p.node().name() + ")");
+    return d;
+  }
+  Decision SelectOutput(const NodeView& n, const NodeView& c) override {
+    Decision d = inner_->SelectOutput(n, c);
+    if (fresh_)
+      compare(d, fresh_->SelectOutput(n, c),
+              "SelectOutput(" + n.node().name() + ", " + c.node().name() + ")");
+    return d;
+  }
+  std::vector<const Node*> Filter(std::span<const Node* const> candidates) override {
+    std::vector<const Node*> kept = inner_->Filter(candidates);
+    if (fresh_ && fresh_->Filter(candidates) != kept) note("Filter");
+    return kept;
+  }
+  std::string FilterReason(const Node& node) const override { return inner_->FilterReason(node); }
+  void Reset() override {
+    inner_->Reset();
+    fresh_ = property_.CreateSubgraphSelectorV2();
+    if (fresh_) fresh_->Reset();
+  }
+
+ private:
+  void compare(const Decision& used, const Decision& fresh, const std::string& call) {
+    if (used.canFuse() != fresh.canFuse()) note(call);
+  }
+  void note(const std::string& call) {
+    if (problems_ && problems_->empty())
+      problems_->push_back("reset: the selector of " + label_ + " answers " + call +
+                           " differently after Reset() than a fresh selector does (state "
+                           "survives Reset)");
+  }
+  std::unique_ptr<SubgraphSelectorV2> inner_, fresh_;
+  const partition::SubgraphProperty& property_;
+  std::string label_;
+  std::vector<std::string>* problems_;
+};
+
+/// Delegates everything to `inner` and watches its selectors.
+class WatchedProperty final : public partition::SubgraphProperty {
+ public:
+  WatchedProperty(std::unique_ptr<SubgraphProperty> inner, std::string label,
+                  std::vector<std::string>* problems)
+      : inner_(std::move(inner)), label_(std::move(label)), problems_(problems) {
+    setOptions(inner_->options());
+  }
+  std::string name() const override { return inner_->name(); }
+  std::unique_ptr<SubgraphSelectorV2> CreateSubgraphSelectorV2() const override {
+    std::unique_ptr<SubgraphSelectorV2> s = inner_->CreateSubgraphSelectorV2();
+    if (!s) return nullptr;
+    return std::make_unique<WatchedSelector>(std::move(s), *inner_, label_, problems_);
+  }
+  partition::SubgraphNodeResult CreateSubgraphNode(
+      std::shared_ptr<Graph> body, const partition::RegionInfo& region) const override {
+    return inner_->CreateSubgraphNode(std::move(body), region);
+  }
+  Status ConnectSubgraphInputs(Graph& body, std::vector<Value*>& inputs) const override {
+    return inner_->ConnectSubgraphInputs(body, inputs);
+  }
+  Status ConnectSubgraphOutputs(Graph& body, std::vector<Value*>& outputs) const override {
+    return inner_->ConnectSubgraphOutputs(body, outputs);
+  }
+  Status PrePartition(const Graph& graph) override { return inner_->PrePartition(graph); }
+  Status PostPartition(Graph& graph, std::span<const partition::FusedRegion> regions) override {
+    return inner_->PostPartition(graph, regions);
+  }
+
+ private:
+  std::unique_ptr<SubgraphProperty> inner_;
+  std::string label_;
+  std::vector<std::string>* problems_;
+};
+
+/// The failure's category: the text before its first ':'.
+std::string category(const std::string& failure) { return failure.substr(0, failure.find(':')); }
+
+}  // namespace
+
+StatusOr<BackendUnderTest> BackendUnderTest::open(const std::string& nameOrPath) {
+  if (nameOrPath.empty() || nameOrPath.find(',') != std::string::npos || nameOrPath == "NONE")
+    return Status::invalid("'" + nameOrPath + "' is not one backend name or plugin path");
+  StatusOr<plugins::BackendSelection> selection = plugins::selectBackends(nameOrPath);
+  if (!selection.isOk()) return selection.status();
+  BackendUnderTest b;
+  b.selection_ = std::move(selection).value();
+  b.name_ = b.selection_.backends().front().name;
+  b.plugin_ = b.selection_.backends().front().plugin;
+  return b;
+}
+
+std::vector<std::string> BackendUnderTest::describe() const {
+  std::vector<std::string> lines;
+  if (plugin_) {
+    const plugins::PluginInfo& i = plugin_->info();
+    lines.push_back(fmt::format("plugin:     {} {} (plugin ABI {}): {}", i.name, i.version,
+                                i.abiVersion, i.description));
+    lines.push_back("path:       " + i.path);
+    lines.push_back("properties: " + joined(i.properties));
+    lines.push_back("ops:        " + joined(i.ops));
+    lines.push_back("kernels:    " + joined(i.kernels));
+    lines.push_back("transforms: " + joined(i.transforms));
+    lines.push_back("device:     " + i.device);
+  } else {
+    lines.push_back("backend:    " + name_ + " (built into this program)");
+    lines.push_back("properties: " + joined(propertyNames()));
+    lines.push_back(std::string("kernels:    ") +
+                    (hasKernels() ? "runtime backend " + name_ : "none"));
+  }
+  return lines;
+}
+
+bool BackendUnderTest::hasKernels() const {
+  if (plugin_) return plugin_->hasKernels();
+  std::vector<std::string> known = runtime::BackendRegistry::global().names();
+  return std::find(known.begin(), known.end(), name_) != known.end();
+}
+
+std::vector<std::string> BackendUnderTest::propertyNames() const {
+  std::vector<std::string> names;
+  StatusOr<std::vector<partition::SubgraphBackend>> made = instantiate();
+  if (made.isOk())
+    for (const auto& p : made->front().properties) names.push_back(p->name());
+  return names;
+}
+
+StatusOr<std::vector<partition::SubgraphBackend>> BackendUnderTest::instantiate(
+    std::vector<std::string>* resetProblems) const {
+  partition::SubgraphBackend backend;
+  if (plugin_) {
+    backend = plugin_->instantiateBackend();
+  } else {
+    StatusOr<partition::SubgraphBackend> made =
+        partition::BackendRegistry::global().instantiate(name_);
+    if (!made.isOk()) return made.status();
+    backend = std::move(made).value();
+  }
+  if (resetProblems)
+    for (auto& p : backend.properties) {
+      std::string label = name_ + "/" + p->name();
+      p = std::make_unique<WatchedProperty>(std::move(p), label, resetProblems);
+    }
+  std::vector<partition::SubgraphBackend> out;
+  out.push_back(std::move(backend));
+  return out;
+}
+
+StatusOr<partition::PartitionReport> BackendUnderTest::partitionLikeTheProgram(Graph& graph) const {
+  return selection_.partition(graph);
+}
+
+std::string BackendUnderTest::compareWithReference(const Graph& graph,
+                                                   const std::vector<runtime::NamedTensor>& inputs,
+                                                   double tolerance) const {
+  runtime::SessionOptions refOptions;
+  refOptions.threads = 1;
+  refOptions.useArena = false;
+  runtime::Session ref(refOptions);
+  Status s = ref.load(graph);
+  if (s.isOk()) s = ref.compile();
+  if (!s.isOk()) return "reference: the reference backend cannot run the graph: " + s.message();
+  StatusOr<runtime::RunResult> expected = ref.run(inputs);
+  if (!expected.isOk())
+    return "reference: the reference backend cannot run the graph: " + expected.status().message();
+
+  runtime::SessionOptions options;
+  options.threads = 1;
+  options.useArena = false;
+  auto instances = selection_.runtimeBackends(1);
+  if (!instances.isOk()) return "numerics: no runtime backend: " + instances.status().message();
+  options.backendInstances = std::move(instances).value();
+  runtime::Session session(options);
+  s = session.load(graph);
+  if (s.isOk())
+    s = session.partition([&](Graph& g) -> Status {
+      auto report = selection_.partition(g);
+      return report.isOk() ? Status::ok() : report.status();
+    });
+  if (s.isOk()) s = session.compile();
+  if (!s.isOk()) return "numerics: the partitioned graph cannot run: " + s.message();
+  StatusOr<runtime::RunResult> actual = session.run(inputs);
+  if (!actual.isOk())
+    return "numerics: the partitioned graph cannot run: " + actual.status().message();
+
+  for (const runtime::NamedTensor& want : expected->outputs) {
+    auto got = std::find_if(actual->outputs.begin(), actual->outputs.end(),
+                            [&](const runtime::NamedTensor& t) { return t.name == want.name; });
+    if (got == actual->outputs.end()) return "numerics: output %" + want.name + " is missing";
+    if (got->tensor.dims() != want.tensor.dims() || got->tensor.dtype() != want.tensor.dtype())
+      return "numerics: output %" + want.name + " has another shape or type than the reference's";
+    for (int64_t i = 0; i < want.tensor.numElements(); ++i) {
+      double a = got->tensor.elementAsDouble(i), b = want.tensor.elementAsDouble(i);
+      if (!(std::fabs(a - b) <= tolerance * (1 + std::fabs(b))))
+        return fmt::format(
+            "numerics: output %{} element {} is {:.6g}, the reference computes {:.6g} "
+            "(tolerance {:g})",
+            want.name, i, a, b, tolerance);
+    }
+  }
+  return {};
+}
+
+std::vector<runtime::NamedTensor> randomInputs(const Graph& graph, uint64_t seed) {
+  SeededRandom rng(mix(seed ^ 0x1a2b3c4dULL));
+  std::vector<runtime::NamedTensor> inputs;
+  for (Value* v : graph.inputs()) {
+    std::vector<int64_t> dims;
+    if (v->type().shape)
+      for (const Dim& d : *v->type().shape) dims.push_back(d.isStatic() ? d.size() : 1);
+    inputs.push_back({v->name(), randomTensor(rng, dims, -2.0f, 2.0f)});
+  }
+  return inputs;
+}
+
+std::vector<std::string> catalogOps() {
+  return {"Conv",        "BatchNormalization",
+          "Relu",        "Sigmoid",
+          "Tanh",        "Abs",
+          "Neg",         "LeakyRelu",
+          "Clip",        "Identity",
+          "Add",         "Mul",
+          "Sub",         "Max",
+          "Min",         "MaxPool",
+          "AveragePool", "Softmax"};
+}
+
+Value* addCatalogNode(Graph& graph, RandomSource& rng, const std::string& op, Value* data,
+                      Value* other, const std::string& name) {
+  std::vector<Value*> inputs = {data};
+  std::vector<Attribute> attrs;
+  auto constant = [&](const char* suffix, std::vector<int64_t> dims, float lo, float hi) {
+    return graph.addInitializer(name + suffix, randomTensor(rng, std::move(dims), lo, hi));
+  };
+  if (op == "Conv") {
+    int64_t k = rng.percent(50) ? 3 : 1, pad = k / 2;
+    inputs.push_back(constant(".w", {kC, kC, k, k}, -0.5f, 0.5f));
+    if (rng.percent(50)) inputs.push_back(constant(".b", {kC}, -0.5f, 0.5f));
+    attrs = {{"dilations", std::vector<int64_t>{1, 1}},
+             {"group", int64_t{1}},
+             {"kernel_shape", std::vector<int64_t>{k, k}},
+             {"pads", std::vector<int64_t>{pad, pad, pad, pad}},
+             {"strides", std::vector<int64_t>{1, 1}}};
+  } else if (op == "BatchNormalization") {
+    inputs.push_back(constant(".scale", {kC}, 0.5f, 1.5f));
+    inputs.push_back(constant(".bias", {kC}, -0.5f, 0.5f));
+    inputs.push_back(constant(".mean", {kC}, -0.5f, 0.5f));
+    inputs.push_back(constant(".var", {kC}, 0.5f, 1.5f));
+    attrs = {{"epsilon", 1e-5f}, {"momentum", 0.9f}};
+  } else if (op == "LeakyRelu") {
+    attrs = {{"alpha", 0.1f}};
+  } else if (op == "Clip") {
+    inputs.push_back(graph.addInitializer(name + ".min", Tensor::splat(DataType::kFloat32, {}, 0)));
+    inputs.push_back(graph.addInitializer(name + ".max", Tensor::splat(DataType::kFloat32, {}, 1)));
+  } else if (op == "Add" || op == "Mul" || op == "Sub" || op == "Max" || op == "Min") {
+    inputs.push_back(other ? other : data);
+  } else if (op == "MaxPool" || op == "AveragePool") {
+    attrs = {{"kernel_shape", std::vector<int64_t>{3, 3}},
+             {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+             {"strides", std::vector<int64_t>{1, 1}}};
+  } else if (op == "Softmax") {
+    attrs = {{"axis", int64_t{1}}};
+  }
+  Node* n = graph.addNode(op, inputs, 1, std::move(attrs), name);
+  n->output(0)->setType(dataType());
+  return n->output(0);
+}
+
+std::unique_ptr<Graph> randomCatalogGraph(uint64_t seed, const std::vector<std::string>& ops,
+                                          const std::vector<std::string>& others) {
+  SeededRandom rng(mix(seed));
+  auto g = std::make_unique<Graph>("case");
+  std::vector<Value*> pool;
+  size_t numInputs = 1 + rng.below(2);
+  for (size_t i = 0; i < numInputs; ++i) pool.push_back(g->addInput(numbered("x", i), dataType()));
+  size_t numNodes = 2 + rng.below(11);
+  auto pick = [&] {
+    // Prefer recent values so graphs are deep as well as wide.
+    size_t back = rng.below(std::min<size_t>(pool.size(), 3));
+    return rng.percent(70) ? pool[pool.size() - 1 - back] : pool[rng.below(pool.size())];
+  };
+  for (size_t i = 0; i < numNodes; ++i) {
+    bool touched = !ops.empty() && (others.empty() || rng.percent(70));
+    const std::vector<std::string>& from = touched ? ops : others;
+    const std::string& op = from[rng.below(from.size())];
+    Value* data = pick();
+    Value* other = pick();
+    pool.push_back(addCatalogNode(*g, rng, op, data, other, numbered("n", i)));
+  }
+  for (Value* v : pool)
+    if (v->producer() && !v->hasUses()) g->addOutput(v);
+  if (rng.percent(20)) g->addOutput(pool[numInputs + rng.below(pool.size() - numInputs)]);
+  return g;
+}
+
+std::vector<std::string> probeTouchedOps(const BackendUnderTest& backend) {
+  std::set<std::string> touched;
+  const std::vector<std::string> ops = catalogOps();
+  auto probe = [&](const std::vector<std::string>& chain) {
+    SeededRandom rng(7);
+    Graph g("probe");
+    Value* x = g.addInput("x", dataType());
+    Value* v = x;
+    for (size_t i = 0; i < chain.size(); ++i)
+      v = addCatalogNode(g, rng, chain[i], v, x, numbered("p", i));
+    g.addOutput(v);
+    StatusOr<std::vector<partition::SubgraphBackend>> made = backend.instantiate();
+    if (!made.isOk()) return;
+    partition::PartitionOptions po;
+    po.reportContested = false;
+    StatusOr<partition::PartitionReport> report = partition::partitionGraph(g, *made, po);
+    if (!report.isOk()) return;
+    for (const partition::RegionReport& r : report->regions)
+      for (const std::string& node : r.nodes)
+        for (size_t i = 0; i < chain.size(); ++i)
+          if (node == numbered("p", i)) touched.insert(chain[i]);
+  };
+  for (const std::string& a : ops) {
+    probe({a});
+    for (const std::string& b : ops) probe({a, b});
+  }
+  return {touched.begin(), touched.end()};
+}
+
+std::string checkGraph(const BackendUnderTest& backend, const Graph& graph, uint64_t inputSeed,
+                       const CheckOptions& options) {
+  std::unique_ptr<Graph> work = graph.clone();
+  std::vector<std::string> resetProblems;
+  StatusOr<std::vector<partition::SubgraphBackend>> made = backend.instantiate(&resetProblems);
+  if (!made.isOk()) return "instantiate: " + made.status().message();
+  partition::PartitionOptions po;
+  po.reportContested = false;
+  StatusOr<partition::PartitionReport> report = partition::partitionGraph(*work, *made, po);
+  if (!report.isOk()) return "partitioning: " + report.status().message();
+  if (std::string e = checkPartition(graph, *work, *report); !e.empty()) return "invariant: " + e;
+  for (const partition::RejectedNode& r : report->rejected)
+    if (r.kind == "cycle")
+      return "cycle: a region the selector proposed would create a cycle (the partitioner had to "
+             "cut it): node '" +
+             r.node + "': " + r.reason;
+  if (!resetProblems.empty()) return resetProblems.front();
+  if (options.numerics && backend.hasKernels())
+    return backend.compareWithReference(graph, randomInputs(graph, inputSeed), options.tolerance);
+  return {};
+}
+
+std::unique_ptr<Graph> shrinkFailure(const BackendUnderTest& backend, const Graph& graph,
+                                     uint64_t inputSeed, const CheckOptions& options) {
+  std::unique_ptr<Graph> best = graph.clone();
+  const std::string kind = category(checkGraph(backend, *best, inputSeed, options));
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    std::vector<std::string> names;
+    for (Node* n : best->nodes()) names.push_back(n->name());
+    for (auto it = names.rbegin(); it != names.rend() && !changed; ++it) {
+      std::unique_ptr<Graph> candidate = best->clone();
+      Node* victim = nullptr;
+      for (Node* n : candidate->nodes())
+        if (n->name() == *it) victim = n;
+      if (!victim || victim->numInputs() == 0 || candidate->numNodes() < 2) continue;
+      // Every catalog op keeps its data input's type, so its readers (and
+      // the graph outputs it defines) can read that input instead.
+      Value* data = victim->input(0);
+      for (Value* out : victim->outputs()) candidate->replaceAllUsesWith(out, data);
+      candidate->removeNode(victim);
+      (void)createDeadCodeEliminationPass()->run(*candidate);
+      std::string failure = checkGraph(backend, *candidate, inputSeed, options);
+      if (!failure.empty() && category(failure) == kind) {
+        best = std::move(candidate);
+        changed = true;
+      }
+    }
+  }
+  return best;
+}
+
+CheckSummary runConformance(const BackendUnderTest& backend, const CheckOptions& options) {
+  CheckSummary summary;
+  summary.touchedOps = options.ops.empty() ? probeTouchedOps(backend) : options.ops;
+  for (const std::string& op : catalogOps())
+    if (std::find(summary.touchedOps.begin(), summary.touchedOps.end(), op) ==
+        summary.touchedOps.end())
+      summary.otherOps.push_back(op);
+  summary.numerics = options.numerics && backend.hasKernels();
+  for (size_t i = 0; i < options.cases; ++i) {
+    uint64_t seed = options.seed + i;
+    std::unique_ptr<Graph> graph = randomCatalogGraph(seed, summary.touchedOps, summary.otherOps);
+    std::string failure = checkGraph(backend, *graph, seed, options);
+    if (failure.empty()) {
+      ++summary.passed;
+      continue;
+    }
+    ++summary.failed;
+    if (summary.failures.size() >= options.maxFailuresShown) continue;
+    CaseFailure f;
+    f.seed = seed;
+    f.nodesBefore = graph->numNodes();
+    std::unique_ptr<Graph> small = shrinkFailure(backend, *graph, seed, options);
+    f.nodesAfter = small->numNodes();
+    f.what = checkGraph(backend, *small, seed, options);
+    f.graphText = printGraph(*small);
+    summary.failures.push_back(std::move(f));
+  }
+  return summary;
+}
+
+std::string formatFailure(const CaseFailure& f, const std::string& target) {
+  return fmt::format(
+      "case seed {} failed: {}\n  replay: subgraph check-plugin {} --seed {} --cases 1\n"
+      "  smallest failing graph ({} of {} nodes):\n{}",
+      f.seed, f.what, target, f.seed, f.nodesAfter, f.nodesBefore, f.graphText);
+}
+
+}  // namespace subgraph::testkit

@@ -1,0 +1,126 @@
+//===- tests/cli/check_plugin_test.cpp - `subgraph check-plugin` end to end -===//
+//
+// The conformance run as a plugin author meets it: the shipped backends
+// (example_convbn, and onednn where it is built) pass; the two broken
+// fixtures (tests/plugins/corpus/check_plugin_broken.cpp) fail, each with
+// the smallest failing graph in the text format and a seed whose replay
+// fails again. Cases per run: SUBGRAPH_CHECK_PLUGIN_CASES, default 1000
+// (200 under sanitizers).
+//
+//===----------------------------------------------------------------------===//
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <regex>
+#include <string>
+
+#include "cli_runner.h"
+
+#ifndef SUBGRAPH_CHECK_PLUGIN_DEFAULT_CASES
+#define SUBGRAPH_CHECK_PLUGIN_DEFAULT_CASES 1000
+#endif
+
+namespace subgraph::cli::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string cases() {
+  const char* env = std::getenv("SUBGRAPH_CHECK_PLUGIN_CASES");
+  return env && *env ? env : std::to_string(SUBGRAPH_CHECK_PLUGIN_DEFAULT_CASES);
+}
+
+#ifdef SUBGRAPH_CHECK_PLUGIN_CORPUS
+const std::string kCorpus = SUBGRAPH_CHECK_PLUGIN_CORPUS;
+#else
+const std::string kCorpus;
+#endif
+
+/// The first failure's seed and the node count of its smallest graph.
+struct ShownFailure {
+  std::string seed;
+  int nodes = -1;
+};
+
+ShownFailure firstFailure(const std::string& out) {
+  ShownFailure f;
+  std::smatch m;
+  if (std::regex_search(out, m, std::regex(R"(case seed (\d+) failed)"))) f.seed = m[1];
+  if (std::regex_search(out, m, std::regex(R"(smallest failing graph \((\d+) of \d+ nodes\))")))
+    f.nodes = std::stoi(m[1]);
+  return f;
+}
+
+/// The example plugin passes; the probe finds exactly the ops its selector
+/// fuses, and without kernels there is nothing to compare.
+TEST(CliCheckPlugin, ExamplePluginPasses) {
+  CliResult r = runCli({"check-plugin", "example_convbn", "--cases", cases()});
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("plugin:     example_convbn 1.0.0"));
+  EXPECT_THAT(r.out, HasSubstr("selectors fuse: BatchNormalization, Conv (probed)"));
+  EXPECT_THAT(r.out, HasSubstr(cases() + " passed, 0 failed"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("case seed")));
+}
+
+/// The in-process oneDNN backend passes, numerics included.
+TEST(CliCheckPlugin, OnednnPasses) {
+#ifndef SUBGRAPH_CLI_TEST_HAVE_ONEDNN
+  GTEST_SKIP() << "built without oneDNN";
+#endif
+  CliResult r = runCli({"check-plugin", "onednn", "--cases", cases()});
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("numerics:       each case against the reference"));
+  EXPECT_THAT(r.out, HasSubstr(cases() + " passed, 0 failed"));
+}
+
+/// A selector that asks for {Relu, Add} around a Sigmoid fails, shrunk to
+///   x -> Relu -> Sigmoid -> Add <- Relu   (3 nodes)
+/// and the printed seed replays the failure.
+TEST(CliCheckPlugin, SelectorProposingACycleFails) {
+  if (kCorpus.empty()) GTEST_SKIP() << "built without the plugin corpus";
+  const std::string plugin = kCorpus + "/broken_cycle.so";
+  CliResult r = runCli({"check-plugin", plugin, "--cases", cases()});
+  EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
+  EXPECT_THAT(r.out,
+              HasSubstr("failed: cycle: a region the selector proposed would create a cycle"));
+  EXPECT_THAT(r.out, HasSubstr("graph @case"));
+  ShownFailure f = firstFailure(r.out);
+  ASSERT_FALSE(f.seed.empty()) << r.out;
+  EXPECT_GE(f.nodes, 2) << r.out;
+  EXPECT_LE(f.nodes, 4) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("replay: subgraph check-plugin " + plugin + " --seed " + f.seed +
+                               " --cases 1"));
+
+  CliResult replay = runCli({"check-plugin", plugin, "--seed", f.seed, "--cases", "1"});
+  EXPECT_EQ(replay.exitCode, 1) << replay.out;
+  EXPECT_THAT(replay.out, HasSubstr("0 passed, 1 failed"));
+}
+
+/// A Relu kernel computing y = x fails the numerics, shrunk to one Relu.
+TEST(CliCheckPlugin, WrongKernelFails) {
+  if (kCorpus.empty()) GTEST_SKIP() << "built without the plugin corpus";
+  CliResult r = runCli({"check-plugin", kCorpus + "/broken_kernel.so", "--cases", cases()});
+  EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("failed: numerics: output %"));
+  EXPECT_THAT(r.out, HasSubstr("the reference computes"));
+  EXPECT_THAT(r.out, HasSubstr("= Relu("));
+  EXPECT_EQ(firstFailure(r.out).nodes, 1) << r.out;
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr(" 0 failed")));
+}
+
+/// Usage mistakes and unknown plugins are one line, never a crash.
+TEST(CliCheckPlugin, ErrorsAreOneLine) {
+  EXPECT_TRUE(failsWithOneLine(runCli({"check-plugin", "no_such_backend"}), 1,
+                               "unknown backend 'no_such_backend'"));
+  EXPECT_TRUE(failsWithOneLine(runCli({"check-plugin", "./missing.so"}), 2,
+                               "plugin file './missing.so' does not exist"));
+  EXPECT_TRUE(failsWithOneLine(runCli({"check-plugin", "example_convbn", "--ops", "Conv,Bogus"}), 2,
+                               "--ops: 'Bogus' is not an op random graphs can use"));
+  CliResult help = runCli({"check-plugin", "--help"});
+  EXPECT_EQ(help.exitCode, 0);
+  EXPECT_THAT(help.out, HasSubstr("--cases"));
+}
+
+}  // namespace
+}  // namespace subgraph::cli::testing

@@ -1,0 +1,83 @@
+//===- tests/plugins/corpus/check_plugin_broken.cpp - Plugins check-plugin must fail -===//
+//
+// Two plugins that load fine but are wrong, the fixtures proving that
+// `subgraph check-plugin` catches what it promises to (tests/cli/
+// check_plugin_test.cpp):
+//  * BROKEN_CYCLE, backend `broken_cycle`: a selector that starts on Relu
+//    and grows to any Add reading it, skipping what lies between. For
+//        r = Relu(x); s = Sigmoid(r); y = Add(r, s)
+//    it proposes {Relu, Add}, which is not convex: fused, the region would
+//    feed Sigmoid and read it back, a cycle. (The partitioner cuts such a
+//    region; check-plugin reports that the selector asked for it.)
+//  * BROKEN_KERNEL, backend `broken_kernel`: fuses each Relu alone and runs
+//    it with a kernel that forgets the max, y = x, so negative inputs come
+//    out wrong.
+//
+//===----------------------------------------------------------------------===//
+#include <subgraph/sdk/plugin.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+namespace {
+
+namespace sdk = subgraph::sdk;
+
+#if defined(BROKEN_CYCLE)
+class ReluToAddSelector final : public sdk::SubgraphSelector {
+ public:
+  sdk::Decision Select(const sdk::NodeView& node) override { return node.is("Relu"); }
+  sdk::Decision SelectInput(const sdk::NodeView&, const sdk::NodeView&) override { return false; }
+  sdk::Decision SelectOutput(const sdk::NodeView& node, const sdk::NodeView& consumer) override {
+    return node.is("Relu") && consumer.is("Add");
+  }
+};
+
+class ReluAddProperty final : public sdk::SubgraphProperty {
+ public:
+  ReluAddProperty() : SubgraphProperty("relu_add") {}
+  std::unique_ptr<sdk::SubgraphSelector> CreateSubgraphSelector() const override {
+    return std::make_unique<ReluToAddSelector>();
+  }
+};
+#else
+class ReluSelector final : public sdk::SubgraphSelector {
+ public:
+  sdk::Decision Select(const sdk::NodeView& node) override { return node.is("Relu"); }
+  sdk::Decision SelectInput(const sdk::NodeView&, const sdk::NodeView&) override { return false; }
+  sdk::Decision SelectOutput(const sdk::NodeView&, const sdk::NodeView&) override { return false; }
+};
+
+class ReluProperty final : public sdk::SubgraphProperty {
+ public:
+  ReluProperty() : SubgraphProperty("relu") {}
+  std::unique_ptr<sdk::SubgraphSelector> CreateSubgraphSelector() const override {
+    return std::make_unique<ReluSelector>();
+  }
+};
+
+/// The bug: copies x to y, forgetting max(x, 0).
+class ForgetfulReluKernel final : public sdk::Kernel {
+ public:
+  void run(std::span<const sdk::Tensor> in, std::span<const sdk::Tensor> out) override {
+    std::memcpy(out[0].raw(), in[0].raw(), std::min(in[0].bytes(), out[0].bytes()));
+  }
+};
+#endif
+
+}  // namespace
+
+#if defined(BROKEN_CYCLE)
+SUBGRAPH_PLUGIN("broken_cycle", "0.0.1", "test fixture: a selector that proposes cycles") {
+  plugin.addProperty<ReluAddProperty>();
+}
+#else
+SUBGRAPH_PLUGIN("broken_kernel", "0.0.1", "test fixture: a Relu kernel computing y = x") {
+  plugin.addProperty<ReluProperty>();
+  plugin.addKernel("subgraph.broken_kernel.relu",
+                   [](const sdk::NodeView&, const sdk::KernelContext&) {
+                     return std::make_unique<ForgetfulReluKernel>();
+                   });
+}
+#endif
