@@ -76,9 +76,7 @@ std::vector<std::pair<std::string, partition::PropertyFactory>> concatProperties
 }
 
 runtime::KernelCreator concatKernelCreator() {
-  return makeCreator([](const Node& region) -> std::unique_ptr<runtime::Kernel> {
-    return std::make_unique<ConcatRegionKernel>(region);
-  });
+  return creatorOf<ConcatRegionKernel>();
 }
 
 }  // namespace subgraph::onednn

@@ -210,9 +210,7 @@ std::vector<std::pair<std::string, partition::PropertyFactory>> convProperties()
 }
 
 runtime::KernelCreator convKernelCreator() {
-  return makeCreator([](const Node& region) -> std::unique_ptr<runtime::Kernel> {
-    return std::make_unique<ConvRegionKernel>(region);
-  });
+  return creatorOf<ConvRegionKernel>();
 }
 
 }  // namespace subgraph::onednn

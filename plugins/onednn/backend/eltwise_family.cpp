@@ -113,9 +113,7 @@ std::vector<std::pair<std::string, partition::PropertyFactory>> eltwisePropertie
 }
 
 runtime::KernelCreator eltwiseKernelCreator() {
-  return makeCreator([](const Node& region) -> std::unique_ptr<runtime::Kernel> {
-    return std::make_unique<EltwiseRegionKernel>(region);
-  });
+  return creatorOf<EltwiseRegionKernel>();
 }
 
 }  // namespace subgraph::onednn

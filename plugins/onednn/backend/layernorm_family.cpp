@@ -77,9 +77,7 @@ std::vector<std::pair<std::string, partition::PropertyFactory>> layernormPropert
 }
 
 runtime::KernelCreator layernormKernelCreator() {
-  return makeCreator([](const Node& region) -> std::unique_ptr<runtime::Kernel> {
-    return std::make_unique<LayerNormRegionKernel>(region);
-  });
+  return creatorOf<LayerNormRegionKernel>();
 }
 
 }  // namespace subgraph::onednn

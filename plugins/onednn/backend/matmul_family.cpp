@@ -311,9 +311,7 @@ std::vector<std::pair<std::string, partition::PropertyFactory>> matmulProperties
 }
 
 runtime::KernelCreator matmulKernelCreator() {
-  return makeCreator([](const Node& region) -> std::unique_ptr<runtime::Kernel> {
-    return std::make_unique<MatMulRegionKernel>(region);
-  });
+  return creatorOf<MatMulRegionKernel>();
 }
 
 }  // namespace subgraph::onednn

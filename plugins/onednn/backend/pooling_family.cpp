@@ -106,9 +106,7 @@ std::vector<std::pair<std::string, partition::PropertyFactory>> poolingPropertie
 }
 
 runtime::KernelCreator poolingKernelCreator() {
-  return makeCreator([](const Node& region) -> std::unique_ptr<runtime::Kernel> {
-    return std::make_unique<PoolRegionKernel>(region);
-  });
+  return creatorOf<PoolRegionKernel>();
 }
 
 }  // namespace subgraph::onednn

@@ -17,6 +17,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -132,5 +134,15 @@ class RegionKernel : public runtime::Kernel {
 /// region), anything else an error naming the region.
 runtime::KernelCreator makeCreator(
     std::function<std::unique_ptr<runtime::Kernel>(const Node& region)> factory);
+
+/// makeCreator for a family whose region kernel is constructed from the
+/// region node alone, which is every family: one line per family instead
+/// of the same lambda seven times.
+template <class RegionKernel>
+runtime::KernelCreator creatorOf() {
+  return makeCreator([](const Node& region) -> std::unique_ptr<runtime::Kernel> {
+    return std::make_unique<RegionKernel>(region);
+  });
+}
 
 }  // namespace subgraph::onednn

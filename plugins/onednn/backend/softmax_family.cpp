@@ -71,9 +71,7 @@ std::vector<std::pair<std::string, partition::PropertyFactory>> softmaxPropertie
 }
 
 runtime::KernelCreator softmaxKernelCreator() {
-  return makeCreator([](const Node& region) -> std::unique_ptr<runtime::Kernel> {
-    return std::make_unique<SoftmaxRegionKernel>(region);
-  });
+  return creatorOf<SoftmaxRegionKernel>();
 }
 
 }  // namespace subgraph::onednn
