@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace subgraph::cudnn {
@@ -52,7 +53,11 @@ class Desc {
 
   Desc& set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, int64_t count,
             const void* values) {
-    checkCudnn(cudnnBackendSetAttribute(d_, name, type, count, values), "cudnnBackendSetAttribute");
+    cudnnStatus_t s = cudnnBackendSetAttribute(d_, name, type, count, values);
+    if (s != CUDNN_STATUS_SUCCESS)
+      throw std::runtime_error("cudnn plugin: cudnnBackendSetAttribute(attribute " +
+                               std::to_string(static_cast<int>(name)) +
+                               "): " + cudnnGetErrorString(s));
     return *this;
   }
   Desc& setDesc(cudnnBackendAttributeName_t name, const Desc& other) {
@@ -181,9 +186,14 @@ struct ExecutablePlan::Descriptors {
   std::unique_ptr<Desc> plan;
 };
 
-ExecutablePlan::ExecutablePlan(const RegionPlan& plan, cudnnContext* handle)
-    : d_(std::make_unique<Descriptors>()) {
-  std::vector<Desc>& keep = d_->keep;
+namespace {
+
+/// Creates and finalizes every tensor and operation descriptor of `plan`
+/// into `keep`; returns the operations, in plan order, for the graph. No
+/// device is needed for any of it. Non-virtual tensor uids go to `uids`.
+std::vector<cudnnBackendDescriptor_t> buildOperations(const RegionPlan& plan,
+                                                      std::vector<Desc>& keep,
+                                                      std::vector<int64_t>& uids) {
   keep.reserve(plan.tensors.size() + 4 * plan.ops.size() + 4);
   const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
   std::vector<size_t> tensorDesc(plan.tensors.size());
@@ -199,7 +209,7 @@ ExecutablePlan::ExecutablePlan(const RegionPlan& plan, cudnnContext* handle)
         .set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment)
         .set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &isVirtual)
         .finalize("tensor descriptor");
-    if (!isVirtual) uids_.push_back(t.uid);
+    if (!isVirtual) uids.push_back(t.uid);
     tensorDesc[i] = keep.size();
     keep.push_back(std::move(d));
   }
@@ -310,6 +320,35 @@ ExecutablePlan::ExecutablePlan(const RegionPlan& plan, cudnnContext* handle)
       }
     }
   }
+  return ops;
+}
+
+}  // namespace
+
+std::string validateDescriptors(const RegionPlan& plan) {
+  try {
+    std::vector<Desc> keep;
+    std::vector<int64_t> uids;
+    std::vector<cudnnBackendDescriptor_t> ops = buildOperations(plan, keep, uids);
+    if (ops.size() != plan.ops.size()) return "cudnn: an operation was not built";
+    // cuDNN 9 finalizes an operation graph without a handle (the handle
+    // attribute is deprecated there), which checks how the operations
+    // connect; heuristics and plans do need the device.
+    Desc graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+    graph
+        .set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+             static_cast<int64_t>(ops.size()), ops.data())
+        .finalize("operation graph");
+    return {};
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+ExecutablePlan::ExecutablePlan(const RegionPlan& plan, cudnnContext* handle)
+    : d_(std::make_unique<Descriptors>()) {
+  std::vector<Desc>& keep = d_->keep;
+  std::vector<cudnnBackendDescriptor_t> ops = buildOperations(plan, keep, uids_);
 
   Desc graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
   cudnnHandle_t h = handle;
@@ -443,17 +482,16 @@ void DeviceRegion::run(const std::vector<const float*>& inputs,
 }
 
 std::string checkEngine(const RegionPlan& plan) {
+  // One handle for every check: cudnnCreate costs far more than a
+  // heuristics query, and partitioning ResNet-50 checks dozens of regions.
+  // Checks are serialized on it; it lives as long as the process.
+  static std::mutex mutex;
+  static cudnnHandle_t handle = nullptr;
+  std::lock_guard<std::mutex> lock(mutex);
   try {
-    cudnnHandle_t handle = nullptr;
-    checkCudnn(cudnnCreate(&handle), "cudnnCreate");
-    std::string reason;
-    try {
-      ExecutablePlan exec(plan, handle);
-    } catch (const std::exception& e) {
-      reason = e.what();
-    }
-    cudnnDestroy(handle);
-    return reason;
+    if (!handle) checkCudnn(cudnnCreate(&handle), "cudnnCreate");
+    ExecutablePlan exec(plan, handle);
+    return {};
   } catch (const std::exception& e) {
     return e.what();
   }

@@ -112,6 +112,13 @@ class DeviceRegion {
   std::vector<float> staging_;
 };
 
+/// Creates and finalizes every tensor and operation descriptor of `plan`
+/// and the operation graph (without a handle, which cuDNN 9 allows): empty
+/// if cuDNN accepts them all, else cuDNN's error. Needs no GPU, so tests
+/// check attribute types and shapes on machines without one; heuristics
+/// and execution plans are not covered (they need the device).
+std::string validateDescriptors(const RegionPlan& plan);
+
 /// Whether cuDNN has an engine for `plan` on this device: empty if so,
 /// else the reason (used by CreateSubgraphNode to reject the region).
 std::string checkEngine(const RegionPlan& plan);

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -354,6 +355,65 @@ TEST(CudnnPlan, DoesNotPlanALoneBatchNorm) {
     })");
   EXPECT_FALSE(r.plan);
   EXPECT_NE(r.reason.find("right after a Conv"), std::string::npos) << r.reason;
+}
+
+/// Every tensor and operation descriptor of these plans, and their
+/// operation graph, is accepted and finalized by the real cuDNN library;
+/// that needs no device, so the attribute types and shapes (the easiest
+/// things to get wrong in the backend API) are checked here. Heuristics,
+/// execution plans and execution are not.
+TEST(CudnnPlan, CudnnAcceptsTheDescriptorsWithoutADevice) {
+  const char* graphs[] = {
+      kConvBnRelu,
+      // Conv -> Add(residual) -> Clip, 3x3 with padding and stride 2.
+      R"(graph @g(%x: f32[1, 4, 8, 8], %r: f32[1, 4, 4, 4]) {
+        %w = const f32[4, 4, 3, 3] splat(0.1)
+        %c: f32[1, 4, 4, 4] = Conv(%x, %w) {kernel_shape = [3, 3], pads = [1, 1, 1, 1], strides = [2, 2]} @conv
+        %a: f32[1, 4, 4, 4] = Add(%c, %r) @add
+        %y: f32[1, 4, 4, 4] = Clip(%a) {min = 0.0, max = 6.0} @clip
+        return %y
+      })",
+      R"(graph @g(%x: f32[1, 2]) {
+        %w = const f32[3, 2] splat(1.0)
+        %c = const f32[3] splat(1.0)
+        %y: f32[1, 3] = Gemm(%x, %w, %c) {transB = 1} @gemm
+        return %y
+      })",
+      R"(graph @g(%x: f32[1, 2, 4, 4]) {
+        %y: f32[1, 2, 2, 2] = MaxPool(%x) {kernel_shape = [2, 2], strides = [2, 2]} @pool
+        return %y
+      })",
+      R"(graph @g(%x: f32[1, 2, 4, 4]) {
+        %y: f32[1, 2, 1, 1] = GlobalAveragePool(%x) @gap
+        return %y
+      })",
+      R"(graph @g(%x: f32[2, 8]) {
+        %s: f32[2, 8] = Sigmoid(%x) @sig
+        %m: f32[2, 8] = Mul(%s, %x) @mul
+        %y: f32[2, 8] = LeakyRelu(%m) {alpha = 0.1} @leaky
+        return %y
+      })",
+  };
+  for (const char* text : graphs) {
+    PlanResult r = planText(text);
+    ASSERT_TRUE(r.plan) << r.reason;
+    SCOPED_TRACE(r.plan->summary);
+    EXPECT_EQ(validateDescriptors(*r.plan), "");
+  }
+}
+
+/// The check is real: a convolution whose output has the wrong spatial size
+/// is refused by cuDNN, with its error in the line.
+TEST(CudnnPlan, CudnnRefusesAConvolutionWithTheWrongOutputShape) {
+  PlanResult r = planText(kConvBnRelu);
+  ASSERT_TRUE(r.plan) << r.reason;
+  PlanTensor& y = r.plan->tensors[static_cast<size_t>(r.plan->ops[0].y)];
+  y.dims[3] = 5;
+  y.strides = channelsLastStrides(y.dims);
+  std::string why = validateDescriptors(*r.plan);
+  EXPECT_NE(why.find("cudnn plugin: "), std::string::npos) << why;
+  std::cout << "cuDNN says: " << why << "\n";
+  EXPECT_EQ(why.find('\n'), std::string::npos) << why;
 }
 
 // ---------------------------------------------------------------------------
