@@ -118,31 +118,28 @@ std::string regionsListed(const PartitionResult& r, bool ops) {
            listed(ops ? region.opTypes : region.nodes);
   return out.empty() ? " none" : out;
 }
+
+/// A region whose op types (`ops`) or node names are exactly `wanted`.
+Verdict regionWithExactly(const PartitionResult& r, std::vector<std::string> wanted, bool ops) {
+  if (!r.ok) return {false, r.error};
+  std::sort(wanted.begin(), wanted.end());
+  for (const Region& region : r.regions) {
+    std::vector<std::string> have = ops ? region.opTypes : region.nodes;
+    std::sort(have.begin(), have.end());
+    if (have == wanted)
+      return {true, "region " + std::to_string(region.id) + " has " + listed(wanted)};
+  }
+  return {false, std::string("no region has exactly the ") + (ops ? "ops " : "nodes ") +
+                     listed(wanted) + "; regions:" + regionsListed(r, ops)};
+}
 }  // namespace
 
 Verdict checkRegionWithOps(const PartitionResult& r, std::vector<std::string> ops) {
-  if (!r.ok) return {false, r.error};
-  std::sort(ops.begin(), ops.end());
-  for (const Region& region : r.regions) {
-    std::vector<std::string> have = region.opTypes;
-    std::sort(have.begin(), have.end());
-    if (have == ops) return {true, "region " + std::to_string(region.id) + " has " + listed(ops)};
-  }
-  return {false,
-          "no region has exactly the ops " + listed(ops) + "; regions:" + regionsListed(r, true)};
+  return regionWithExactly(r, std::move(ops), true);
 }
 
 Verdict checkRegionWithNodes(const PartitionResult& r, std::vector<std::string> nodes) {
-  if (!r.ok) return {false, r.error};
-  std::sort(nodes.begin(), nodes.end());
-  for (const Region& region : r.regions) {
-    std::vector<std::string> have = region.nodes;
-    std::sort(have.begin(), have.end());
-    if (have == nodes)
-      return {true, "region " + std::to_string(region.id) + " has " + listed(nodes)};
-  }
-  return {false, "no region has exactly the nodes " + listed(nodes) +
-                     "; regions:" + regionsListed(r, false)};
+  return regionWithExactly(r, std::move(nodes), false);
 }
 
 Verdict checkNotFused(const PartitionResult& r, const std::string& node,

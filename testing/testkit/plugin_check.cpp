@@ -40,12 +40,6 @@ Tensor randomTensor(RandomSource& rng, std::vector<int64_t> dims, float lo, floa
   return Tensor::fromVector(DataType::kFloat32, std::move(dims), values);
 }
 
-std::string joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
-  return out.empty() ? "none" : out;
-}
-
 /// Watches one selector: after every Reset() a fresh selector of the same
 /// property is asked the same questions, and the first different answer is
 /// reported, because a selector that keeps state across Reset() carves
@@ -161,14 +155,14 @@ std::vector<std::string> BackendUnderTest::describe() const {
     lines.push_back(fmt::format("plugin:     {} {} (plugin ABI {}): {}", i.name, i.version,
                                 i.abiVersion, i.description));
     lines.push_back("path:       " + i.path);
-    lines.push_back("properties: " + joined(i.properties));
-    lines.push_back("ops:        " + joined(i.ops));
-    lines.push_back("kernels:    " + joined(i.kernels));
-    lines.push_back("transforms: " + joined(i.transforms));
+    lines.push_back("properties: " + joinedOrNone(i.properties));
+    lines.push_back("ops:        " + joinedOrNone(i.ops));
+    lines.push_back("kernels:    " + joinedOrNone(i.kernels));
+    lines.push_back("transforms: " + joinedOrNone(i.transforms));
     lines.push_back("device:     " + i.device);
   } else {
     lines.push_back("backend:    " + name_ + " (built into this program)");
-    lines.push_back("properties: " + joined(propertyNames()));
+    lines.push_back("properties: " + joinedOrNone(propertyNames()));
     lines.push_back(std::string("kernels:    ") +
                     (hasKernels() ? "runtime backend " + name_ : "none"));
   }
@@ -263,6 +257,12 @@ std::string BackendUnderTest::compareWithReference(const Graph& graph,
     }
   }
   return {};
+}
+
+std::string joinedOrNone(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out.empty() ? "none" : out;
 }
 
 std::vector<runtime::NamedTensor> randomInputs(const Graph& graph, uint64_t seed) {

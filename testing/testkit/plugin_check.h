@@ -73,6 +73,9 @@ class BackendUnderTest {
   plugins::BackendSelection selection_;
 };
 
+/// "a, b, c", or "none" for no items.
+std::string joinedOrNone(const std::vector<std::string>& items);
+
 /// Seeded random float32 tensors for every graph input of `graph`, values
 /// in [-2, 2).
 std::vector<runtime::NamedTensor> randomInputs(const Graph& graph, uint64_t seed);

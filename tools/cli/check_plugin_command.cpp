@@ -47,12 +47,6 @@ struct CheckPluginOptions {
 };
 
 #ifdef SUBGRAPH_CLI_HAVE_TESTKIT
-std::string joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
-  return out.empty() ? "none" : out;
-}
-
 void runCheckPlugin(const CheckPluginOptions& options) {
   std::string target = options.target;
   if (target.find('/') != std::string::npos && target.front() != '/') {
@@ -77,7 +71,7 @@ void runCheckPlugin(const CheckPluginOptions& options) {
           options.ops.substr(start, comma == std::string::npos ? comma : comma - start);
       if (std::find(catalog.begin(), catalog.end(), op) == catalog.end())
         throw UsageError("--ops: '" + op + "' is not an op random graphs can use (" +
-                         joined(catalog) + ")");
+                         testkit::joinedOrNone(catalog) + ")");
       check.ops.push_back(op);
       if (comma == std::string::npos) break;
       start = comma + 1;
@@ -95,9 +89,9 @@ void runCheckPlugin(const CheckPluginOptions& options) {
   testkit::CheckSummary summary = testkit::runConformance(backend, check);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  std::cout << fmt::format("  selectors fuse: {}{}\n", joined(summary.touchedOps),
+  std::cout << fmt::format("  selectors fuse: {}{}\n", testkit::joinedOrNone(summary.touchedOps),
                            options.ops.empty() ? " (probed)" : " (--ops)")
-            << fmt::format("  mixed with:     {}\n", joined(summary.otherOps))
+            << fmt::format("  mixed with:     {}\n", testkit::joinedOrNone(summary.otherOps))
             << fmt::format("  numerics:       {}\n",
                            summary.numerics
                                ? fmt::format("each case against the reference backend, "
