@@ -1,7 +1,7 @@
 //===- tests/cli/check_plugin_test.cpp - `subgraph check-plugin` end to end -===//
 //
 // The conformance run as a plugin author meets it: the shipped backends
-// (example_convbn, and onednn where it is built) pass; the two broken
+// (example_convbn, onednn where it is built, cudnn where a GPU is) pass; the two broken
 // fixtures (tests/plugins/corpus/check_plugin_broken.cpp) fail, each with
 // the smallest failing graph in the text format and a seed whose replay
 // fails again. Cases per run: SUBGRAPH_CHECK_PLUGIN_CASES, default 1000
@@ -72,6 +72,17 @@ TEST(CliCheckPlugin, OnednnPasses) {
   ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("numerics:       each case against the reference"));
   EXPECT_THAT(r.out, HasSubstr(cases() + " passed, 0 failed"));
+}
+
+/// The cuDNN plugin passes where it is built and a GPU is present; it is
+/// skipped where the plugin is missing or unavailable (no device).
+TEST(CliCheckPlugin, CudnnPassesWhereAGpuIs) {
+  CliResult r = runCli({"check-plugin", "cudnn", "--cases", "200", "--tolerance", "1e-2"});
+  if (r.exitCode != 0 && (r.err.find("unknown backend 'cudnn'") != std::string::npos ||
+                          r.err.find("unavailable") != std::string::npos))
+    GTEST_SKIP() << r.err;
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("200 passed, 0 failed"));
 }
 
 /// A selector that asks for {Relu, Add} around a Sigmoid fails, shrunk to
