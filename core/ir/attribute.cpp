@@ -42,7 +42,9 @@ std::string_view attrKindName(AttrKind kind) {
 
 int64_t Attribute::asInt() const { return getAs<int64_t>(*this, AttrKind::kInt); }
 float Attribute::asFloat() const { return getAs<float>(*this, AttrKind::kFloat); }
-const std::string& Attribute::asString() const { return getAs<std::string>(*this, AttrKind::kString); }
+const std::string& Attribute::asString() const {
+  return getAs<std::string>(*this, AttrKind::kString);
+}
 const std::vector<int64_t>& Attribute::asInts() const {
   return getAs<std::vector<int64_t>>(*this, AttrKind::kInts);
 }

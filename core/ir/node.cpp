@@ -44,9 +44,7 @@ bool Value::isGraphOutput() const {
   return std::find(outs.begin(), outs.end(), this) != outs.end();
 }
 
-std::string Node::displayName() const {
-  return name_.empty() ? "#" + std::to_string(id_) : name_;
-}
+std::string Node::displayName() const { return name_.empty() ? "#" + std::to_string(id_) : name_; }
 
 const Attribute* Node::attr(std::string_view name) const {
   for (const auto& a : attrs_)

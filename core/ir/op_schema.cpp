@@ -26,9 +26,7 @@ std::string_view canonicalDomain(std::string_view domain) {
   return domain == "ai.onnx" ? std::string_view() : domain;
 }
 
-std::string OpSchema::qualifiedName() const {
-  return domain.empty() ? name : domain + "." + name;
-}
+std::string OpSchema::qualifiedName() const { return domain.empty() ? name : domain + "." + name; }
 
 const AttrSpec* OpSchema::findAttr(std::string_view attrName) const {
   for (const auto& spec : attributes)
@@ -90,7 +88,8 @@ Status OpRegistry::registerSchema(OpSchema schema) {
     for (const auto& operand : *list)
       if (!operand.typeConstraint.empty() && !schema.findTypeConstraint(operand.typeConstraint))
         return Status::invalid("op '" + schema.qualifiedName() + "': operand '" + operand.name +
-                               "' names undefined type constraint '" + operand.typeConstraint + "'");
+                               "' names undefined type constraint '" + operand.typeConstraint +
+                               "'");
 
   std::lock_guard<std::mutex> lock(mutex_);
   std::string key = keyString(schema.domain, schema.name);

@@ -86,8 +86,8 @@ Tensor::Tensor(std::vector<int64_t> dims, std::vector<std::string> strings)
     : dtype_(DataType::kString), dims_(std::move(dims)) {
   int64_t count = countElements(dims_);
   if (static_cast<int64_t>(strings.size()) != count)
-    throw Error("string tensor has " + std::to_string(strings.size()) + " strings but shape needs " +
-                std::to_string(count));
+    throw Error("string tensor has " + std::to_string(strings.size()) +
+                " strings but shape needs " + std::to_string(count));
   strings_ = std::make_shared<const std::vector<std::string>>(std::move(strings));
 }
 
@@ -97,10 +97,13 @@ Tensor Tensor::splat(DataType dtype, std::vector<int64_t> dims, double value) {
   switch (dtype) {
     case DataType::kFloat32: fill<float>(bytes, n, static_cast<float>(value)); break;
     case DataType::kFloat64: fill<double>(bytes, n, value); break;
-    case DataType::kFloat16: fill<uint16_t>(bytes, n, floatToHalf(static_cast<float>(value))); break;
+    case DataType::kFloat16:
+      fill<uint16_t>(bytes, n, floatToHalf(static_cast<float>(value)));
+      break;
     case DataType::kBFloat16:
-      fill<uint16_t>(bytes, n,
-                     static_cast<uint16_t>(std::bit_cast<uint32_t>(static_cast<float>(value)) >> 16));
+      fill<uint16_t>(
+          bytes, n,
+          static_cast<uint16_t>(std::bit_cast<uint32_t>(static_cast<float>(value)) >> 16));
       break;
     case DataType::kInt8: fill<int8_t>(bytes, n, static_cast<int8_t>(value)); break;
     case DataType::kUInt8: fill<uint8_t>(bytes, n, static_cast<uint8_t>(value)); break;
@@ -118,9 +121,7 @@ Tensor Tensor::splat(DataType dtype, std::vector<int64_t> dims, double value) {
 
 int64_t Tensor::numElements() const { return countElements(dims_); }
 
-TensorType Tensor::type() const {
-  return TensorType(dtype_, Shape(dims_.begin(), dims_.end()));
-}
+TensorType Tensor::type() const { return TensorType(dtype_, Shape(dims_.begin(), dims_.end())); }
 
 const std::vector<std::string>& Tensor::strings() const {
   static const std::vector<std::string> kEmpty;
@@ -134,7 +135,8 @@ double Tensor::elementAsDouble(int64_t i) const {
     case DataType::kFloat64: return reinterpret_cast<const double*>(p)[i];
     case DataType::kFloat16: return halfToFloat(reinterpret_cast<const uint16_t*>(p)[i]);
     case DataType::kBFloat16:
-      return std::bit_cast<float>(static_cast<uint32_t>(reinterpret_cast<const uint16_t*>(p)[i]) << 16);
+      return std::bit_cast<float>(static_cast<uint32_t>(reinterpret_cast<const uint16_t*>(p)[i])
+                                  << 16);
     case DataType::kInt8: return reinterpret_cast<const int8_t*>(p)[i];
     case DataType::kUInt8: return reinterpret_cast<const uint8_t*>(p)[i];
     case DataType::kInt16: return reinterpret_cast<const int16_t*>(p)[i];

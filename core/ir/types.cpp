@@ -9,7 +9,6 @@
 #include <array>
 #include <limits>
 
-
 namespace subgraph {
 namespace {
 
@@ -62,8 +61,8 @@ std::optional<DataType> parseDataType(std::string_view name) {
 }
 
 bool isFloatingPoint(DataType type) {
-  return type == DataType::kFloat32 || type == DataType::kFloat16 ||
-         type == DataType::kBFloat16 || type == DataType::kFloat64;
+  return type == DataType::kFloat32 || type == DataType::kFloat16 || type == DataType::kBFloat16 ||
+         type == DataType::kFloat64;
 }
 
 bool isInteger(DataType type) {
@@ -75,10 +74,8 @@ bool isInteger(DataType type) {
     case DataType::kInt32:
     case DataType::kInt64:
     case DataType::kUInt32:
-    case DataType::kUInt64:
-      return true;
-    default:
-      return false;
+    case DataType::kUInt64: return true;
+    default: return false;
   }
 }
 

@@ -128,12 +128,12 @@ typedef int32_t SgAttrKind;
  *  it is only ever passed inside versioned structs or calls. */
 typedef struct SgAttrValue {
   const char* name;
-  SgAttrKind kind;        /* SG_ATTR_INT .. SG_ATTR_FLOATS */
-  int64_t i;              /* SG_ATTR_INT */
-  double f;               /* SG_ATTR_FLOAT */
-  const char* s;          /* SG_ATTR_STRING */
-  const int64_t* ints;    /* SG_ATTR_INTS, `count` elements */
-  const float* floats;    /* SG_ATTR_FLOATS, `count` elements */
+  SgAttrKind kind;     /* SG_ATTR_INT .. SG_ATTR_FLOATS */
+  int64_t i;           /* SG_ATTR_INT */
+  double f;            /* SG_ATTR_FLOAT */
+  const char* s;       /* SG_ATTR_STRING */
+  const int64_t* ints; /* SG_ATTR_INTS, `count` elements */
+  const float* floats; /* SG_ATTR_FLOATS, `count` elements */
   size_t count;
 } SgAttrValue;
 
@@ -171,9 +171,9 @@ typedef struct SgHostApi {
   const char* (*message_get)(const SgMessage* message);
 
   /* --- since 1: nodes --- */
-  const char* (*node_op_type)(const SgNode* node);   /* "Conv" */
-  const char* (*node_domain)(const SgNode* node);    /* "" for ONNX */
-  const char* (*node_name)(const SgNode* node);      /* may be "" */
+  const char* (*node_op_type)(const SgNode* node); /* "Conv" */
+  const char* (*node_domain)(const SgNode* node);  /* "" for ONNX */
+  const char* (*node_name)(const SgNode* node);    /* may be "" */
   size_t (*node_num_inputs)(const SgNode* node);
   /** Input i, or NULL for an omitted optional input. */
   const SgValue* (*node_input)(const SgNode* node, size_t i);
@@ -317,8 +317,8 @@ typedef struct SgPropertyDesc {
   SgStatus (*select_output)(void* selector, const SgNode* node, const SgNode* consumer,
                             int32_t* accept, SgMessage* message);
   /** keep[i] = 0 drops candidates[i] (topological order); NULL keeps all. */
-  SgStatus (*filter)(void* selector, const SgNode* const* candidates, size_t count,
-                     uint8_t* keep, SgMessage* message);
+  SgStatus (*filter)(void* selector, const SgNode* const* candidates, size_t count, uint8_t* keep,
+                     SgMessage* message);
   /** Forget per-region state; called before every use. NULL: nothing. */
   SgStatus (*reset)(void* selector, SgMessage* message);
   /** Decide on a region whose body is `body`: *accept = 0 rejects it (reason
@@ -403,8 +403,8 @@ typedef struct SgKernelDesc {
   /** Makes a kernel for `node` (for a fused region, read its "body" graph:
    *  op types, attributes, constant weights). SG_UNSUPPORTED declines, and
    *  the host falls back to its default executor for regions. */
-  SgStatus (*create)(void* user, const SgNode* node, const SgKernelContext* context,
-                     void** kernel, SgMessage* message);
+  SgStatus (*create)(void* user, const SgNode* node, const SgKernelContext* context, void** kernel,
+                     SgMessage* message);
   void (*destroy)(void* user, void* kernel);
   /** Once per session before the first run (prepack weights, make
    *  primitives). NULL: nothing. */
@@ -414,8 +414,8 @@ typedef struct SgKernelDesc {
   SgStatus (*resize)(void* kernel, const SgTensorShape* inputs, size_t num_inputs,
                      SgTensorShape* outputs, size_t num_outputs, SgMessage* message);
   /** Computes outputs (dense row-major, e.g. float32 NCHW) from inputs. */
-  SgStatus (*run)(void* kernel, const SgTensor* inputs, size_t num_inputs,
-                  const SgTensor* outputs, size_t num_outputs, SgMessage* message);
+  SgStatus (*run)(void* kernel, const SgTensor* inputs, size_t num_inputs, const SgTensor* outputs,
+                  size_t num_outputs, SgMessage* message);
 } SgKernelDesc;
 
 /** The device the plugin's kernels run on, with its allocator. Version 1

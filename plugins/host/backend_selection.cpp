@@ -119,8 +119,8 @@ StatusOr<BackendSelection> selectBackends(std::string_view list, const SelectOpt
   // Where each selected name came from, for duplicate messages.
   std::vector<std::pair<std::string, std::string>> origins;
   for (const std::string& item : items) {
-    if (item.empty()) return Status::invalid("backend list '" + std::string(list) +
-                                             "' has an empty item");
+    if (item.empty())
+      return Status::invalid("backend list '" + std::string(list) + "' has an empty item");
     if (item == "NONE")
       return Status::invalid("NONE cannot be combined with other backends in '" +
                              std::string(list) + "'");
@@ -150,11 +150,11 @@ StatusOr<BackendSelection> selectBackends(std::string_view list, const SelectOpt
         }
       }
       if (found.empty()) {
-        problem = Status::error(
-            StatusCode::kNotFound,
-            "unknown backend '" + item + "': not built in (" +
-                joined(partition::BackendRegistry::global().names()) + ") and no " + item +
-                ".so in the plugin search path (" + joinedPaths(dirs) + ")");
+        problem =
+            Status::error(StatusCode::kNotFound,
+                          "unknown backend '" + item + "': not built in (" +
+                              joined(partition::BackendRegistry::global().names()) + ") and no " +
+                              item + ".so in the plugin search path (" + joinedPaths(dirs) + ")");
       } else {
         StatusOr<std::shared_ptr<LoadedPlugin>> loaded = loadPlugin(found);
         if (loaded.isOk()) {
@@ -176,8 +176,8 @@ StatusOr<BackendSelection> selectBackends(std::string_view list, const SelectOpt
       for (const auto& [seen, where] : origins)
         if (problem.isOk() && seen == name)
           problem = Status::invalid((plugin ? "plugin " + origin + ": " : std::string()) +
-                                    "duplicate backend name '" + name + "' (already selected from " +
-                                    where + ")");
+                                    "duplicate backend name '" + name +
+                                    "' (already selected from " + where + ")");
     }
     if (!problem.isOk()) {
       if (!options.allowFallback) return problem;
@@ -193,14 +193,16 @@ StatusOr<BackendSelection> selectBackends(std::string_view list, const SelectOpt
 StatusOr<partition::PartitionReport> BackendSelection::partition(
     Graph& graph, const partition::PartitionOptions& options) const {
   for (const SelectedBackend& b : backends_)
-    if (b.plugin) SUBGRAPH_RETURN_IF_ERROR(b.plugin->runTransforms(graph, SG_TRANSFORM_PRE_PARTITION));
+    if (b.plugin)
+      SUBGRAPH_RETURN_IF_ERROR(b.plugin->runTransforms(graph, SG_TRANSFORM_PRE_PARTITION));
   std::vector<partition::SubgraphBackend> instances;
   for (const SelectedBackend& b : backends_) {
     if (b.plugin) {
       instances.push_back(b.plugin->instantiateBackend());
       continue;
     }
-    StatusOr<partition::SubgraphBackend> made = partition::BackendRegistry::global().instantiate(b.name);
+    StatusOr<partition::SubgraphBackend> made =
+        partition::BackendRegistry::global().instantiate(b.name);
     if (!made.isOk()) return made.status();
     instances.push_back(std::move(made).value());
   }

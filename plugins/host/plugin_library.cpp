@@ -107,8 +107,8 @@ std::string checkFile(const std::filesystem::path& path) {
            machineName(hostMachine());
   if (ehdr.e_type != ET_DYN)
     return std::string("is not a shared library (ELF type ") +
-           (ehdr.e_type == ET_EXEC  ? "executable"
-            : ehdr.e_type == ET_REL ? "relocatable object"
+           (ehdr.e_type == ET_EXEC   ? "executable"
+            : ehdr.e_type == ET_REL  ? "relocatable object"
             : ehdr.e_type == ET_CORE ? "core dump"
                                      : std::to_string(ehdr.e_type)) +
            ")";
@@ -163,8 +163,8 @@ std::string checkHeader(const char* what, uint32_t version, uint32_t size, size_
 std::string checkProperty(const SgPropertyDesc* p, size_t index) {
   std::string what = "property " + std::to_string(index);
   if (!p) return what + " is null";
-  if (std::string e = checkHeader(what.c_str(), p->abi_version, p->struct_size,
-                                  sizeof(SgPropertyDesc));
+  if (std::string e =
+          checkHeader(what.c_str(), p->abi_version, p->struct_size, sizeof(SgPropertyDesc));
       !e.empty())
     return e;
   if (!validName(p->name)) return what + " has no valid name";
@@ -213,8 +213,7 @@ std::string checkTransform(const SgTransformDesc* t, size_t index) {
     return e;
   if (!t->name || !*t->name || !t->run) return what + " has no name or no run slot";
   if (t->stage != SG_TRANSFORM_PRE_PARTITION && t->stage != SG_TRANSFORM_POST_PARTITION)
-    return "transform '" + std::string(t->name) + "' has unknown stage " +
-           std::to_string(t->stage);
+    return "transform '" + std::string(t->name) + "' has unknown stage " + std::to_string(t->stage);
   return {};
 }
 
@@ -246,8 +245,8 @@ std::string checkTables(const SgPlugin* p) {
   for (size_t i = 0; i < p->num_transforms; ++i)
     if (std::string e = checkTransform(p->transforms[i], i); !e.empty()) return e;
   if (const SgDeviceDesc* d = p->device) {
-    if (std::string e = checkHeader("the device", d->abi_version, d->struct_size,
-                                    sizeof(SgDeviceDesc));
+    if (std::string e =
+            checkHeader("the device", d->abi_version, d->struct_size, sizeof(SgDeviceDesc));
         !e.empty())
       return e;
     if (!d->kind || std::strcmp(d->kind, "cpu") != 0)
@@ -333,9 +332,9 @@ PluginInfo describe(const SgPlugin& p, const std::filesystem::path& path) {
                            : std::string(p.op_defs[i]->name));
   for (size_t i = 0; i < p.num_kernels; ++i) info.kernels.push_back(p.kernels[i]->op_type);
   for (size_t i = 0; i < p.num_transforms; ++i)
-    info.transforms.push_back(std::string(p.transforms[i]->name) +
-                              (p.transforms[i]->stage == SG_TRANSFORM_PRE_PARTITION ? " (pre)"
-                                                                                     : " (post)"));
+    info.transforms.push_back(
+        std::string(p.transforms[i]->name) +
+        (p.transforms[i]->stage == SG_TRANSFORM_PRE_PARTITION ? " (pre)" : " (post)"));
   info.device = p.device ? std::string(p.device->kind) + " (own allocator)" : "host memory";
   return info;
 }
@@ -360,9 +359,9 @@ StatusOr<std::shared_ptr<LoadedPlugin>> loadPlugin(const std::filesystem::path& 
   std::shared_ptr<LoadedPlugin> loaded(new LoadedPlugin());
   loaded->library_ = std::make_unique<LoadedPlugin::Library>();
   boost::dll::fs::error_code ec;
-  loaded->library_->library.load(boost::dll::fs::path(path.string()),
-                                 boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local,
-                                 ec);
+  loaded->library_->library.load(
+      boost::dll::fs::path(path.string()),
+      boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
   if (ec || !loaded->library_->library.is_loaded())
     return refuse(explainLoadError(path, dlerror()));
 

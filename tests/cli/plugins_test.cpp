@@ -53,8 +53,8 @@ TEST(CliPlugins, BackendOptionOverridesTheEnvironment) {
 
 /// --allow-fallback turns the missing plugin into a warning.
 TEST(CliPlugins, AllowFallbackSkipsAnUnusablePlugin) {
-  CliResult r = runCli({"partition", kBlock, "--backend", "/nonexistent.so,convbn",
-                        "--allow-fallback"});
+  CliResult r =
+      runCli({"partition", kBlock, "--backend", "/nonexistent.so,convbn", "--allow-fallback"});
   EXPECT_EQ(r.exitCode, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("warning: plugin /nonexistent.so: no such file"));
 }

@@ -345,12 +345,15 @@ TEST(SessionTest, AbsurdShapeFromDataIsRefused) {
       return %y
     })");
   int64_t huge = int64_t{1} << 30;
-  StatusOr<RunResult> r = session->run({{"x", f32({1}, {1})}, {"shape", i64({3}, {huge, huge, huge})}});
+  StatusOr<RunResult> r =
+      session->run({{"x", f32({1}, {1})}, {"shape", i64({3}, {huge, huge, huge})}});
   ASSERT_FALSE(r.isOk());
   EXPECT_EQ(r.status().code(), StatusCode::kLimitExceeded);
-  EXPECT_THAT(r.status().message(), HasSubstr("Expand node 'expand': output 0 would be f32[1073741824, "));
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("Expand node 'expand': output 0 would be f32[1073741824, "));
   EXPECT_THAT(r.status().message(), HasSubstr("tensor limit"));
-  StatusOr<RunResult> negative = session->run({{"x", f32({1}, {1})}, {"shape", i64({3}, {1, -4, 1})}});
+  StatusOr<RunResult> negative =
+      session->run({{"x", f32({1}, {1})}, {"shape", i64({3}, {1, -4, 1})}});
   ASSERT_FALSE(negative.isOk());
   EXPECT_THAT(negative.status().message(), HasSubstr("negative dim"));
 }

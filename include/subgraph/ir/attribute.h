@@ -41,17 +41,15 @@ std::string_view attrKindName(AttrKind kind);
 
 /// The payload of an attribute. Subgraphs are shared and treated as immutable
 /// once attached; mutate a clone instead.
-using AttrValue =
-    std::variant<int64_t, float, std::string, std::vector<int64_t>,
-                 std::vector<float>, std::vector<std::string>, Tensor,
-                 std::shared_ptr<Graph>, std::vector<std::shared_ptr<Graph>>>;
+using AttrValue = std::variant<int64_t, float, std::string, std::vector<int64_t>,
+                               std::vector<float>, std::vector<std::string>, Tensor,
+                               std::shared_ptr<Graph>, std::vector<std::shared_ptr<Graph>>>;
 
 /// A named, typed attribute value.
 class Attribute {
  public:
   Attribute() = default;
-  Attribute(std::string name, AttrValue value)
-      : name_(std::move(name)), value_(std::move(value)) {}
+  Attribute(std::string name, AttrValue value) : name_(std::move(name)), value_(std::move(value)) {}
 
   const std::string& name() const { return name_; }
   AttrKind kind() const { return static_cast<AttrKind>(value_.index()); }

@@ -144,9 +144,7 @@ class Graph {
   /// The value named `name`, or null.
   Value* findValue(std::string_view name) const;
   /// The value with id `id`, or null if out of range or removed.
-  Value* value(ValueId id) const {
-    return id < values_.size() ? values_[id].get() : nullptr;
-  }
+  Value* value(ValueId id) const { return id < values_.size() ? values_[id].get() : nullptr; }
   /// Renames a value. Throws `Error` if the new name is taken.
   void renameValue(Value* value, std::string name);
   /// `hint` if no value has that name, else `hint_<n>` for the smallest
@@ -162,17 +160,15 @@ class Graph {
   /// Adds a node of `op` ("Relu", or "domain.Op" for other domains) reading
   /// `inputs` (null entries are omitted optional inputs) and defining
   /// `numOutputs` fresh values named after the node or op.
-  Node* addNode(std::string_view op, std::vector<Value*> inputs,
-                size_t numOutputs = 1, std::vector<Attribute> attrs = {},
-                std::string name = {});
+  Node* addNode(std::string_view op, std::vector<Value*> inputs, size_t numOutputs = 1,
+                std::vector<Attribute> attrs = {}, std::string name = {});
   /// Adds a node whose outputs are existing values. Each output should have
   /// no producer (importers create them with createValue, and partitioners
   /// reuse the outputs of removed nodes so that names survive); an output
   /// that already has a producer is re-pointed at the new node, which the
   /// verifier then reports as a value with two producers.
-  Node* addNode(const OpKey* op, std::vector<Value*> inputs,
-                std::vector<Value*> outputs, std::vector<Attribute> attrs = {},
-                std::string name = {});
+  Node* addNode(const OpKey* op, std::vector<Value*> inputs, std::vector<Value*> outputs,
+                std::vector<Attribute> attrs = {}, std::string name = {});
 
   /// Removes a node. Its outputs must be unused and not graph outputs
   /// (throws `Error` naming them otherwise) and are deleted with it. With

@@ -44,9 +44,7 @@ class Node {
   /// "Conv" or "onednn.ConvBnRelu".
   std::string qualifiedOpType() const { return op_->qualifiedName(); }
   /// The op's schema, or null for an op nobody has defined.
-  const OpSchema* schema() const {
-    return op_->schema.load(std::memory_order_acquire);
-  }
+  const OpSchema* schema() const { return op_->schema.load(std::memory_order_acquire); }
 
   /// Human-given name (ONNX node name); may be empty.
   const std::string& name() const { return name_; }
@@ -78,10 +76,8 @@ class Node {
   int64_t getInt(std::string_view name, int64_t fallback = 0) const;
   float getFloat(std::string_view name, float fallback = 0.0f) const;
   std::string getString(std::string_view name, std::string fallback = {}) const;
-  std::vector<int64_t> getInts(std::string_view name,
-                               std::vector<int64_t> fallback = {}) const;
-  std::vector<float> getFloats(std::string_view name,
-                               std::vector<float> fallback = {}) const;
+  std::vector<int64_t> getInts(std::string_view name, std::vector<int64_t> fallback = {}) const;
+  std::vector<float> getFloats(std::string_view name, std::vector<float> fallback = {}) const;
   std::vector<std::string> getStrings(std::string_view name,
                                       std::vector<std::string> fallback = {}) const;
 

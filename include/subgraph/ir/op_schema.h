@@ -42,7 +42,7 @@ enum class Arity : uint8_t {
 
 /// One input or output of an op.
 struct OperandSpec {
-  std::string name;            ///< e.g. "X", used for typed accessors (getX).
+  std::string name;  ///< e.g. "X", used for typed accessors (getX).
   Arity arity = Arity::kSingle;
   std::string typeConstraint;  ///< Name of a TypeConstraint, or empty: any.
   std::string doc;
@@ -113,9 +113,7 @@ struct OpKey {
   std::atomic<const OpSchema*> schema{nullptr};
 
   /// "Conv" or "onednn.ConvBnRelu".
-  std::string qualifiedName() const {
-    return domain.empty() ? name : domain + "." + name;
-  }
+  std::string qualifiedName() const { return domain.empty() ? name : domain + "." + name; }
 };
 
 /// Process-wide registry of op schemas. Thread-safe. Schemas and keys are

@@ -38,8 +38,7 @@ class Tensor {
   static Tensor fromVector(DataType dtype, std::vector<int64_t> dims,
                            const std::vector<T>& values) {
     std::vector<std::byte> bytes(values.size() * sizeof(T));
-    if (!values.empty())
-      std::memcpy(bytes.data(), values.data(), bytes.size());
+    if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
     return Tensor(dtype, std::move(dims), std::move(bytes));
   }
   /// A tensor of `dims` where every element is `value` (converted to dtype).

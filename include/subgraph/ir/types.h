@@ -112,9 +112,7 @@ struct TensorType {
   friend bool operator==(const TensorType& a, const TensorType& b) {
     return a.dtype == b.dtype && a.shape == b.shape;
   }
-  friend bool operator!=(const TensorType& a, const TensorType& b) {
-    return !(a == b);
-  }
+  friend bool operator!=(const TensorType& a, const TensorType& b) { return !(a == b); }
 };
 
 }  // namespace subgraph

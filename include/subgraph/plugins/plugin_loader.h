@@ -52,11 +52,11 @@ namespace subgraph::plugins {
 
 /// What a plugin registers, as `subgraph plugins` lists it.
 struct PluginInfo {
-  std::string name;         ///< Backend name.
-  std::string version;      ///< The plugin's own version string.
-  std::string description;  ///< One line.
-  std::string path;         ///< Absolute path of the library.
-  uint32_t abiVersion = 0;  ///< The plugin ABI version it was built against.
+  std::string name;                     ///< Backend name.
+  std::string version;                  ///< The plugin's own version string.
+  std::string description;              ///< One line.
+  std::string path;                     ///< Absolute path of the library.
+  uint32_t abiVersion = 0;              ///< The plugin ABI version it was built against.
   std::vector<std::string> properties;  ///< In pass order.
   std::vector<std::string> ops;         ///< Qualified op types it defines.
   std::vector<std::string> kernels;     ///< Qualified op types it has kernels for.
@@ -111,7 +111,7 @@ std::vector<std::filesystem::path> pluginSearchPath(
 
 /// One selected backend: in-process, or a loaded plugin.
 struct SelectedBackend {
-  std::string name;                     ///< The backend name.
+  std::string name;                      ///< The backend name.
   std::shared_ptr<LoadedPlugin> plugin;  ///< Null for an in-process backend.
 };
 
@@ -137,8 +137,8 @@ class BackendSelection {
 
   /// Runs the plugins' pre-partition transforms, partitions `graph` for the
   /// backends, then runs their post-partition transforms.
-  StatusOr<partition::PartitionReport> partition(Graph& graph,
-                                                 const partition::PartitionOptions& options = {}) const;
+  StatusOr<partition::PartitionReport> partition(
+      Graph& graph, const partition::PartitionOptions& options = {}) const;
   /// Runtime backends: each plugin with kernels, then each in-process name
   /// that is also a registered runtime backend.
   StatusOr<std::vector<std::shared_ptr<runtime::Backend>>> runtimeBackends(int threads) const;

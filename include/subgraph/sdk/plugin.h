@@ -85,12 +85,12 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <optional>
 #include <deque>
 #include <exception>
 #include <functional>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -115,7 +115,8 @@ struct Operand {
 class OpDef {
  public:
   /// Op `domain`.`name`, e.g. ("example.max_splat", "MaxSplat").
-  OpDef(std::string domain, std::string name) : domain_(std::move(domain)), name_(std::move(name)) {}
+  OpDef(std::string domain, std::string name)
+      : domain_(std::move(domain)), name_(std::move(name)) {}
   /// A one-paragraph description.
   OpDef& doc(std::string text) {
     doc_ = std::move(text);
@@ -397,8 +398,8 @@ inline SgStatus selectOutput(void* selector, const SgNode* node, const SgNode* c
   });
 }
 
-inline SgStatus filter(void* selector, const SgNode* const* candidates, size_t count,
-                       uint8_t* keep, SgMessage* message) {
+inline SgStatus filter(void* selector, const SgNode* const* candidates, size_t count, uint8_t* keep,
+                       SgMessage* message) {
   auto* s = static_cast<SelectorEntry*>(selector);
   return guarded(s->api, message, [&] {
     std::vector<NodeView> in;
@@ -698,11 +699,11 @@ inline SgStatus enter(const SgHostApi* host, const SgPlugin** out, SgMessage* me
 /// `VERSION` string and a one-line `DESCRIPTION`, followed by a body that
 /// registers things on `plugin` (an sdk::Plugin&). Use once per plugin.
 #define SUBGRAPH_PLUGIN(NAME, VERSION, DESCRIPTION)                                            \
-  static void subgraph_plugin_define(::subgraph::sdk::Plugin& plugin);                        \
-  extern "C" SUBGRAPH_PLUGIN_EXPORT SgStatus subgraph_plugin_entry(                           \
-      const SgHostApi* host, const SgPlugin** out, SgMessage* message) {                      \
-    return ::subgraph::sdk::detail::enter(host, out, message, NAME, VERSION, DESCRIPTION,     \
-                                          &subgraph_plugin_define);                           \
-  }                                                                                           \
+  static void subgraph_plugin_define(::subgraph::sdk::Plugin& plugin);                         \
+  extern "C" SUBGRAPH_PLUGIN_EXPORT SgStatus subgraph_plugin_entry(                            \
+      const SgHostApi* host, const SgPlugin** out, SgMessage* message) {                       \
+    return ::subgraph::sdk::detail::enter(host, out, message, NAME, VERSION, DESCRIPTION,      \
+                                          &subgraph_plugin_define);                            \
+  }                                                                                            \
   static_assert(sizeof(SgPluginEntryFn) == sizeof(&subgraph_plugin_entry), "entry signature"); \
   static void subgraph_plugin_define(::subgraph::sdk::Plugin& plugin)

@@ -155,8 +155,8 @@ class Pattern {
   /// input) of `consumer`.
   Pattern& connect(size_t producer, size_t consumer, int32_t input = kAnyInput,
                    uint32_t output = 0) {
-    edges_.push_back({static_cast<uint32_t>(producer), static_cast<uint32_t>(consumer), input,
-                      output});
+    edges_.push_back(
+        {static_cast<uint32_t>(producer), static_cast<uint32_t>(consumer), input, output});
     return *this;
   }
 

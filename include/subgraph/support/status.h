@@ -33,8 +33,7 @@ class [[nodiscard]] Status {
  public:
   /// Constructs an OK status.
   Status() = default;
-  Status(StatusCode code, std::string message)
-      : code_(code), message_(std::move(message)) {}
+  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
 
   /// Returns the OK status.
   static Status ok() { return Status(); }
@@ -60,8 +59,7 @@ class [[nodiscard]] Status {
 /// The exception form of a failed Status, thrown at API edges.
 class Error : public std::runtime_error {
  public:
-  Error(StatusCode code, const std::string& message)
-      : std::runtime_error(message), code_(code) {}
+  Error(StatusCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
   explicit Error(const Status& status)
       : std::runtime_error(status.message()), code_(status.code()) {}
   explicit Error(const std::string& message)
@@ -83,7 +81,7 @@ inline void throwIfError(const Status& status) {
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(T value) : state_(std::move(value)) {}  // NOLINT: implicit by design
+  StatusOr(T value) : state_(std::move(value)) {}         // NOLINT: implicit by design
   StatusOr(Status status) : state_(std::move(status)) {}  // NOLINT
 
   bool isOk() const { return std::holds_alternative<T>(state_); }
@@ -117,8 +115,8 @@ class [[nodiscard]] StatusOr {
 }  // namespace subgraph
 
 /// Returns early from the enclosing function if `expr` yields a non-OK Status.
-#define SUBGRAPH_RETURN_IF_ERROR(expr)                  \
-  do {                                                  \
-    ::subgraph::Status subgraph_status_ = (expr);       \
+#define SUBGRAPH_RETURN_IF_ERROR(expr)                     \
+  do {                                                     \
+    ::subgraph::Status subgraph_status_ = (expr);          \
     if (!subgraph_status_.isOk()) return subgraph_status_; \
   } while (false)

@@ -75,8 +75,6 @@ std::vector<std::pair<std::string, partition::PropertyFactory>> concatProperties
   return {{"concat", makeProperty}};
 }
 
-runtime::KernelCreator concatKernelCreator() {
-  return creatorOf<ConcatRegionKernel>();
-}
+runtime::KernelCreator concatKernelCreator() { return creatorOf<ConcatRegionKernel>(); }
 
 }  // namespace subgraph::onednn

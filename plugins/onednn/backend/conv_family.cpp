@@ -209,8 +209,6 @@ std::vector<std::pair<std::string, partition::PropertyFactory>> convProperties()
   return out;
 }
 
-runtime::KernelCreator convKernelCreator() {
-  return creatorOf<ConvRegionKernel>();
-}
+runtime::KernelCreator convKernelCreator() { return creatorOf<ConvRegionKernel>(); }
 
 }  // namespace subgraph::onednn

@@ -112,8 +112,6 @@ std::vector<std::pair<std::string, partition::PropertyFactory>> eltwisePropertie
   return out;
 }
 
-runtime::KernelCreator eltwiseKernelCreator() {
-  return creatorOf<EltwiseRegionKernel>();
-}
+runtime::KernelCreator eltwiseKernelCreator() { return creatorOf<EltwiseRegionKernel>(); }
 
 }  // namespace subgraph::onednn

@@ -76,8 +76,6 @@ std::vector<std::pair<std::string, partition::PropertyFactory>> layernormPropert
   return {{"layernorm", makeProperty}};
 }
 
-runtime::KernelCreator layernormKernelCreator() {
-  return creatorOf<LayerNormRegionKernel>();
-}
+runtime::KernelCreator layernormKernelCreator() { return creatorOf<LayerNormRegionKernel>(); }
 
 }  // namespace subgraph::onednn

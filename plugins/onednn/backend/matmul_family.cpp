@@ -310,8 +310,6 @@ std::vector<std::pair<std::string, partition::PropertyFactory>> matmulProperties
   };
 }
 
-runtime::KernelCreator matmulKernelCreator() {
-  return creatorOf<MatMulRegionKernel>();
-}
+runtime::KernelCreator matmulKernelCreator() { return creatorOf<MatMulRegionKernel>(); }
 
 }  // namespace subgraph::onednn

@@ -105,8 +105,6 @@ std::vector<std::pair<std::string, partition::PropertyFactory>> poolingPropertie
   return {{"pool", makeProperty}};
 }
 
-runtime::KernelCreator poolingKernelCreator() {
-  return creatorOf<PoolRegionKernel>();
-}
+runtime::KernelCreator poolingKernelCreator() { return creatorOf<PoolRegionKernel>(); }
 
 }  // namespace subgraph::onednn

@@ -70,8 +70,6 @@ std::vector<std::pair<std::string, partition::PropertyFactory>> softmaxPropertie
   return {{"softmax", makeProperty}};
 }
 
-runtime::KernelCreator softmaxKernelCreator() {
-  return creatorOf<SoftmaxRegionKernel>();
-}
+runtime::KernelCreator softmaxKernelCreator() { return creatorOf<SoftmaxRegionKernel>(); }
 
 }  // namespace subgraph::onednn

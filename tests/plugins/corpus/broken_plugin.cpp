@@ -63,11 +63,11 @@ SgKernelDesc makeKernel(const char* op) {
   return k;
 }
 
-SgPatternNode patternNodes[1] = {{SG_PLUGIN_ABI_VERSION, sizeof(SgPatternNode), "Conv", 0, 0,
-                                  nullptr, nullptr}};
+SgPatternNode patternNodes[1] = {
+    {SG_PLUGIN_ABI_VERSION, sizeof(SgPatternNode), "Conv", 0, 0, nullptr, nullptr}};
 SgPatternEdge patternEdges[1] = {{0, 5, -1, 0}};  // node 5 does not exist
-SgPatternDesc pattern = {SG_PLUGIN_ABI_VERSION, sizeof(SgPatternDesc), "broken", 1, patternNodes,
-                         1, patternEdges};
+SgPatternDesc pattern = {SG_PLUGIN_ABI_VERSION, sizeof(SgPatternDesc), "broken", 1, patternNodes, 1,
+                         patternEdges};
 
 SgPropertyDesc property = makeProperty("broken_property");
 const SgPropertyDesc* properties[1] = {&property};
@@ -76,10 +76,22 @@ const SgKernelDesc* kernelTable[2] = {&kernels[0], &kernels[1]};
 SgTransformDesc transform = {SG_PLUGIN_ABI_VERSION, sizeof(SgTransformDesc), "t", 7, nullptr,
                              &runTransform};
 const SgTransformDesc* transforms[1] = {&transform};
-SgDeviceDesc device = {SG_PLUGIN_ABI_VERSION, sizeof(SgDeviceDesc), "cuda", nullptr, &allocate,
-                       &deallocate};
-SgOpDef opDef = {SG_PLUGIN_ABI_VERSION, sizeof(SgOpDef), "broken", nullptr, nullptr, 0, nullptr,
-                 0, nullptr, 0, nullptr, nullptr, nullptr, 0};
+SgDeviceDesc device = {
+    SG_PLUGIN_ABI_VERSION, sizeof(SgDeviceDesc), "cuda", nullptr, &allocate, &deallocate};
+SgOpDef opDef = {SG_PLUGIN_ABI_VERSION,
+                 sizeof(SgOpDef),
+                 "broken",
+                 nullptr,
+                 nullptr,
+                 0,
+                 nullptr,
+                 0,
+                 nullptr,
+                 0,
+                 nullptr,
+                 nullptr,
+                 nullptr,
+                 0};
 const SgOpDef* opDefs[1] = {&opDef};
 
 SgPlugin plugin = [] {
