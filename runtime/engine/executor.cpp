@@ -12,6 +12,8 @@
 #include <chrono>
 #include <mutex>
 
+#include "engine/tsan_annotations.h"
+
 namespace subgraph::runtime::engine {
 namespace {
 
@@ -226,9 +228,16 @@ Status execute(const Program& p, const Plan& plan, Frame& frame, const ExecuteOp
       pending[static_cast<size_t>(si)].store(plan.numPredecessors[static_cast<size_t>(si)]);
     std::atomic<bool> failed{false};
     std::mutex errorMutex;
+    // oneTBB orders a task after its group.run() and before wait()
+    // returns, but inside the library, where ThreadSanitizer cannot see it;
+    // these hints state that order (no-ops outside TSan builds), so TSan
+    // checks this executor instead of reporting every handoff.
+    int order = 0;
     tbb::task_group group;
     std::function<void(int)> spawn = [&](int si) {
+      tsanRelease(&order);
       group.run([&, si] {
+        tsanAcquire(&order);
         if (!failed.load(std::memory_order_acquire)) {
           Status st = runStep(si);
           if (!st.isOk()) {
@@ -240,11 +249,13 @@ Status execute(const Program& p, const Plan& plan, Frame& frame, const ExecuteOp
         for (int next : plan.successors[static_cast<size_t>(si)])
           if (pending[static_cast<size_t>(next)].fetch_sub(1, std::memory_order_acq_rel) == 1)
             spawn(next);
+        tsanRelease(&order);
       });
     };
     for (int si : plan.runSteps)
       if (plan.numPredecessors[static_cast<size_t>(si)] == 0) spawn(si);
     group.wait();
+    tsanAcquire(&order);
   } else {
     for (int si : plan.runSteps) {
       first = runStep(si);

@@ -20,6 +20,7 @@
 #include "engine/executor.h"
 #include "engine/plan.h"
 #include "engine/program.h"
+#include "engine/tsan_annotations.h"
 #include "subgraph/runtime/reference_backend.h"
 
 namespace subgraph::runtime {
@@ -297,7 +298,7 @@ Status Session::compile() {
                                                       "', which is not a graph input");
   }
   Status built;
-  s.arena->execute([&] {
+  engine::executeOrdered(*s.arena, [&] {
     StatusOr<std::unique_ptr<Program>> program = engine::buildProgram(*s.graph, s.backends);
     if (!program.isOk()) {
       built = program.status();
@@ -332,7 +333,7 @@ Status Session::compile() {
   if (known) {
     std::vector<const void*> data(descs.size(), nullptr);
     Status planned;
-    s.arena->execute([&] {
+    engine::executeOrdered(*s.arena, [&] {
       StatusOr<std::shared_ptr<const Plan>> plan = s.planFor(descs, data);
       if (plan.isOk())
         s.compilePlan = plan.value();
@@ -360,7 +361,9 @@ StatusOr<RunResult> Session::run(const std::vector<NamedTensor>& inputs,
   SUBGRAPH_RETURN_IF_ERROR(s.validate(inputs, options, descs, data, outputs));
   RunResult result;
   Status st;
-  s.arena->execute([&] { st = s.runLocked(descs, data, outputs, options, result); });
+  // The arena may run the functor on one of its worker threads.
+  engine::executeOrdered(*s.arena,
+                         [&] { st = s.runLocked(descs, data, outputs, options, result); });
   if (!st.isOk()) return st;
   result.wallMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -24,7 +24,19 @@ constexpr int64_t kKC = 256;
 constexpr int64_t kMC = 96;   // multiple of kMR
 constexpr int64_t kNC = 256;  // multiple of kNR
 
-#if defined(__GNUC__) && defined(__x86_64__)
+// ThreadSanitizer instruments the ifunc resolver that target_clones emits,
+// and the dynamic loader runs that resolver before TSan's runtime exists
+// (a SIGSEGV in __tsan_func_entry at startup); TSan builds use one clone.
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SUBGRAPH_NO_IFUNC 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define SUBGRAPH_NO_IFUNC 1
+#endif
+
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(SUBGRAPH_NO_IFUNC)
 #define SUBGRAPH_GEMM_CLONES \
   __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
