@@ -46,14 +46,16 @@ bool selectionOnlyRequested() {
 class CudnnRegionKernel final : public sdk::Kernel {
  public:
   CudnnRegionKernel(const sdk::NodeView& node, bool haveDevice) {
-    std::optional<sdk::GraphView> body = node.body();
-    if (!body) throw sdk::Unsupported("cudnn: fused node '" + node.name() + "' has no body");
-    cudnn::PlanResult planned = cudnn::buildRegionPlan(*body);
-    if (!planned.plan) throw sdk::Unsupported(planned.reason);
+    // Without a device the kernel declines whatever the plan would be, so
+    // decline before planning: a plan copies and folds every weight.
     if (!haveDevice)
       throw sdk::Unsupported(
           "cudnn: no CUDA device (selection-only mode); the region runs on "
           "the default executor");
+    std::optional<sdk::GraphView> body = node.body();
+    if (!body) throw sdk::Unsupported("cudnn: fused node '" + node.name() + "' has no body");
+    cudnn::PlanResult planned = cudnn::buildRegionPlan(*body);
+    if (!planned.plan) throw sdk::Unsupported(planned.reason);
     plan_ = std::move(*planned.plan);
   }
 
