@@ -18,13 +18,13 @@ namespace {
 Format formatOfLayout(const runtime::Layout* layout) {
   if (!layout) return Format::kPlain;
   if (layout == layoutOf(Format::kBlocked16)) return Format::kBlocked16;
-  if (layout == layoutOf(Format::kBlocked16Bf16)) return Format::kBlocked16Bf16;
+  if (layout == layoutOf(Format::kNhwcBf16)) return Format::kNhwcBf16;
   throw Unsupported("foreign layout");
 }
 
 bool isOurs(const runtime::Layout* layout) {
   return !layout || layout == layoutOf(Format::kBlocked16) ||
-         layout == layoutOf(Format::kBlocked16Bf16);
+         layout == layoutOf(Format::kNhwcBf16);
 }
 
 // A value entering or leaving oneDNN: one reorder, cached per shape.

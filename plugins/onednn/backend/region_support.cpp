@@ -32,7 +32,7 @@ class BlockedLayout final : public runtime::Layout {
 };
 
 const BlockedLayout kBlocked16Layout(Format::kBlocked16, "nChw16c");
-const BlockedLayout kBlocked16Bf16Layout(Format::kBlocked16Bf16, "nChw16c.bf16");
+const BlockedLayout kNhwcBf16Layout(Format::kNhwcBf16, "nhwc.bf16");
 
 }  // namespace
 
@@ -40,7 +40,7 @@ const runtime::Layout* layoutOf(Format format) {
   switch (format) {
     case Format::kPlain: return nullptr;
     case Format::kBlocked16: return &kBlocked16Layout;
-    case Format::kBlocked16Bf16: return &kBlocked16Bf16Layout;
+    case Format::kNhwcBf16: return &kNhwcBf16Layout;
   }
   return nullptr;
 }
@@ -50,7 +50,7 @@ bool bf16Mode() {
   return env && std::strcmp(env, "bf16") == 0;
 }
 
-Format blockedFormat() { return bf16Mode() ? Format::kBlocked16Bf16 : Format::kBlocked16; }
+Format blockedFormat() { return bf16Mode() ? Format::kNhwcBf16 : Format::kBlocked16; }
 
 RegionBody::RegionBody(const Node& region) {
   const Attribute* body = region.attr("body");

@@ -96,7 +96,7 @@ size_t FusedConv::prepare(std::span<const int64_t> inputDims) {
   const ConvSpec& s = spec_;
   auto prepared = std::make_shared<Prepared>();
   prepared->outDims = outputDims(inputDims);
-  bool bf16 = s.dstFormat == Format::kBlocked16Bf16;
+  bool bf16 = s.dstFormat == Format::kNhwcBf16;
   prepared->srcDesc = formatDesc(inputDims, s.srcFormat);
   prepared->dstDesc = formatDesc(prepared->outDims, s.dstFormat);
 

@@ -42,7 +42,7 @@ dnnl::memory::desc formatDesc(std::span<const int64_t> dims, Format format) {
   switch (format) {
     case Format::kPlain: return {d, dt::f32, plainTag(d.size())};
     case Format::kBlocked16: return {d, dt::f32, tag::nChw16c};
-    case Format::kBlocked16Bf16: return {d, dt::bf16, tag::nChw16c};
+    case Format::kNhwcBf16: return {d, dt::bf16, tag::nhwc};
   }
   return {};
 }
@@ -51,10 +51,10 @@ size_t formatBytes(std::span<const int64_t> dims, Format format) {
   size_t count = 1;
   for (size_t i = 0; i < dims.size(); ++i) {
     int64_t d = dims[i];
-    if (i == 1 && isBlocked(format)) d = (d + 15) / 16 * 16;
+    if (i == 1 && format == Format::kBlocked16) d = (d + 15) / 16 * 16;
     count *= static_cast<size_t>(d);
   }
-  return count * (format == Format::kBlocked16Bf16 ? 2 : 4);
+  return count * (format == Format::kNhwcBf16 ? 2 : 4);
 }
 
 void reorderTensor(std::span<const int64_t> dims, Format from, const void* src, Format to,

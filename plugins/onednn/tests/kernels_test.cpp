@@ -113,7 +113,7 @@ class FusedConvTest : public ::testing::TestWithParam<ConvCase> {};
 /// A fused conv (BN folded, optional sum and activation) matches the loops.
 TEST_P(FusedConvTest, MatchesLoops) {
   const ConvCase& cc = GetParam();
-  if (cc.dst == Format::kBlocked16Bf16 && !hasNativeBf16())
+  if (cc.dst == Format::kNhwcBf16 && !hasNativeBf16())
     GTEST_SKIP() << "the CPU has no native bf16 (AVX512-BF16 or AMX)";
   std::printf("seed %u\n", kSeed);
   std::mt19937 rng(kSeed);
@@ -155,7 +155,7 @@ TEST_P(FusedConvTest, MatchesLoops) {
   std::vector<float> dst(formatBytes(outDims, cc.dst) / 4 + 1);
   conv.execute(in, src.data(), res.data(), dst.data(), scratch.data());
   // bf16 keeps 8 bits of mantissa in inputs, weights and outputs.
-  bool bf16 = cc.dst == Format::kBlocked16Bf16;
+  bool bf16 = cc.dst == Format::kNhwcBf16;
   float tol = bf16 ? 2e-2f : 1e-4f;
   expectNear(fromFormat(dst, outDims, cc.dst), want, tol, bf16);
   // Summing in place (residual already in the output buffer) is the same.
@@ -168,7 +168,7 @@ TEST_P(FusedConvTest, MatchesLoops) {
 using K = Activation::Kind;
 constexpr Format P = Format::kPlain;
 constexpr Format B = Format::kBlocked16;
-constexpr Format H = Format::kBlocked16Bf16;
+constexpr Format H = Format::kNhwcBf16;
 INSTANTIATE_TEST_SUITE_P(
     Shapes, FusedConvTest,
     ::testing::Values(
