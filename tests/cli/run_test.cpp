@@ -142,6 +142,50 @@ TEST(CliRun, CheckComparesWithReference) {
   EXPECT_THAT(r.out, HasSubstr(", ok\n"));
 }
 
+/// --precision bf16 reaches the onednn backend (its regions run in bf16),
+/// loosens --check's default tolerance to 1e-1, and the report carries the
+/// error scaled by the output's magnitude, the figure bf16 is judged by.
+TEST(CliRun, PrecisionBf16RunsOnednnWithLooserCheck) {
+  TempDir dir;
+  std::string model = dir.write("cbr.sg", kConvBnRelu);
+  CliResult r = runCli({"run", model, "--backend", "onednn", "--random-inputs", "3", "--check",
+                        "--precision", "bf16", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& check = j["outputs"][0]["check"];
+  EXPECT_TRUE(check["ok"].get<bool>());
+  EXPECT_DOUBLE_EQ(check["tolerance"].get<double>(), 1e-1);
+  // bf16 keeps 8 mantissa bits: the error is far above fp32's (about 1e-7
+  // of the scale here, see the next test), so bf16 really ran, yet within a
+  // few percent of the scale.
+  EXPECT_GT(check["scaled_error"].get<double>(), 1e-4);
+  EXPECT_LT(check["scaled_error"].get<double>(), 0.05);
+  ASSERT_EQ(j["regions"].size(), 1u);
+  EXPECT_EQ(j["regions"][0]["backend"], "onednn");
+}
+
+/// In fp32 (the default, or said explicitly) the onednn region agrees with
+/// the reference at the strict default tolerance: --precision fp32 does not
+/// loosen anything.
+TEST(CliRun, PrecisionFp32KeepsStrictTolerance) {
+  TempDir dir;
+  std::string model = dir.write("cbr.sg", kConvBnRelu);
+  CliResult r = runCli({"run", model, "--backend", "onednn", "--random-inputs", "3", "--check",
+                        "--precision", "fp32", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["outputs"][0]["check"]["tolerance"].get<double>(), 1e-4);
+  EXPECT_LT(j["outputs"][0]["check"]["scaled_error"].get<double>(), 1e-5);
+}
+
+/// A precision no backend offers is a usage error, not a silent fp32 run.
+TEST(CliRun, UnknownPrecisionIsUsageError) {
+  TempDir dir;
+  std::string model = dir.write("relu.sg", kRelu);
+  EXPECT_TRUE(failsWithOneLine(
+      runCli({"run", model, "--random-inputs", "1", "--precision", "fp16"}), 2, "--precision"));
+}
+
 /// An input without data is a one-line error saying how to give it.
 TEST(CliRun, MissingInputIsOneLineError) {
   TempDir dir;

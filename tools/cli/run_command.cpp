@@ -5,7 +5,7 @@
 //   subgraph run MODEL [--backend A,B] [--shape NAME=DIMS]...
 //       [--input NAME=FILE.npy|FILE.pb]... [--random-inputs SEED]
 //       [--output-dir DIR] [--runs N] [--warmup N] [--threads N]
-//       [--check] [--tolerance T] [--json] [--profile]
+//       [--check] [--tolerance T] [--precision fp32|bf16] [--json] [--profile]
 //
 // Backends come from --backend, else $SUBGRAPH_BACKEND ("NONE", or neither,
 // runs unpartitioned): built-in names, plugin names or absolute plugin
@@ -21,8 +21,14 @@
 // min and max latency and the throughput. --check also runs the graph
 // unpartitioned on the reference backend and compares every output: an
 // element passes when |a - b| <= T * (1 + |b|); any failing element makes
-// the command fail after the report. --json prints one JSON object instead
-// of text; --profile adds a per-node and per-region time table.
+// the command fail after the report. The report also gives the largest
+// error scaled by the output's largest reference magnitude, the figure that
+// means something for reduced precision, where outputs near zero make the
+// relative error meaningless. --precision bf16 asks the backends for bf16
+// compute where they offer it (oneDNN on AVX512-BF16/AMX); it reaches
+// them, plugins included, as $SUBGRAPH_PRECISION, and makes --check's
+// default tolerance 1e-1 instead of 1e-4. --json prints one JSON object
+// instead of text; --profile adds a per-node and per-region time table.
 //
 //===----------------------------------------------------------------------===//
 #include <fmt/format.h>
@@ -76,6 +82,8 @@ struct RunCommandOptions {
   int threads = 0;
   bool check = false;
   double tolerance = 1e-4;
+  bool toleranceGiven = false;
+  std::string precision;
   bool json = false;
   bool profile = false;
   bool allowUnknownOps = false;
@@ -219,6 +227,7 @@ std::string fileNameFor(const std::string& name) {
 struct Comparison {
   std::string name;
   double maxAbs = 0, maxRel = 0;
+  double maxRef = 0;  // largest |reference element|: the output's scale
   int64_t failing = 0;
   bool shapeMismatch = false;
 };
@@ -244,9 +253,17 @@ Comparison compare(const NamedTensor& got, const NamedTensor& want, double toler
     if (std::isnan(abs)) abs = std::numeric_limits<double>::infinity();
     c.maxAbs = std::max(c.maxAbs, abs);
     c.maxRel = std::max(c.maxRel, abs / std::max(std::fabs(b), 1e-12));
+    if (!std::isnan(b)) c.maxRef = std::max(c.maxRef, std::fabs(b));
     if (abs > tolerance * (1 + std::fabs(b))) ++c.failing;
   }
   return c;
+}
+
+// The largest error as a share of the output's largest reference value; 0
+// for an all-zero reference with no error.
+double scaledError(const Comparison& c) {
+  if (c.maxRef > 0) return c.maxAbs / c.maxRef;
+  return c.maxAbs > 0 ? std::numeric_limits<double>::infinity() : 0.0;
 }
 
 struct Latency {
@@ -275,6 +292,16 @@ void runRun(const RunCommandOptions& options) {
   if (options.warmup < 0) throw UsageError("--warmup must not be negative");
   if (options.threads < 0) throw UsageError("--threads must not be negative");
   if (!(options.tolerance >= 0)) throw UsageError("--tolerance must not be negative");
+  double tolerance = options.tolerance;
+  if (!options.precision.empty()) {
+    if (options.precision != "fp32" && options.precision != "bf16")
+      throw UsageError("--precision must be fp32 or bf16, not '" + options.precision + "'");
+    // Set before any backend is created: backends and plugins read it when
+    // they build their regions.
+    setenv("SUBGRAPH_PRECISION", options.precision.c_str(), 1);
+    // bf16 keeps 8 mantissa bits; errors compound over a network's depth.
+    if (options.precision == "bf16" && !options.toleranceGiven) tolerance = 1e-1;
+  }
 #ifdef SUBGRAPH_CLI_HAVE_PLUGINS
   std::optional<plugins::BackendSelection> selection = chosenSelection(options);
   std::vector<std::string> backends = selection ? selection->names() : std::vector<std::string>{};
@@ -377,7 +404,7 @@ void runRun(const RunCommandOptions& options) {
     StatusOr<RunResult> want = oracle.run(inputs);
     if (!want) throw Error(want.status());
     for (size_t o = 0; o < last.outputs.size(); ++o)
-      comparisons.push_back(compare(last.outputs[o], want.value().outputs[o], options.tolerance));
+      comparisons.push_back(compare(last.outputs[o], want.value().outputs[o], tolerance));
   }
 
   std::vector<StepTime> steps;
@@ -405,6 +432,8 @@ void runRun(const RunCommandOptions& options) {
       if (o < comparisons.size())
         entry["check"] = {{"max_abs_error", comparisons[o].maxAbs},
                           {"max_rel_error", comparisons[o].maxRel},
+                          {"scaled_error", scaledError(comparisons[o])},
+                          {"tolerance", tolerance},
                           {"ok", comparisons[o].failing == 0}};
       outs.push_back(std::move(entry));
     }
@@ -445,10 +474,10 @@ void runRun(const RunCommandOptions& options) {
         std::cout << fmt::format("check {}: shape or type differs from the reference\n", c.name);
       else
         std::cout << fmt::format(
-            "check {}: max abs error {:.3g}, max rel error {:.3g}, {}\n", c.name, c.maxAbs,
-            c.maxRel,
-            c.failing ? fmt::format("{} elements past tolerance {}", c.failing, options.tolerance)
-                      : "ok");
+            "check {}: max abs error {:.3g}, max rel error {:.3g}, max abs error / max "
+            "|reference| {:.3g}, {}\n",
+            c.name, c.maxAbs, c.maxRel, scaledError(c),
+            c.failing ? fmt::format("{} elements past tolerance {}", c.failing, tolerance) : "ok");
     }
     if (options.profile) {
       double total = 0;
@@ -471,7 +500,7 @@ void runRun(const RunCommandOptions& options) {
                       ? fmt::format("check failed: output '{}' differs in shape or type", c.name)
                       : fmt::format("check failed: output '{}' has {} elements past tolerance {} "
                                     "(max abs error {:.3g}, max rel error {:.3g})",
-                                    c.name, c.failing, options.tolerance, c.maxAbs, c.maxRel));
+                                    c.name, c.failing, tolerance, c.maxAbs, c.maxRel));
 }
 #endif
 
@@ -495,7 +524,12 @@ const CommandRegistration kRun("run", [](CLI::App& app) {
   cmd->add_flag("--check", options->check,
                 "Compare with the unpartitioned graph on the reference backend");
   cmd->add_option("--tolerance", options->tolerance,
-                  "Allowed |a-b| <= T*(1+|b|) for --check (default 1e-4)");
+                  "Allowed |a-b| <= T*(1+|b|) for --check (default 1e-4; 1e-1 with "
+                  "--precision bf16)")
+      ->each([options](const std::string&) { options->toleranceGiven = true; });
+  cmd->add_option("--precision", options->precision,
+                  "fp32 or bf16: compute precision for backends that offer a choice (onednn: "
+                  "bf16 on AVX512-BF16/AMX CPUs); sets $SUBGRAPH_PRECISION");
   cmd->add_flag("--json", options->json, "Print one JSON object");
   cmd->add_flag("--profile", options->profile, "Print per-node and per-region times");
   cmd->add_flag("--allow-unknown-ops", options->allowUnknownOps,

@@ -46,7 +46,11 @@ const runtime::Layout* layoutOf(Format format) {
 }
 
 bool bf16Mode() {
+  // The backend's own variable wins over the generic one that
+  // `subgraph run --precision` sets, so a mixed-backend run can keep
+  // oneDNN in fp32.
   const char* env = std::getenv("SUBGRAPH_ONEDNN_PRECISION");
+  if (!env || !*env) env = std::getenv("SUBGRAPH_PRECISION");
   return env && std::strcmp(env, "bf16") == 0;
 }
 

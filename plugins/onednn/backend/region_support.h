@@ -36,7 +36,8 @@ namespace subgraph::onednn {
 /// The runtime Layout standing for `format`; null for plain.
 const runtime::Layout* layoutOf(Format format);
 
-/// True when the bf16 precision mode is on ($SUBGRAPH_ONEDNN_PRECISION=bf16).
+/// True when the bf16 precision mode is on: $SUBGRAPH_ONEDNN_PRECISION=bf16,
+/// or, when that is unset, $SUBGRAPH_PRECISION=bf16 (`run --precision bf16`).
 bool bf16Mode();
 
 /// The blocked format activations use in the current precision mode.

@@ -25,8 +25,8 @@ namespace subgraph::onednn {
 
 /// The layout of an activation tensor.
 enum class Format {
-  kPlain,          ///< Row-major, f32.
-  kBlocked16,      ///< nChw16c (4-D only), f32.
+  kPlain,      ///< Row-major, f32.
+  kBlocked16,  ///< nChw16c (4-D only), f32.
   kNhwcBf16,   ///< nhwc (4-D only), bf16: the bf16 precision mode.
 };
 
