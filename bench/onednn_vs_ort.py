@@ -8,17 +8,24 @@ round runs R requests on one and then R on the other, alternating for
 several rounds so that both see the same machine state; the report gives
 the median latency of each over all rounds and the ratio subgraph/ORT.
 
-It also measures the machine's fp32 peak with a oneDNN matmul (dnnl_sgemm
-through ctypes), reports each model's share of it, and with --ablation
-times the onednn conv family at fusion levels none / bn / act / all
-($SUBGRAPH_ONEDNN_FUSION). Pure standard library: inputs come from
+Each precision mode asked for (fp32, and bf16 where the CPU has native
+bf16) takes its turn in every round, so ONNX Runtime fp32 is measured
+once per round against both. It also measures the machine's fp32 peak with
+a oneDNN matmul (dnnl_sgemm through ctypes), reports each model's share of
+it, and with --ablation times the onednn conv family at fusion levels
+none / bn / act / all ($SUBGRAPH_ONEDNN_FUSION). Accuracy comes from
+`subgraph run --check` against the reference backend; inputs come from
 `subgraph run --random-inputs`, which writes them as .npy files.
 
-Setup:  cd bench && npm install --ignore-scripts   (onnxruntime-node)
+Setup:  the script runs `npm install --ignore-scripts` in bench/ when
+        onnxruntime-node is missing (npm: `apt-get install npm`); the plot
+        needs python3-matplotlib and is skipped, with a note, without it.
 Usage:  /usr/bin/python3 bench/onednn_vs_ort.py [--subgraph PATH]
             [--threads 2] [--rounds 5] [--runs 5] [--models a,b]
-            [--ablation] [--bf16] [--json OUT.json]
-Prints a Markdown table (the one in docs/benchmarks.md).
+            [--precisions fp32,bf16] [--ablation] [--json OUT.json]
+            [--write-docs]
+Prints Markdown tables; --write-docs puts them in docs/benchmarks.md and
+the plot in docs/img/onednn_vs_ort.png.
 """
 import argparse
 import ctypes
@@ -40,6 +47,10 @@ CASES = [
     ("bert b1", "bert", 1),
 ]
 TARGETS = {"resnet50 b1": 0.9, "resnet50 b16": 0.9, "mobilenetv2 b1": 1.0, "bert b1": 1.0}
+# bf16 is judged by its speed-up over ONNX Runtime fp32: subgraph/ORT at most
+# 1 / 2.5.
+BF16_TARGET = 1 / 2.5
+PLOT = os.path.join(ROOT, "docs", "img", "onednn_vs_ort.png")
 
 
 def log(msg):
@@ -58,7 +69,8 @@ def find_subgraph(explicit):
 
 def sg_run(subgraph, model, inputs, threads, runs, warmup, env_extra=None, extra=()):
     env = dict(os.environ)
-    env.pop("SUBGRAPH_BACKEND", None)
+    for name in ("SUBGRAPH_BACKEND", "SUBGRAPH_PRECISION", "SUBGRAPH_ONEDNN_PRECISION"):
+        env.pop(name, None)
     env.update(env_extra or {})
     cmd = [subgraph, "run", model, "--backend", "onednn", "--threads", str(threads),
            "--runs", str(runs), "--warmup", str(warmup), "--json", *extra]
@@ -216,6 +228,30 @@ def peak_flops(threads):
     return 2.0 * n ** 3 / best
 
 
+def cpu_has_native_bf16():
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next(l for l in f if l.startswith("flags")).split()
+    except (OSError, StopIteration):
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+def ensure_onnxruntime():
+    """Installs onnxruntime-node 1.30.0 into bench/node_modules when missing.
+    --ignore-scripts: the CPU library ships in the package; its install
+    script would only try to download GPU files."""
+    if os.path.isdir(os.path.join(ROOT, "bench", "node_modules", "onnxruntime-node")):
+        return
+    log("installing onnxruntime-node 1.30.0 into bench/node_modules ...")
+    try:
+        subprocess.run(["npm", "install", "--ignore-scripts", "--no-audit", "--no-fund"],
+                       cwd=os.path.join(ROOT, "bench"), check=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        sys.exit(f"onednn_vs_ort: error: npm install failed ({e}); install npm "
+                 "(apt-get install npm) and run: cd bench && npm install --ignore-scripts")
+
+
 def measure_case(subgraph, workdir, label, model_name, batch, args):
     model = os.path.join(workdir, f"{model_name}_b{batch}.onnx")
     if not os.path.exists(model):
@@ -223,62 +259,77 @@ def measure_case(subgraph, workdir, label, model_name, batch, args):
                        check=True)
     # One subgraph run with --random-inputs writes the inputs both sides use.
     indir = os.path.join(workdir, f"{model_name}_b{batch}_io")
-    # In bf16 mode the check reports the error (a loose tolerance keeps the
-    # command from failing on it); fp32 must pass the default tolerance.
-    env = {"SUBGRAPH_ONEDNN_PRECISION": "bf16"} if args.bf16 else {}
-    check = sg_run(subgraph, model, [], args.threads, 1, 0, env,
-                   extra=["--random-inputs", "1", "--output-dir", indir,
-                          *([] if args.skip_check else ["--check"]),
-                          *(["--tolerance", "10"] if args.bf16 else [])])
-    ok = None if args.skip_check else all(o["check"]["ok"] for o in check["outputs"])
+    subprocess.run([subgraph, "run", model, "--random-inputs", "1", "--output-dir", indir, "-q"],
+                   check=True, capture_output=True)
     inputs = [(f[:-4], os.path.join(indir, "inputs", f))
               for f in sorted(os.listdir(os.path.join(indir, "inputs")))]
+    result = {"case": label, "flops": model_flops(model), "modes": {}, "ablation": {}}
+    for precision in args.precisions:
+        mode = {"check_ok": None}
+        if not args.skip_check:
+            # --precision bf16 loosens --check's tolerance to 1e-1; fp32
+            # must pass the strict default.
+            check = sg_run(subgraph, model, inputs, args.threads, 1, 0,
+                           extra=["--check", "--precision", precision])
+            mode["check_ok"] = all(o["check"]["ok"] for o in check["outputs"])
+            mode["scaled_error"] = max(o["check"]["scaled_error"] for o in check["outputs"])
+            mode["max_rel_error"] = max(o["check"]["max_rel_error"] for o in check["outputs"])
+        mode["ms"] = []
+        result["modes"][precision] = mode
     ort = OrtTimer(model, inputs, args.threads)
-    sg_ms, ort_ms = [], []
+    ort_ms = []
     for r in range(args.rounds):
-        res = sg_run(subgraph, model, inputs, args.threads, args.runs, 2, env)
-        sg_ms.append(res["latency_ms"]["median"])
+        line = []
+        for precision in args.precisions:
+            res = sg_run(subgraph, model, inputs, args.threads, args.runs, 2,
+                         extra=["--precision", precision])
+            result["modes"][precision]["ms"].append(res["latency_ms"]["median"])
+            line.append(f"subgraph {precision} {res['latency_ms']['median']:.2f} ms")
         ort_ms.append(statistics.median(ort.run(args.runs)))
-        log(f"  {label} round {r + 1}: subgraph {sg_ms[-1]:.2f} ms, ORT {ort_ms[-1]:.2f} ms")
-    ablation = {}
+        log(f"  {label} round {r + 1}: {', '.join(line)}, ORT fp32 {ort_ms[-1]:.2f} ms")
+    ort.close()
+    result["ort_ms"] = statistics.median(ort_ms)
+    for mode in result["modes"].values():
+        mode["median_ms"] = statistics.median(mode["ms"])
     if args.ablation:
         for level in ("none", "bn", "act", "all"):
             res = sg_run(subgraph, model, inputs, args.threads, args.runs, 2,
-                         {**env, "SUBGRAPH_ONEDNN_FUSION": level})
-            ablation[level] = res["latency_ms"]["median"]
-            log(f"  {label} fusion {level}: {ablation[level]:.2f} ms")
-    ort.close()
-    return {"case": label, "subgraph_ms": statistics.median(sg_ms),
-            "ort_ms": statistics.median(ort_ms), "check_ok": ok,
-            "max_rel_error": None if args.skip_check else
-            max(o["check"]["max_rel_error"] for o in check["outputs"]),
-            "flops": model_flops(model), "ablation": ablation}
+                         {"SUBGRAPH_ONEDNN_FUSION": level})
+            result["ablation"][level] = res["latency_ms"]["median"]
+            log(f"  {label} fusion {level}: {result['ablation'][level]:.2f} ms")
+    return result
 
 
-def check_cell(r):
-    if r["check_ok"] is None:
+def check_cell(mode):
+    if mode["check_ok"] is None:
         return "not run"
-    return f"{'ok' if r['check_ok'] else 'FAILED'} (max rel {r['max_rel_error']:.1e})"
+    return (f"{'ok' if mode['check_ok'] else 'FAILED'} (error {mode['scaled_error']:.1e} of the "
+            f"output scale)")
 
 
 def render(results, peak, args):
     """The Markdown tables of one benchmark run."""
-    lines = [f"fp32 peak: {peak / 1e9:.1f} GFLOP/s (oneDNN sgemm 1024^3, {args.threads} threads)", ""]
-    mode = "bf16" if args.bf16 else "fp32"
-    lines.append(f"| model | subgraph onednn {mode} (ms) | ONNX Runtime fp32 (ms) | subgraph/ORT | "
-                 "target | share of fp32 peak | --check vs reference |")
-    lines.append("|---|---|---|---|---|---|---|")
+    lines = [f"fp32 peak: {peak / 1e9:.1f} GFLOP/s (oneDNN sgemm 1024^3, {args.threads} threads)",
+             ""]
+    lines.append("| model | precision | subgraph onednn (ms) | ONNX Runtime fp32 (ms) | "
+                 "subgraph/ORT | target | share of fp32 peak | --check vs reference |")
+    lines.append("|---|---|---|---|---|---|---|---|")
     for r in results:
-        ratio = r["subgraph_ms"] / r["ort_ms"]
-        share = (f"{100 * r['flops'] / (r['subgraph_ms'] / 1e3) / peak:.0f}%"
-                 if r["flops"] else "n/a")
-        target = TARGETS.get(r["case"]) if not args.bf16 else None
-        met = "" if target is None else (" met" if ratio <= target else " **missed**")
-        lines.append(f"| {r['case']} | {r['subgraph_ms']:.2f} | {r['ort_ms']:.2f} | {ratio:.2f}x | "
-                     f"{'<= ' + str(target) + 'x' + met if target else 'n/a'} | {share} | "
-                     f"{check_cell(r)} |")
+        for precision, mode in r["modes"].items():
+            ms = mode["median_ms"]
+            ratio = ms / r["ort_ms"]
+            share = f"{100 * r['flops'] / (ms / 1e3) / peak:.0f}%" if r["flops"] else "n/a"
+            target = BF16_TARGET if precision == "bf16" else TARGETS.get(r["case"])
+            if target is None:
+                cell = "n/a"
+            else:
+                cell = (f"<= {target:.2f}x" if precision == "bf16" else f"<= {target}x")
+                cell += " met" if ratio <= target else " **missed**"
+            lines.append(f"| {r['case']} | {precision} | {ms:.2f} | {r['ort_ms']:.2f} | "
+                         f"{ratio:.2f}x | {cell} | {share} | {check_cell(mode)} |")
     if args.ablation:
-        lines += ["", "| model | no fusion | + BN folding | + activation | + sum (all) |",
+        lines += ["", "Fusion ablation (fp32; each step's speed-up over the previous one):", "",
+                  "| model | no fusion | + BN folding | + activation | + sum (all) |",
                   "|---|---|---|---|---|"]
         for r in results:
             a = r["ablation"]
@@ -289,44 +340,106 @@ def render(results, peak, args):
     return "\n".join(lines)
 
 
-def write_docs_section(table, args):
+def plot(results, args, path):
+    """A PNG of subgraph/ORT per model and precision (with the targets) and,
+    with --ablation, of each fusion level's speed-up. False without
+    matplotlib."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        log("onednn_vs_ort: note: no plot (apt-get install python3-matplotlib)")
+        return False
+    panels = 2 if args.ablation else 1
+    fig, axes = plt.subplots(1, panels, figsize=(6.5 * panels, 4.2), squeeze=False)
+    ax = axes[0][0]
+    labels = [r["case"] for r in results]
+    width = 0.8 / max(1, len(args.precisions))
+    for i, precision in enumerate(args.precisions):
+        xs = [j + (i - (len(args.precisions) - 1) / 2) * width for j in range(len(results))]
+        ratios = [r["modes"][precision]["median_ms"] / r["ort_ms"] for r in results]
+        bars = ax.bar(xs, ratios, width, label=f"subgraph onednn {precision}")
+        for b, v in zip(bars, ratios):
+            ax.annotate(f"{v:.2f}x", (b.get_x() + b.get_width() / 2, v), ha="center",
+                        va="bottom", fontsize=8)
+        targets = [BF16_TARGET if precision == "bf16" else TARGETS.get(r["case"]) for r in results]
+        ax.scatter(xs, targets, marker="_", s=400, color="black", zorder=3,
+                   label="target" if i == 0 else None)
+    ax.axhline(1.0, color="grey", linewidth=0.8, linestyle="--")
+    ax.set_xticks(range(len(results)))
+    ax.set_xticklabels(labels, fontsize=9)
+    ax.set_ylabel("latency / ONNX Runtime fp32 latency (lower is better)")
+    ax.set_title(f"subgraph onednn vs ONNX Runtime 1.30, {args.threads} threads")
+    ax.legend(fontsize=8)
+    if args.ablation:
+        ax = axes[0][1]
+        levels = [("none", "no fusion"), ("bn", "+ BN folding"), ("act", "+ activation"),
+                  ("all", "+ sum")]
+        for r in results:
+            a = r["ablation"]
+            ax.plot([name for _, name in levels], [a["none"] / a[k] for k, _ in levels],
+                    marker="o", label=r["case"])
+        ax.set_ylabel("speed-up over no fusion (fp32)")
+        ax.set_title("fusion ablation")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fig.savefig(path, dpi=110)
+    return True
+
+
+def load_average():
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return float("nan")
+
+
+def write_docs_section(table, args, plotted, loads):
     """Replaces this script's section of docs/benchmarks.md (between its
     markers), leaving the rest of the file as it is."""
     path = os.path.join(ROOT, "docs", "benchmarks.md")
     begin, end = "<!-- onednn-bench:begin -->", "<!-- onednn-bench:end -->"
-    mode = "bf16" if args.bf16 else "fp32"
     cpu = "unknown CPU"
     try:
         with open("/proc/cpuinfo") as f:
             cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
     except (OSError, StopIteration):
         pass
+    flags = ["--threads", str(args.threads), "--rounds", str(args.rounds), "--runs",
+             str(args.runs), "--precisions", ",".join(args.precisions)]
+    if args.ablation:
+        flags.append("--ablation")
     section = "\n".join([
         begin,
-        f"## oneDNN backend vs ONNX Runtime ({mode})",
+        "## oneDNN backend vs ONNX Runtime",
         "",
-        "Generated by `bench/onednn_vs_ort.py`; do not edit by hand. subgraph partitions each zoo "
-        "model for the `onednn` backend ([onednn.md](onednn.md)); ONNX Runtime 1.30.0 "
-        "(onnxruntime-node, CPU execution provider, all graph optimizations) runs the same ONNX "
-        "file on the same inputs with the same thread count. The two alternate: each round runs "
-        f"{args.runs} requests on subgraph (after 2 warm-ups) and then {args.runs} on ONNX Runtime "
-        f"(whose session stays loaded), for {args.rounds} rounds; the table gives the median over "
-        "rounds of each round's median. The peak is the best of twelve 1024^3 oneDNN sgemm calls; "
-        "a model's share of it counts Conv, MatMul and Gemm FLOPs only.",
+        "Generated by `bench/onednn_vs_ort.py`; do not edit by hand (the discussion follows the "
+        "section). subgraph partitions each zoo model for the `onednn` backend "
+        "([onednn.md](onednn.md)); ONNX Runtime 1.30.0 (onnxruntime-node, CPU execution "
+        "provider, all graph optimizations, fp32) runs the same ONNX file on the same inputs "
+        "with the same thread count. They alternate: each round runs "
+        f"{args.runs} requests on subgraph in each precision (after 2 warm-ups) and then "
+        f"{args.runs} on ONNX Runtime (whose session stays loaded), for {args.rounds} rounds; the "
+        "table gives the median over rounds of each round's median. The peak is the best of "
+        "twelve 1024^3 oneDNN sgemm calls; a model's share of it counts Conv, MatMul and Gemm "
+        "FLOPs only. Accuracy is `subgraph run --check` against the reference backend: the "
+        "largest error divided by the output's largest reference magnitude.",
         "",
         f"Machine: {cpu}, {os.cpu_count()} cores, {args.threads} threads; "
-        f"{time.strftime('%Y-%m-%d')}.",
+        f"{time.strftime('%Y-%m-%d')}. Load average (1 min) {loads[0]:.1f} before and "
+        f"{loads[1]:.1f} after the run.",
         "",
         "Reproduce:",
         "",
         "```sh",
         "cmake --preset release && cmake --build --preset release",
-        "cd bench && npm install --ignore-scripts && cd ..",
-        f"/usr/bin/python3 bench/onednn_vs_ort.py --threads {args.threads} --rounds {args.rounds} "
-        f"--runs {args.runs}{' --ablation' if args.ablation else ''}{' --bf16' if args.bf16 else ''}"
-        " --write-docs",
+        "/usr/bin/python3 bench/onednn_vs_ort.py " + " ".join(flags) + " --write-docs",
         "```",
         "",
+        *([f"![subgraph/ORT per model and precision; fusion ablation](img/{os.path.basename(PLOT)})",
+           ""] if plotted else []),
         table,
         end,
     ])
@@ -341,25 +454,42 @@ def write_docs_section(table, args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--subgraph")
+    p.add_argument("--subgraph", help="the subgraph binary (default: build/{release,ci,dev})")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--models", help="comma-separated case labels, e.g. 'resnet50 b1,bert b1'")
-    p.add_argument("--ablation", action="store_true")
-    p.add_argument("--bf16", action="store_true", help="subgraph in the bf16 precision mode")
-    p.add_argument("--json")
+    p.add_argument("--precisions",
+                   help="comma-separated: fp32, bf16 (default fp32, plus bf16 where the CPU "
+                        "has AVX512-BF16 or AMX)")
+    p.add_argument("--ablation", action="store_true", help="also time fusion levels (fp32)")
+    p.add_argument("--json", help="write the raw figures here")
     p.add_argument("--workdir")
     p.add_argument("--skip-check", action="store_true",
                    help="do not compare with the reference backend (it is slow at batch 16)")
     p.add_argument("--write-docs", action="store_true",
-                   help="replace this script's section of docs/benchmarks.md")
+                   help="replace this script's section of docs/benchmarks.md and its plot")
     args = p.parse_args()
+    if args.precisions:
+        args.precisions = [x.strip() for x in args.precisions.split(",") if x.strip()]
+        bad = [x for x in args.precisions if x not in ("fp32", "bf16")]
+        if bad or not args.precisions:
+            p.error(f"--precisions takes fp32 and/or bf16, not {','.join(bad) or 'nothing'}")
+    else:
+        args.precisions = ["fp32", "bf16"] if cpu_has_native_bf16() else ["fp32"]
+    if args.rounds < 1 or args.runs < 1 or args.threads < 1:
+        p.error("--rounds, --runs and --threads must be at least 1")
     subgraph = find_subgraph(args.subgraph)
+    ensure_onnxruntime()
     workdir = args.workdir or tempfile.mkdtemp(prefix="onednn_bench_")
     os.makedirs(workdir, exist_ok=True)
     wanted = [m.strip() for m in args.models.split(",")] if args.models else None
+    if wanted:
+        unknown = [m for m in wanted if m not in [c[0] for c in CASES]]
+        if unknown:
+            p.error(f"unknown --models {unknown}; the cases are {[c[0] for c in CASES]}")
 
+    loads = [load_average()]
     peak = peak_flops(args.threads)
     log(f"fp32 peak (oneDNN sgemm 1024^3, {args.threads} threads): {peak / 1e9:.1f} GFLOP/s")
     results = []
@@ -368,14 +498,17 @@ def main():
             continue
         log(f"{label}:")
         results.append(measure_case(subgraph, workdir, label, name, batch, args))
+    loads.append(load_average())
 
     table = render(results, peak, args)
     print(table)
     if args.write_docs:
-        write_docs_section(table, args)
+        plotted = plot(results, args, PLOT)
+        write_docs_section(table, args, plotted, loads)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"peak_flops": peak, "threads": args.threads, "bf16": args.bf16,
+            json.dump({"peak_flops": peak, "threads": args.threads,
+                       "precisions": args.precisions, "load_average": loads,
                        "results": results}, f, indent=2)
 
 
