@@ -24,6 +24,10 @@ const std::vector<ModelEntry>& modelTable() {
        [](const ModelOptions& o) { return buildBert(o); }},
       {"mobilenetv2", "torchvision MobileNetV2, 224x224 input, 1000 classes (152 nodes)",
        [](const ModelOptions& o) { return buildMobileNetV2(o); }},
+      {"mobilenetv3",
+       "torchvision MobileNetV3-Small with an LR-ASPP-style segmentation head (HardSwish, "
+       "squeeze-excite, Resize, ConvTranspose), 224x224 input, 21 classes",
+       [](const ModelOptions& o) { return buildMobileNetV3Seg(o); }},
       {"resnet50", "torchvision ResNet-50 v1.5, 224x224 input, 1000 classes (175 nodes)",
        [](const ModelOptions& o) { return buildResNet50(o); }},
   };

@@ -6,12 +6,17 @@
 // then feed the same input file to ONNX Runtime (tools/ort_run.js) and
 // compare the logits to 1e-4 relative. ONNX Runtime is the peer subgraph is
 // measured against; `tools/setup.sh test` installs it into bench/. Skips,
-// saying how to install it, when it is missing.
+// saying how to install it, when it is missing. A second test runs the
+// zoo's dynamic-batch MobileNetV3 segmentation model on the onednn backend
+// at two batch sizes against the reference and, where installed, ONNX
+// Runtime.
 //
 //===----------------------------------------------------------------------===//
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -91,6 +96,69 @@ TEST(CliOrtReference, ResNet50RunMatchesOnnxRuntime) {
       "ResNet-50 logits vs ONNX Runtime: max abs error %.3g, relative to max |logit| %.3g\n",
       maxAbs, maxAbs / scale);
   EXPECT_LE(maxAbs / scale, 1e-4);
+}
+
+/// A MobileNetV3 segmentation model with a dynamic batch (the zoo's
+/// mobilenetv3 written with --batch 0, so its input is f32[N, 3, 224, 224]),
+/// run on the onednn backend at two batch sizes: HardSwish, HardSigmoid,
+/// BatchNormalization and the residual Adds all fuse into oneDNN regions;
+/// what is left (the squeeze-excite Mul, Resize and ConvTranspose) runs on the
+/// reference; every output matches the unpartitioned reference (--check)
+/// and, where ONNX Runtime is installed, ONNX Runtime on the same input.
+TEST(CliOrtReference, MobileNetV3DynamicBatchOnednnMatchesReferenceAndOrt) {
+  TempDir dir;
+  std::string model = (dir.path() / "mobilenetv3.onnx").string();
+  CliResult zoo = runCli({"zoo", "mobilenetv3", "--batch", "0", "-o", model});
+  ASSERT_EQ(zoo.exitCode, 0) << zoo.err;
+
+  std::string report = (dir.path() / "report.json").string();
+  CliResult part = runCli({"partition", model, "--backend", "onednn", "--report", report});
+  ASSERT_EQ(part.exitCode, 0) << part.err;
+  nlohmann::json rejected = nlohmann::json::parse(readFile(report))["rejected"];
+  std::vector<std::string> leftOps;
+  for (const nlohmann::json& r : rejected) leftOps.push_back(r["op"].get<std::string>());
+  // Every Add becomes a sum post-op even though its operands' batch is
+  // symbolic (the backbone's residuals, and the head's Add of two convs).
+  for (const char* fused :
+       {"Conv", "BatchNormalization", "HardSwish", "HardSigmoid", "Relu", "Add"})
+    EXPECT_THAT(leftOps, ::testing::Not(::testing::Contains(fused))) << fused;
+  // The squeeze-excite Mul (per-channel broadcast), Resize and
+  // ConvTranspose have no onednn family: they are what is left.
+  EXPECT_EQ(std::count(leftOps.begin(), leftOps.end(), "Mul"), 10);
+  EXPECT_EQ(std::count(leftOps.begin(), leftOps.end(), "Resize"), 1);
+  EXPECT_EQ(std::count(leftOps.begin(), leftOps.end(), "ConvTranspose"), 1);
+  EXPECT_EQ(leftOps.size(), 12u);
+
+  for (const char* batch : {"1", "2"}) {
+    std::string out = (dir.path() / (std::string("out") + batch)).string();
+    CliResult run = runCli({"run", model, "--backend", "onednn", "--shape",
+                            std::string("input=") + batch + ",3,224,224", "--random-inputs", "1",
+                            "--output-dir", out, "--check"},
+                           {}, 600);
+    ASSERT_EQ(run.exitCode, 0) << run.err;
+    EXPECT_THAT(run.out,
+                ::testing::HasSubstr(std::string("output output: f32[") + batch + ", 21, 56, 56]"));
+    EXPECT_THAT(run.out, ::testing::HasSubstr(", ok\n"));
+    if (!ortAvailable()) continue;
+    std::string ortOut = (dir.path() / (std::string("ort") + batch)).string();
+    std::string cmd = "node " + sourcePath("tools/ort_run.js") + " " + model +
+                      " --input input=" + out + "/inputs/input.npy --out " + ortOut +
+                      " > /dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    std::vector<float> ours = readNpyF32(out + "/output.npy");
+    std::vector<float> theirs = readNpyF32(ortOut + "/0_output.npy");
+    ASSERT_EQ(ours.size(), static_cast<size_t>(std::stoi(batch)) * 21 * 56 * 56);
+    ASSERT_EQ(theirs.size(), ours.size());
+    double maxAbs = 0, scale = 0;
+    for (size_t i = 0; i < ours.size(); ++i) {
+      maxAbs = std::max(maxAbs, std::fabs(static_cast<double>(ours[i]) - theirs[i]));
+      scale = std::max(scale, std::fabs(static_cast<double>(theirs[i])));
+    }
+    ASSERT_GT(scale, 0.0);
+    std::printf("MobileNetV3 batch %s vs ONNX Runtime: max abs error %.3g, relative to max %.3g\n",
+                batch, maxAbs, maxAbs / scale);
+    EXPECT_LE(maxAbs / scale, 1e-4);
+  }
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ std::map<std::string, int> opCounts(const nlohmann::json& report) {
 TEST(CliZoo, ListNamesTheModels) {
   CliResult r = runCli({"zoo", "--list"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  for (const char* name : {"resnet50", "mobilenetv2", "bert", "synthetic"})
+  for (const char* name : {"resnet50", "mobilenetv2", "mobilenetv3", "bert", "synthetic"})
     EXPECT_THAT(r.out, HasSubstr(name)) << name;
 }
 

@@ -98,6 +98,40 @@ TEST(Zoo, ResNet50InfersOutputShapeForAnyBatch) {
   EXPECT_EQ(inferredOutputType(*g), TensorType(DataType::kFloat32, {Dim::symbol("N"), 1000}));
 }
 
+/// MobileNetV3 (segmentation): torchvision's mobilenet_v3_small blocks
+/// (11 inverted residuals, 9 with squeeze-excite, 5x5 depthwise convs),
+/// HardSwish/HardSigmoid as torch exports them, and a head with Resize and
+/// ConvTranspose; the symbolic batch reaches the output.
+TEST(Zoo, MobileNetV3HasTorchvisionBlocksAndSegmentationHead) {
+  std::unique_ptr<Graph> g = buildMobileNetV3Seg({.batch = 0});
+  expectValid(*g);
+  std::map<std::string, size_t> expected = {{"Conv", 56},
+                                            {"BatchNormalization", 35},
+                                            {"HardSwish", 18},
+                                            {"Relu", 15},
+                                            {"GlobalAveragePool", 10},
+                                            {"HardSigmoid", 10},
+                                            {"Mul", 10},
+                                            {"Add", 7},
+                                            {"Resize", 1},
+                                            {"ConvTranspose", 1}};
+  EXPECT_EQ(opHistogram(*g), expected);
+  size_t depthwise = 0, fiveByFive = 0;
+  for (const Node* n : g->nodes()) {
+    if (n->opType() == "Conv" && n->getInt("group", 1) > 1) {
+      ++depthwise;
+      if (n->input(1)->type().shape->at(3) == Dim(5)) ++fiveByFive;
+    }
+    if (n->opType() == "HardSigmoid") {
+      EXPECT_FLOAT_EQ(n->getFloat("alpha", 0.2f), 1.0f / 6.0f) << n->name();
+    }
+  }
+  EXPECT_EQ(depthwise, 11u);
+  EXPECT_EQ(fiveByFive, 8u);
+  EXPECT_EQ(inferredOutputType(*g),
+            TensorType(DataType::kFloat32, {Dim::symbol("N"), Dim(21), Dim(56), Dim(56)}));
+}
+
 /// MobileNetV2: depthwise convs, ReLU6 as Clip with constant min/max
 /// inputs, and the residual Adds of torchvision's layout.
 TEST(Zoo, MobileNetV2HasTorchvisionLayout) {
@@ -287,8 +321,8 @@ TEST(Zoo, BuildsModelsByName) {
   auto unknown = buildModel("vgg16");
   ASSERT_FALSE(unknown.isOk());
   EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
-  EXPECT_THAT(unknown.status().message(), HasSubstr("bert, mobilenetv2, resnet50, synthetic"));
-  EXPECT_EQ(listModels().size(), 4u);
+  EXPECT_THAT(unknown.status().message(), HasSubstr("bert, mobilenetv2, mobilenetv3, resnet50, synthetic"));
+  EXPECT_EQ(listModels().size(), 5u);
 }
 
 }  // namespace

@@ -159,8 +159,9 @@ void runZoo(const ZooCommandOptions& options, CLI::App& cmd) {
 
 const CommandRegistration kZoo("zoo", [](CLI::App& app) {
   auto options = std::make_shared<ZooCommandOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "zoo", "Write a built-in model (resnet50, mobilenetv2, bert, synthetic) with random weights");
+  CLI::App* cmd = app.add_subcommand("zoo",
+                                     "Write a built-in model (resnet50, mobilenetv2, mobilenetv3, "
+                                     "bert, synthetic) with random weights");
   cmd->add_option("NAME", options->model, "Model name (see --list)");
   cmd->add_option("-o,--output", options->output, "Output file: .onnx, .sg, or - for stdout");
   cmd->add_flag("--list", options->list, "List the models and exit");

@@ -50,6 +50,14 @@ std::unique_ptr<Graph> buildResNet50(const ModelOptions& options = {});
 /// Gemm. Input f32[N, 3, 224, 224], output f32[N, 1000]. 152 nodes.
 std::unique_ptr<Graph> buildMobileNetV2(const ModelOptions& options = {});
 
+/// MobileNetV3-Small (torchvision's mobilenet_v3_small backbone) under an
+/// LR-ASPP-style segmentation head: HardSwish and HardSigmoid activations,
+/// squeeze-and-excitation gates (GlobalAveragePool, 1x1 convs with bias,
+/// Mul), 5x5 depthwise convs, and a head with a linear Resize (scales 4), a
+/// skip branch from the stride-8 features and a stride-2 ConvTranspose.
+/// Input f32[N, 3, 224, 224], output f32[N, 21, 56, 56] (21 classes).
+std::unique_ptr<Graph> buildMobileNetV3Seg(const ModelOptions& options = {});
+
 /// Size of the BERT encoder; the defaults are BERT-base.
 struct BertOptions {
   int64_t layers = 12;
@@ -118,7 +126,8 @@ struct ModelInfo {
 /// Every model buildModel() knows, plus "synthetic", sorted by name.
 std::vector<ModelInfo> listModels();
 
-/// Builds "resnet50", "mobilenetv2" or "bert" (BERT-base) by name. The
+/// Builds "resnet50", "mobilenetv2", "mobilenetv3" or "bert" (BERT-base)
+/// by name. The
 /// synthetic model takes more options: call buildSynthetic(). An unknown
 /// name is a kNotFound error listing the known ones.
 StatusOr<std::unique_ptr<Graph>> buildModel(std::string_view name,

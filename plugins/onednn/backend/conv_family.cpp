@@ -13,6 +13,7 @@
 #include "conv_family.h"
 
 #include <cstdlib>
+#include <stdexcept>
 
 #include "fused_conv.h"
 #include "region_support.h"
@@ -48,7 +49,7 @@ OpMatcher bnMatcher(bool interior) {
 
 OpMatcher addMatcher(bool interior) {
   OpMatcher m("Add");
-  m.where(predicates::sameStaticShapes());
+  m.where(predicates::sameShapes());
   if (interior) m.where(sp::hasOneUse());
   return m;
 }
@@ -156,6 +157,10 @@ class ConvRegionKernel final : public RegionKernel {
       const std::vector<int64_t>& in = ctx.inputDesc(srcInput_).dims;
       runtime::TensorDesc out;
       out.dims = conv_->outputDims(in);
+      // The partitioner matched the Add on equal (possibly symbolic)
+      // shapes; the sum post-op reads the residual as the output's shape.
+      if (conv_->spec().sumResidual && ctx.inputDesc(residualInput_).dims != out.dims)
+        throw std::invalid_argument("conv: the residual's dims differ from the output's");
       out.layout = layoutOf(conv_->spec().dstFormat);
       ctx.requestScratch(conv_->prepare(in));
       ctx.setOutput(0, std::move(out));

@@ -12,6 +12,7 @@
 #include "matmul_family.h"
 
 #include <cmath>
+#include <stdexcept>
 
 #include "fused_matmul.h"
 #include "region_support.h"
@@ -93,7 +94,7 @@ PatternBuilder biasResidualPattern() {
   PatternBuilder b("matmul_bias_add");
   size_t mm = b.add(weightsMatMul(true));
   size_t bias = b.add(biasAdd(true));
-  size_t res = b.add(OpMatcher("Add").where(predicates::sameStaticShapes()));
+  size_t res = b.add(OpMatcher("Add").where(predicates::sameShapes()));
   b.connect(mm, bias).connect(bias, res);
   return b;
 }
@@ -227,6 +228,10 @@ class MatMulRegionKernel final : public RegionKernel {
       if (bInput_ != kNone) b = ctx.inputDesc(bInput_).dims;
       runtime::TensorDesc out;
       out.dims = mm_->outputDims(a, b);
+      // Matched on equal (possibly symbolic) shapes; the sum reads the
+      // residual as the output's shape.
+      if (residualInput_ != kNone && ctx.inputDesc(residualInput_).dims != out.dims)
+        throw std::invalid_argument("matmul: the residual's dims differ from the output's");
       ctx.requestScratch(mm_->prepare(a, b));
       ctx.setOutput(0, std::move(out));
     });

@@ -23,8 +23,7 @@ Format formatOfLayout(const runtime::Layout* layout) {
 }
 
 bool isOurs(const runtime::Layout* layout) {
-  return !layout || layout == layoutOf(Format::kBlocked16) ||
-         layout == layoutOf(Format::kNhwcBf16);
+  return !layout || layout == layoutOf(Format::kBlocked16) || layout == layoutOf(Format::kNhwcBf16);
 }
 
 // A value entering or leaving oneDNN: one reorder, cached per shape.

@@ -155,17 +155,20 @@ partition::NodePredicate isTranslatableActivation() {
   };
 }
 
-partition::NodePredicate sameStaticShapes() {
+partition::NodePredicate sameShapes() {
   return [](const Node& node) {
     if (node.numInputs() != 2 || !node.input(0) || !node.input(1))
       return partition::Decision::no("not a binary op");
     const TensorType& a = node.input(0)->type();
     const TensorType& b = node.input(1)->type();
+    // A symbolic dim (an exported model's batch "N") names one size at run
+    // time, so equal symbols are equal sizes; an unknown dim promises
+    // nothing. The kernel still checks the residual's dims per shape.
     bool ok = a.hasRank() && a == b && a.dtype == DataType::kFloat32;
     if (ok)
-      for (const Dim& d : *a.shape) ok = ok && d.isStatic();
+      for (const Dim& d : *a.shape) ok = ok && !d.isUnknown();
     return partition::Decision::noIf(
-        !ok, "operands do not have the same static f32 shape (a sum post-op cannot broadcast)");
+        !ok, "operands do not have the same f32 shape (a sum post-op cannot broadcast)");
   };
 }
 

@@ -90,9 +90,10 @@ const std::vector<std::string>& activationOps();
 namespace predicates {
 /// The node is one activationOf() can translate.
 partition::NodePredicate isTranslatableActivation();
-/// Both inputs of a binary op have the same fully static shape (no
-/// broadcasting), so one can be a `sum` post-op of the other.
-partition::NodePredicate sameStaticShapes();
+/// Both inputs of a binary op have the same f32 shape, every dim static or
+/// the same symbol (no broadcasting), so one can be a `sum` post-op of the
+/// other. Kernels check the actual dims per shape.
+partition::NodePredicate sameShapes();
 /// Some input is a one-element f32 constant (optionally equal to `value`
 /// within 1e-6 relative).
 partition::NodePredicate hasScalarConstant(std::optional<float> value = std::nullopt);

@@ -60,9 +60,9 @@ struct Outcome {
   double maxDiff = 0;
 };
 
-// Partitions `text` for onednn, runs it on random inputs, compares with the
-// reference.
-Outcome partitionAndRun(const char* text, int threads = 0) {
+// Partitions `text` for onednn, runs it on random inputs (symbolic dims
+// take `symbolSize`), compares with the reference.
+Outcome partitionAndRun(const char* text, int threads = 0, int64_t symbolSize = 2) {
   registerOnednnBackend();
   std::printf("seed %u\n", kSeed);
   std::mt19937 rng(kSeed);
@@ -70,7 +70,7 @@ Outcome partitionAndRun(const char* text, int threads = 0) {
   std::vector<NamedTensor> inputs;
   for (const Value* in : graph->inputs()) {
     std::vector<int64_t> dims;
-    for (const Dim& d : *in->type().shape) dims.push_back(d.size());
+    for (const Dim& d : *in->type().shape) dims.push_back(d.isStatic() ? d.size() : symbolSize);
     inputs.push_back({in->name(), randomF32(dims, rng)});
   }
   Session reference;
@@ -200,6 +200,34 @@ TEST(OnednnConvFamily, DoesNotFoldBatchNormWithRuntimeParams) {
   Outcome o = partitionAndRun(kRuntimeBnParams);
   EXPECT_THAT(o.regions, ElementsAre("conv", "eltwise1"));
   EXPECT_THAT(o.leftOps, ::testing::Contains("BatchNormalization"));
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+// kResidualBlock as an exported model has it: the batch is the symbol N,
+// so the Add's operands are both f32[N, 16, 8, 8].
+std::string symbolicBatch(std::string text, const std::string& residualBatch) {
+  text.replace(text.find("f32[1, 16, 8, 8]"), 16,
+               "f32[N, 16, 8, 8], %r: f32[" + residualBatch + ", 16, 8, 8]");
+  text.replace(text.find("Add(%n2, %x)"), 12, "Add(%n2, %r)");
+  return text;
+}
+
+/// SymbolicBatchResidualStillSums: equal symbolic shapes are equal at run
+/// time, so a dynamic-batch model keeps the `sum` post-op (it ran at N = 3).
+TEST(OnednnConvFamily, SymbolicBatchResidualStillSums) {
+  std::string text = symbolicBatch(kResidualBlock, "N");
+  Outcome o = partitionAndRun(text.c_str(), 0, 3);
+  EXPECT_THAT(o.regions, ElementsAre("conv_bn_act", "conv_bn_add_act"));
+  EXPECT_TRUE(o.leftOps.empty());
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+/// DoesNotSumAcrossDifferentSymbols: a residual of batch M may differ from
+/// the conv's N (Add would broadcast), so the Add is not a post-op.
+TEST(OnednnConvFamily, DoesNotSumAcrossDifferentSymbols) {
+  std::string text = symbolicBatch(kResidualBlock, "M");
+  Outcome o = partitionAndRun(text.c_str(), 0, 3);
+  EXPECT_THAT(o.regions, ::testing::Not(::testing::Contains(::testing::HasSubstr("add"))));
   EXPECT_LT(o.maxDiff, 1e-4);
 }
 
