@@ -118,6 +118,11 @@ class RegionKernel : public runtime::Kernel {
   template <typename Context, typename Body>
   static Status guarded(Context& ctx, Body&& body) {
     try {
+      // resize() creates the primitives, and oneDNN fixes a primitive's
+      // thread count when it creates it (later runs spawn that many
+      // OpenMP threads whatever the caller's setting), so both resize()
+      // and run() size the team first.
+      useSessionThreads();
       body();
       return Status::ok();
     } catch (const dnnl::error& e) {
