@@ -633,9 +633,10 @@ std::vector<FusedRegion> PropertyPass::materializeAll() {
   // Each batch rescans the surviving readers of every shared value (a
   // cache miss per reader), so the batches are few: four leave a quarter
   // of the reports in the peak for three extra passes over those lists.
+  // Small graphs are batched too: the heap target is per node at every
+  // size, and a batch of a small graph costs little.
   constexpr size_t kBatches = 4;
-  constexpr size_t kMinBatchNodes = 4096;  // small graphs remove once
-  const size_t batchNodes = std::max(kMinBatchNodes, members_.size() / kBatches + 1);
+  const size_t batchNodes = members_.size() / kBatches + 1;
   std::vector<Value*> internal;  // computed in a region, read only there
   size_t removedUpTo = 0;        // members_[0, removedUpTo) are gone
   auto removeBatch = [&](size_t end) {
