@@ -533,8 +533,13 @@ void PropertyPass::commit(std::span<Node* const> part) {
   region.id = info_.id = run_.nextRegionId;
   info_.nodes.assign(part.begin(), part.end());
   const size_t inlinedBefore = inlined_.size();
-  region.body = bodies_.build(
-      part, backend_ + "_" + info_.property + "_" + std::to_string(info_.id), options_, inlined_);
+  // Built in place: the chain of + would allocate a temporary per step,
+  // hundreds of thousands of times in a large graph.
+  std::string bodyName;
+  bodyName.reserve(backend_.size() + info_.property.size() + 16);
+  bodyName.append(backend_).append("_").append(info_.property).append("_");
+  bodyName.append(std::to_string(info_.id));
+  region.body = bodies_.build(part, std::move(bodyName), options_, inlined_);
   SubgraphNodeResult result = property_.CreateSubgraphNode(region.body.body, info_);
   if (!result.accepted()) {
     inlined_.resize(inlinedBefore);
@@ -615,12 +620,30 @@ Status PropertyPass::connectAll() {
 
 std::vector<FusedRegion> PropertyPass::materializeAll() {
   // Report each region and note the values only it reads before its
-  // members go; the reports are written in place, reserved once. All
-  // members leave in one batch: shared weights are read by thousands of
-  // them, and a batch compacts each use list once instead of per node.
+  // members go; the reports are written in place, reserved once. Members
+  // leave in a few batches (removeNodes compacts each shared use list,
+  // e.g. a weight's, once per batch instead of once per node), each right
+  // after its regions were reported: the heap peaks here, with every
+  // region body built, and freeing a batch's members before reporting the
+  // next lets the later reports reuse their memory instead of adding to
+  // the peak. The batches only split the removal; the resulting graph,
+  // use lists and report are those of one removal at the end.
   std::vector<RegionReport>& reports = run_.report.regions;
   reports.reserve(reports.size() + pending_.size());
+  // Each batch rescans the surviving readers of every shared value (a
+  // cache miss per reader), so the batches are few: four leave a quarter
+  // of the reports in the peak for three extra passes over those lists.
+  // Small graphs are batched too: the heap target is per node at every
+  // size, and a batch of a small graph costs little.
+  constexpr size_t kBatches = 4;
+  const size_t batchNodes = members_.size() / kBatches + 1;
   std::vector<Value*> internal;  // computed in a region, read only there
+  size_t removedUpTo = 0;        // members_[0, removedUpTo) are gone
+  auto removeBatch = [&](size_t end) {
+    graph_.removeNodes(std::span<Node* const>(members_).subspan(removedUpTo, end - removedUpTo),
+                       /*keepOutputs=*/true);
+    removedUpTo = end;
+  };
   for (PendingRegion& region : pending_) {
     RegionReport& report = reports.emplace_back();
     report.id = region.id;
@@ -644,8 +667,10 @@ std::vector<FusedRegion> PropertyPass::materializeAll() {
     for (Value* v : region.body.inputs) report.inputs.push_back(v ? v->name() : std::string());
     report.outputs.reserve(outputs.size());
     for (Value* v : outputs) report.outputs.push_back(v->name());
+    const size_t end = region.firstMember + region.numMembers;
+    if (end - removedUpTo >= batchNodes) removeBatch(end);
   }
-  graph_.removeNodes(members_, /*keepOutputs=*/true);
+  if (removedUpTo < members_.size()) removeBatch(members_.size());
 
   // Escaping values (read outside, or graph outputs) become the fused
   // node's outputs, so outer readers and graph outputs keep pointing at

@@ -78,7 +78,9 @@ class Matcher {
     }
     assigned_[0] = &anchor;
     if (solve(1)) {
-      result.nodes = assigned_;
+      // A Matcher runs once (matchPattern makes a fresh one), so the
+      // assignment can move out rather than be copied per anchor.
+      result.nodes = std::move(assigned_);
       return result;
     }
     explain_ = true;

@@ -34,13 +34,13 @@ bool RegionBodyBuilder::escapes(const Value& value) const {
   return false;
 }
 
-RegionBody RegionBodyBuilder::build(std::span<Node* const> members, const std::string& name,
+RegionBody RegionBodyBuilder::build(std::span<Node* const> members, std::string name,
                                     const PropertyOptions& options, std::vector<Value*>& inlined) {
   ++mark_;
   for (Node* n : members) nodeMark_[n->id()] = mark_;
 
   RegionBody result;
-  result.body = std::make_shared<Graph>(name);
+  result.body = std::make_shared<Graph>(std::move(name));
   Graph& body = *result.body;
   // Size the body's tables once: every value of the body stands for an
   // input or output of a member, so their count bounds the values.

@@ -49,8 +49,8 @@ class RegionBodyBuilder {
   /// Extracts `members` (in topological order) as a body named `name`,
   /// appending the outer constants it inlines to `inlined` (one list for
   /// all regions of a pass: the partitioner only needs their union).
-  RegionBody build(std::span<Node* const> members, const std::string& name,
-                   const PropertyOptions& options, std::vector<Value*>& inlined);
+  RegionBody build(std::span<Node* const> members, std::string name, const PropertyOptions& options,
+                   std::vector<Value*>& inlined);
   /// True if `value` (an output of a member of the region last built)
   /// escapes it: it is read outside the region or is a graph output.
   bool escapes(const Value& value) const;

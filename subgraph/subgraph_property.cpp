@@ -52,7 +52,10 @@ FusedNode defaultFusedNode(std::shared_ptr<Graph> subgraph, const RegionInfo& re
     lastProperty = region.property;
   }
   node.op = lastKey;
-  node.name = region.backend + "_" + region.property + "_" + std::to_string(region.id);
+  // One allocation rather than one per +: this runs once per region.
+  node.name.reserve(region.backend.size() + region.property.size() + 16);
+  node.name.append(region.backend).append("_").append(region.property).append("_");
+  node.name.append(std::to_string(region.id));
   node.attrs.emplace_back("body", std::move(subgraph));
   return node;
 }

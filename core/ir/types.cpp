@@ -8,6 +8,8 @@
 
 #include <array>
 #include <limits>
+#include <mutex>
+#include <unordered_set>
 
 namespace subgraph {
 namespace {
@@ -79,9 +81,26 @@ bool isInteger(DataType type) {
   }
 }
 
+const std::string* Dim::intern(std::string_view name) {
+  if (name.empty()) return nullptr;
+  // Never destroyed: dims in static objects may outlive any destructor
+  // order. Set elements never move, so the pointers stay valid; lookups of
+  // a name already interned still lock, but only Dim::symbol() interns,
+  // which parsers and shape inference call, not graph copies.
+  static std::mutex* mutex = new std::mutex;
+  static auto* names = new std::unordered_set<std::string>;
+  std::lock_guard<std::mutex> lock(*mutex);
+  return &*names->emplace(name).first;
+}
+
+const std::string& Dim::emptyName() {
+  static const std::string* empty = new std::string;
+  return *empty;
+}
+
 std::string Dim::toString() const {
   if (isStatic()) return std::to_string(size_);
-  if (isSymbolic()) return symbol_;
+  if (isSymbolic()) return *symbol_;
   return "?";
 }
 

@@ -46,27 +46,33 @@ bool isFloatingPoint(DataType type);
 bool isInteger(DataType type);
 
 /// One dimension of a shape: a static size, a named symbol, or unknown.
+///
+/// Two words: graphs hold millions of shaped values, and a std::string per
+/// dim made a 4-D shape 160 bytes. Symbol names are interned process-wide
+/// (there are few of them: "N", "seq_len", ...), so a symbolic dim holds a
+/// pointer to its name and equal symbols compare by pointer.
 class Dim {
  public:
   /// An unknown dimension.
   Dim() = default;
   /// A static dimension; `size` must be >= 0.
   Dim(int64_t size) : size_(size) {}  // NOLINT: implicit from an integer
-  /// A symbolic dimension such as "N" or "seq_len".
-  static Dim symbol(std::string name) {
+  /// A symbolic dimension such as "N" or "seq_len"; an empty name makes an
+  /// unknown dimension.
+  static Dim symbol(std::string_view name) {
     Dim d;
-    d.symbol_ = std::move(name);
+    d.symbol_ = intern(name);
     return d;
   }
   static Dim unknown() { return Dim(); }
 
   bool isStatic() const { return size_ >= 0; }
-  bool isSymbolic() const { return size_ < 0 && !symbol_.empty(); }
-  bool isUnknown() const { return size_ < 0 && symbol_.empty(); }
+  bool isSymbolic() const { return size_ < 0 && symbol_ != nullptr; }
+  bool isUnknown() const { return size_ < 0 && symbol_ == nullptr; }
   /// The static size; only meaningful when isStatic().
   int64_t size() const { return size_; }
   /// The symbol name; empty unless isSymbolic().
-  const std::string& symbolName() const { return symbol_; }
+  const std::string& symbolName() const { return symbol_ ? *symbol_ : emptyName(); }
 
   /// "3", "N" or "?".
   std::string toString() const;
@@ -77,8 +83,13 @@ class Dim {
   friend bool operator!=(const Dim& a, const Dim& b) { return !(a == b); }
 
  private:
+  // The interned copy of `name` (stable for the life of the process), or
+  // null for an empty name. Thread-safe.
+  static const std::string* intern(std::string_view name);
+  static const std::string& emptyName();
+
   int64_t size_ = -1;
-  std::string symbol_;
+  const std::string* symbol_ = nullptr;
 };
 
 /// A shape: a list of dims. A TensorType with no shape has unknown rank.
