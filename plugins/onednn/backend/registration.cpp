@@ -10,11 +10,13 @@
 
 #include "concat_family.h"
 #include "conv_family.h"
+#include "deconv_family.h"
 #include "eltwise_family.h"
 #include "layernorm_family.h"
 #include "matmul_family.h"
 #include "onednn_backend_impl.h"
 #include "pooling_family.h"
+#include "resize_family.h"
 #include "softmax_family.h"
 
 namespace subgraph::onednn {
@@ -28,9 +30,15 @@ struct FamilyEntry {
 };
 
 const FamilyEntry kFamilies[] = {
-    {convProperties, convKernelCreator},       {matmulProperties, matmulKernelCreator},
-    {poolingProperties, poolingKernelCreator}, {layernormProperties, layernormKernelCreator},
-    {softmaxProperties, softmaxKernelCreator}, {concatProperties, concatKernelCreator},
+    {convProperties, convKernelCreator},
+    {matmulProperties, matmulKernelCreator},
+    {poolingProperties, poolingKernelCreator},
+    {deconvProperties, deconvKernelCreator},
+    {resizeProperties, resizeKernelCreator},
+    {layernormProperties, layernormKernelCreator},
+    {softmaxProperties, softmaxKernelCreator},
+    {concatProperties, concatKernelCreator},
+    // Last: a chain of activations is what the families above leave over.
     {eltwiseProperties, eltwiseKernelCreator},
 };
 

@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <map>
 #include <random>
+#include <string>
+#include <string_view>
 
 #include "onednn_backend.h"
 #include "runtime_test_util.h"
@@ -32,6 +34,13 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 constexpr unsigned kSeed = 2024;
+
+// Replaces the first `from` in `text` by `to`; fails the test if absent.
+void replaceOnce(std::string& text, std::string_view from, std::string_view to) {
+  size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos) << from;
+  text.replace(at, from.size(), to);
+}
 
 // Parses `text` and replaces every f32 constant of more than one element by
 // random values: [0.5, 1.5] for names starting with "v" (variances, which
@@ -169,7 +178,7 @@ class OnednnActivationTest : public ::testing::TestWithParam<const char*> {};
 /// reference.
 TEST_P(OnednnActivationTest, DepthwiseConvBnActivation) {
   std::string text = kDepthwiseTemplate;
-  text.replace(text.find("ACTIVATION"), 10, GetParam());
+  replaceOnce(text, "ACTIVATION", GetParam());
   Outcome o = partitionAndRun(text.c_str());
   EXPECT_THAT(o.regions, ElementsAre("conv_bn_act"));
   EXPECT_LT(o.maxDiff, 1e-4);
@@ -206,9 +215,9 @@ TEST(OnednnConvFamily, DoesNotFoldBatchNormWithRuntimeParams) {
 // kResidualBlock as an exported model has it: the batch is the symbol N,
 // so the Add's operands are both f32[N, 16, 8, 8].
 std::string symbolicBatch(std::string text, const std::string& residualBatch) {
-  text.replace(text.find("f32[1, 16, 8, 8]"), 16,
-               "f32[N, 16, 8, 8], %r: f32[" + residualBatch + ", 16, 8, 8]");
-  text.replace(text.find("Add(%n2, %x)"), 12, "Add(%n2, %r)");
+  replaceOnce(text, "f32[1, 16, 8, 8]",
+              "f32[N, 16, 8, 8], %r: f32[" + residualBatch + ", 16, 8, 8]");
+  replaceOnce(text, "Add(%n2, %x)", "Add(%n2, %r)");
   return text;
 }
 
@@ -249,6 +258,115 @@ TEST(OnednnConvFamily, DoesNotSumConvOutputReadTwice) {
   Outcome o = partitionAndRun(kConvUsedTwice);
   EXPECT_THAT(o.regions, ::testing::Not(::testing::Contains(::testing::StartsWith("conv_add"))));
   EXPECT_THAT(o.regions, ::testing::Contains("conv"));
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+//  %x [1,16,6,6] -> Conv -> Relu -> Resize x2 (linear) -> Conv -> %y [1,16,12,12]
+//                  \_conv_act_/   \__ resize __/          \conv/
+// The Resize reads and writes the blocked layout: the only copies are %x in
+// and %y out.
+constexpr const char* kUpsampleBetweenConvs = R"(
+  graph @g(%x: f32[1, 16, 6, 6]) {
+    %w1 = const f32[16, 16, 3, 3] splat(0.0)
+    %w2 = const f32[16, 16, 1, 1] splat(0.0)
+    %s = const f32[4] [1.0, 1.0, 2.0, 2.0]
+    %c = Conv(%x, %w1) {pads = [1, 1, 1, 1]} @conv1
+    %r = Relu(%c) @relu
+    %u = Resize(%r, _, %s) {mode = "linear", coordinate_transformation_mode = "half_pixel"} @up
+    %y = Conv(%u, %w2) @conv2
+    return %y
+  })";
+
+/// ResizeBetweenConvsStaysBlocked: a linear Resize by whole factors is a
+/// oneDNN resampling in the blocked layout and matches the reference.
+TEST(OnednnResizeFamily, ResizeBetweenConvsStaysBlocked) {
+  Outcome o = partitionAndRun(kUpsampleBetweenConvs);
+  EXPECT_THAT(o.regions, ElementsAre("conv_act", "resize", "conv"));
+  EXPECT_TRUE(o.leftOps.empty());
+  EXPECT_EQ(o.copies, 2u);
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+/// NearestAsymmetricFloorUpsample: torch's nearest Upsample (asymmetric,
+/// floor), by 3 in height and 2 in width.
+TEST(OnednnResizeFamily, NearestAsymmetricFloorUpsample) {
+  std::string text = kUpsampleBetweenConvs;
+  replaceOnce(text, "[1.0, 1.0, 2.0, 2.0]", "[1.0, 1.0, 3.0, 2.0]");
+  replaceOnce(text, R"({mode = "linear", coordinate_transformation_mode = "half_pixel"})",
+              R"({mode = "nearest", coordinate_transformation_mode = "asymmetric", )"
+              R"(nearest_mode = "floor"})");
+  Outcome o = partitionAndRun(text.c_str());
+  EXPECT_THAT(o.regions, ElementsAre("conv_act", "resize", "conv"));
+  EXPECT_LT(o.maxDiff, 1e-5);
+}
+
+/// DoesNotFuseFractionalOrCubicResize: a factor of 1.5 (oneDNN's mapping
+/// would not be ONNX's) and cubic interpolation stay with the reference.
+TEST(OnednnResizeFamily, DoesNotFuseFractionalOrCubicResize) {
+  std::string fractional = kUpsampleBetweenConvs;
+  replaceOnce(fractional, "[1.0, 1.0, 2.0, 2.0]", "[1.0, 1.0, 1.5, 1.5]");
+  Outcome o = partitionAndRun(fractional.c_str());
+  EXPECT_THAT(o.leftOps, ElementsAre("Resize"));
+  EXPECT_THAT(o.regions, ::testing::Not(::testing::Contains("resize")));
+  EXPECT_LT(o.maxDiff, 1e-4);
+
+  std::string cubic = kUpsampleBetweenConvs;
+  replaceOnce(cubic, R"(mode = "linear")", R"(mode = "cubic")");
+  o = partitionAndRun(cubic.c_str());
+  EXPECT_THAT(o.leftOps, ElementsAre("Resize"));
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+//  %x [1,8,5,5] -> ConvTranspose 4x4 stride 2 pad 1 (+bias) -> Relu -> %y [1,6,10,10]
+//                  \____________ deconv_act ______________________/
+constexpr const char* kDeconvRelu = R"(
+  graph @g(%x: f32[1, 8, 5, 5]) {
+    %w = const f32[8, 6, 4, 4] splat(0.0)
+    %b = const f32[6] splat(0.0)
+    %d = ConvTranspose(%x, %w, %b) {strides = [2, 2], pads = [1, 1, 1, 1]} @deconv
+    %y = Relu(%d) @relu
+    return %y
+  })";
+
+/// ConvTransposeWithActivation: the head's learned upsampling is one
+/// deconvolution with the Relu as a post-op.
+TEST(OnednnDeconvFamily, ConvTransposeWithActivation) {
+  Outcome o = partitionAndRun(kDeconvRelu);
+  EXPECT_THAT(o.regions, ElementsAre("deconv_act"));
+  EXPECT_TRUE(o.leftOps.empty());
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+/// GroupedConvTransposeWithOutputPadding: groups (weights [C_in, C_out/g,
+/// k, k]) and an output_padding within the end pad.
+TEST(OnednnDeconvFamily, GroupedConvTransposeWithOutputPadding) {
+  std::string text = kDeconvRelu;
+  replaceOnce(text, "f32[8, 6, 4, 4]", "f32[8, 3, 3, 3]");
+  replaceOnce(text, "{strides = [2, 2], pads = [1, 1, 1, 1]}",
+              "{strides = [2, 2], pads = [1, 1, 1, 1], group = 2, output_padding = [1, 1]}");
+  Outcome o = partitionAndRun(text.c_str());
+  EXPECT_THAT(o.regions, ElementsAre("deconv_act"));
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+/// DoesNotFuseConvTransposeWithOutputShapeOrRuntimeWeights: output_shape
+/// makes the pads depend on the input; weights fed at run time cannot be
+/// reordered at session start.
+TEST(OnednnDeconvFamily, DoesNotFuseConvTransposeWithOutputShapeOrRuntimeWeights) {
+  std::string shaped = kDeconvRelu;
+  replaceOnce(shaped, "{strides = [2, 2], pads = [1, 1, 1, 1]}",
+              "{strides = [2, 2], output_shape = [10, 10]}");
+  Outcome o = partitionAndRun(shaped.c_str());
+  EXPECT_THAT(o.leftOps, ::testing::Contains("ConvTranspose"));
+  EXPECT_THAT(o.regions, ::testing::Not(::testing::Contains(::testing::StartsWith("deconv"))));
+  EXPECT_LT(o.maxDiff, 1e-4);
+
+  std::string runtimeWeights = kDeconvRelu;
+  replaceOnce(runtimeWeights, "graph @g(%x: f32[1, 8, 5, 5])",
+              "graph @g(%x: f32[1, 8, 5, 5], %w: f32[8, 6, 4, 4])");
+  replaceOnce(runtimeWeights, "%w = const f32[8, 6, 4, 4] splat(0.0)", "");
+  o = partitionAndRun(runtimeWeights.c_str());
+  EXPECT_THAT(o.leftOps, ::testing::Contains("ConvTranspose"));
   EXPECT_LT(o.maxDiff, 1e-4);
 }
 

@@ -1,0 +1,138 @@
+//===- plugins/onednn/backend/resize_family.cpp - Resize regions -===//
+//
+// The resize family; see resize_family.h. What must not fuse, and why:
+//  * scales that are not whole numbers, or that touch N or C: for whole
+//    numbers oneDNN's mapping (output over input size) is ONNX's scale and
+//    every input size has an integer output size; oneDNN resamples the
+//    spatial dims only;
+//  * a `sizes` input or a runtime `scales`: the factor would not be known
+//    when the region is formed;
+//  * linear with another coordinate mode than half_pixel (or
+//    pytorch_half_pixel, the same for outputs larger than 1), nearest with
+//    another than asymmetric + floor, cubic, antialias, and the opset-18
+//    `axes`/`keep_aspect_ratio_policy`: oneDNN has one mapping per mode.
+//
+//===----------------------------------------------------------------------===//
+#include "resize_family.h"
+
+#include <cmath>
+#include <optional>
+#include <string>
+
+#include "region_support.h"
+#include "resampling.h"
+
+namespace subgraph::onednn {
+namespace {
+
+namespace sp = subgraph::partition::predicates;
+using partition::Decision;
+using partition::OpMatcher;
+using partition::PatternBuilder;
+using partition::PatternProperty;
+
+// The whole-number H and W factors of a Resize's constant scales, or a
+// reason why there are none.
+std::optional<ResampleSpec> specOf(const Node& n, std::string* why) {
+  auto fail = [&](std::string reason) -> std::optional<ResampleSpec> {
+    *why = std::move(reason);
+    return std::nullopt;
+  };
+  if (n.numInputs() > 3 && n.input(3)) return fail("sizes are given instead of scales");
+  if (n.numInputs() < 3 || !n.input(2)) return fail("no scales input");
+  const Tensor* scales = constantOf(n.input(2));
+  if (!scales || scales->dtype() != DataType::kFloat32 || scales->numElements() != 4)
+    return fail("scales are not a constant f32 tensor of 4 elements");
+  if (n.getInt("antialias", 0) != 0) return fail("antialias is not supported");
+  if (n.attr("axes")) return fail("the axes attribute is not supported");
+  if (n.getString("keep_aspect_ratio_policy", "stretch") != "stretch")
+    return fail("keep_aspect_ratio_policy other than stretch is not supported");
+  ResampleSpec spec;
+  std::string mode = n.getString("mode", "nearest");
+  std::string coords = n.getString("coordinate_transformation_mode", "half_pixel");
+  if (mode == "linear") {
+    if (coords != "half_pixel" && coords != "pytorch_half_pixel")
+      return fail("linear Resize with coordinate mode '" + coords +
+                  "' (only half_pixel maps onto oneDNN)");
+    spec.mode = ResampleSpec::Mode::kLinear;
+  } else if (mode == "nearest") {
+    if (coords != "asymmetric" || n.getString("nearest_mode", "round_prefer_floor") != "floor")
+      return fail("nearest Resize other than asymmetric + floor");
+    spec.mode = ResampleSpec::Mode::kNearest;
+  } else {
+    return fail("mode '" + mode + "' is not supported");
+  }
+  std::vector<float> s = floatsOf(n.input(2));
+  if (s[0] != 1.0f || s[1] != 1.0f) return fail("scales touch the batch or channel dim");
+  for (size_t i = 0; i < 2; ++i) {
+    float f = s[2 + i];
+    if (!(f >= 1.0f) || f != std::floor(f) || f > 1024.0f)
+      return fail("scales are not whole numbers (1 to 1024)");
+    spec.factors[i] = static_cast<int64_t>(f);
+  }
+  return spec;
+}
+
+std::unique_ptr<partition::SubgraphProperty> makeProperty() {
+  PatternBuilder b("resize");
+  b.add(OpMatcher("Resize").where(sp::outputRank(4)).where([](const Node& n) {
+    std::string why;
+    return specOf(n, &why) ? Decision::yes() : Decision::no(why);
+  }));
+  return std::make_unique<PatternProperty>("resize", buildPattern(b));
+}
+
+class ResizeRegionKernel final : public RegionKernel {
+ public:
+  explicit ResizeRegionKernel(const Node& region) {
+    RegionBody body(region);
+    if (body.nodes().size() != 1 || body.numOutputs() != 1)
+      throw Unsupported("a resize region holds one Resize");
+    const Node& n = *body.nodes().front();
+    std::string why;
+    std::optional<ResampleSpec> spec = specOf(n, &why);
+    if (!spec) throw Unsupported(why);
+    spec->format = blockedFormat();
+    input_ = body.inputIndex(n.input(0));
+    resample_ = std::make_unique<Resampling>(*spec);
+  }
+
+  const runtime::Layout* inputLayout(size_t i) const override {
+    return i == input_ ? layoutOf(resample_->spec().format) : nullptr;
+  }
+  const runtime::Layout* outputLayout(size_t) const override {
+    return layoutOf(resample_->spec().format);
+  }
+
+  Status resize(runtime::ResizeContext& ctx) const override {
+    return guarded(ctx, [&] {
+      const std::vector<int64_t>& in = ctx.inputDesc(input_).dims;
+      runtime::TensorDesc out;
+      out.dims = resample_->outputDims(in);
+      out.layout = layoutOf(resample_->spec().format);
+      ctx.requestScratch(resample_->prepare(in));
+      ctx.setOutput(0, std::move(out));
+    });
+  }
+
+  Status run(runtime::RunContext& ctx) const override {
+    return guarded(ctx, [&] {
+      resample_->execute(ctx.input(input_).dims(), ctx.input(input_).raw(), ctx.output(0).raw(),
+                         ctx.scratch().data());
+    });
+  }
+
+ private:
+  std::unique_ptr<Resampling> resample_;
+  size_t input_ = 0;
+};
+
+}  // namespace
+
+std::vector<std::pair<std::string, partition::PropertyFactory>> resizeProperties() {
+  return {{"resize", makeProperty}};
+}
+
+runtime::KernelCreator resizeKernelCreator() { return creatorOf<ResizeRegionKernel>(); }
+
+}  // namespace subgraph::onednn
