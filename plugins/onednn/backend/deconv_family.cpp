@@ -58,7 +58,7 @@ std::unique_ptr<partition::SubgraphProperty> makeProperty(const std::string& nam
   return std::make_unique<PatternProperty>(name, buildPattern(b));
 }
 
-class DeconvRegionKernel final : public RegionKernel {
+class DeconvRegionKernel final : public UnaryRegionKernel<Deconvolution> {
  public:
   explicit DeconvRegionKernel(const Node& region) {
     RegionBody body(region);
@@ -92,37 +92,8 @@ class DeconvRegionKernel final : public RegionKernel {
     }
     spec.format = blockedFormat();
     input_ = body.inputIndex(deconv->input(0));
-    deconv_ = std::make_unique<Deconvolution>(std::move(spec));
+    core_ = std::make_unique<Deconvolution>(std::move(spec));
   }
-
-  const runtime::Layout* inputLayout(size_t i) const override {
-    return i == input_ ? layoutOf(deconv_->spec().format) : nullptr;
-  }
-  const runtime::Layout* outputLayout(size_t) const override {
-    return layoutOf(deconv_->spec().format);
-  }
-
-  Status resize(runtime::ResizeContext& ctx) const override {
-    return guarded(ctx, [&] {
-      const std::vector<int64_t>& in = ctx.inputDesc(input_).dims;
-      runtime::TensorDesc out;
-      out.dims = deconv_->outputDims(in);
-      out.layout = layoutOf(deconv_->spec().format);
-      ctx.requestScratch(deconv_->prepare(in));
-      ctx.setOutput(0, std::move(out));
-    });
-  }
-
-  Status run(runtime::RunContext& ctx) const override {
-    return guarded(ctx, [&] {
-      deconv_->execute(ctx.input(input_).dims(), ctx.input(input_).raw(), ctx.output(0).raw(),
-                       ctx.scratch().data());
-    });
-  }
-
- private:
-  std::unique_ptr<Deconvolution> deconv_;
-  size_t input_ = 0;
 };
 
 }  // namespace

@@ -36,7 +36,7 @@ std::unique_ptr<partition::SubgraphProperty> makeProperty() {
   return std::make_unique<PatternProperty>("pool", buildPattern(b));
 }
 
-class PoolRegionKernel final : public RegionKernel {
+class PoolRegionKernel final : public UnaryRegionKernel<Pooling> {
  public:
   explicit PoolRegionKernel(const Node& region) {
     RegionBody body(region);
@@ -65,38 +65,8 @@ class PoolRegionKernel final : public RegionKernel {
     }
     spec.format = blockedFormat();
     input_ = body.inputIndex(n.input(0));
-    pool_ = std::make_unique<Pooling>(spec);
+    core_ = std::make_unique<Pooling>(spec);
   }
-
-  const runtime::Layout* inputLayout(size_t i) const override {
-    return i == input_ ? layoutOf(pool_->spec().format) : nullptr;
-  }
-  const runtime::Layout* outputLayout(size_t) const override {
-    return layoutOf(pool_->spec().format);
-  }
-
-  Status resize(runtime::ResizeContext& ctx) const override {
-    return guarded(ctx, [&] {
-      const std::vector<int64_t>& in = ctx.inputDesc(input_).dims;
-      runtime::TensorDesc out;
-      out.dims = pool_->outputDims(in);
-      out.layout = layoutOf(pool_->spec().format);
-      ctx.requestScratch(pool_->prepare(in));
-      ctx.setOutput(0, std::move(out));
-    });
-  }
-
-  Status run(runtime::RunContext& ctx) const override {
-    return guarded(ctx, [&] {
-      useSessionThreads();
-      pool_->execute(ctx.input(input_).dims(), ctx.input(input_).raw(), ctx.output(0).raw(),
-                     ctx.scratch().data());
-    });
-  }
-
- private:
-  std::unique_ptr<Pooling> pool_;
-  size_t input_ = 0;
 };
 
 }  // namespace

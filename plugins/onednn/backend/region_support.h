@@ -136,6 +136,45 @@ class RegionKernel : public runtime::Kernel {
   static void useSessionThreads();
 };
 
+/// The region kernel of a family whose compute-core object `Core` reads one
+/// activation (region input `input_`) and writes one, both in
+/// `core_->spec().format`: pooling, resize, deconvolution. `Core` has
+/// outputDims(dims), prepare(dims) -> scratch bytes and
+/// execute(dims, src, dst, scratch). The family's constructor sets core_
+/// and input_.
+template <class Core>
+class UnaryRegionKernel : public RegionKernel {
+ public:
+  const runtime::Layout* inputLayout(size_t i) const override {
+    return i == input_ ? layoutOf(core_->spec().format) : nullptr;
+  }
+  const runtime::Layout* outputLayout(size_t) const override {
+    return layoutOf(core_->spec().format);
+  }
+
+  Status resize(runtime::ResizeContext& ctx) const override {
+    return guarded(ctx, [&] {
+      const std::vector<int64_t>& in = ctx.inputDesc(input_).dims;
+      runtime::TensorDesc out;
+      out.dims = core_->outputDims(in);
+      out.layout = layoutOf(core_->spec().format);
+      ctx.requestScratch(core_->prepare(in));
+      ctx.setOutput(0, std::move(out));
+    });
+  }
+
+  Status run(runtime::RunContext& ctx) const override {
+    return guarded(ctx, [&] {
+      core_->execute(ctx.input(input_).dims(), ctx.input(input_).raw(), ctx.output(0).raw(),
+                     ctx.scratch().data());
+    });
+  }
+
+ protected:
+  std::unique_ptr<Core> core_;
+  size_t input_ = 0;
+};
+
 /// Wraps a family's kernel factory as a KernelCreator: Unsupported and
 /// std::invalid_argument become kUnsupported (the reference runs the
 /// region), anything else an error naming the region.

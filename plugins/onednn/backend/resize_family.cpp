@@ -82,7 +82,7 @@ std::unique_ptr<partition::SubgraphProperty> makeProperty() {
   return std::make_unique<PatternProperty>("resize", buildPattern(b));
 }
 
-class ResizeRegionKernel final : public RegionKernel {
+class ResizeRegionKernel final : public UnaryRegionKernel<Resampling> {
  public:
   explicit ResizeRegionKernel(const Node& region) {
     RegionBody body(region);
@@ -94,37 +94,8 @@ class ResizeRegionKernel final : public RegionKernel {
     if (!spec) throw Unsupported(why);
     spec->format = blockedFormat();
     input_ = body.inputIndex(n.input(0));
-    resample_ = std::make_unique<Resampling>(*spec);
+    core_ = std::make_unique<Resampling>(*spec);
   }
-
-  const runtime::Layout* inputLayout(size_t i) const override {
-    return i == input_ ? layoutOf(resample_->spec().format) : nullptr;
-  }
-  const runtime::Layout* outputLayout(size_t) const override {
-    return layoutOf(resample_->spec().format);
-  }
-
-  Status resize(runtime::ResizeContext& ctx) const override {
-    return guarded(ctx, [&] {
-      const std::vector<int64_t>& in = ctx.inputDesc(input_).dims;
-      runtime::TensorDesc out;
-      out.dims = resample_->outputDims(in);
-      out.layout = layoutOf(resample_->spec().format);
-      ctx.requestScratch(resample_->prepare(in));
-      ctx.setOutput(0, std::move(out));
-    });
-  }
-
-  Status run(runtime::RunContext& ctx) const override {
-    return guarded(ctx, [&] {
-      resample_->execute(ctx.input(input_).dims(), ctx.input(input_).raw(), ctx.output(0).raw(),
-                         ctx.scratch().data());
-    });
-  }
-
- private:
-  std::unique_ptr<Resampling> resample_;
-  size_t input_ = 0;
 };
 
 }  // namespace

@@ -9,7 +9,6 @@
 //===----------------------------------------------------------------------===//
 #include "deconvolution.h"
 
-#include <cstring>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -114,18 +113,9 @@ size_t Deconvolution::prepare(std::span<const int64_t> in) {
   p->scratchDesc = pd.scratchpad_desc();
   p->scratchBytes = p->scratchDesc.get_size();
 
-  dnnl::memory::desc userWeights(weightDims, dt::f32, userTag);
-  dnnl::memory user(userWeights, cpuEngine(), const_cast<float*>(s.weights.data()));
-  p->weights = dnnl::memory(pd.weights_desc(), cpuEngine());
-  dnnl::stream& stream = threadStream();
-  dnnl::reorder(user, p->weights).execute(stream, user, p->weights);
-  p->bias = dnnl::memory(biasDesc, cpuEngine());
-  auto* bias = static_cast<float*>(p->bias.get_data_handle());
-  if (s.bias.empty())
-    std::fill(bias, bias + s.outChannels, 0.0f);
-  else
-    std::memcpy(bias, s.bias.data(), s.bias.size() * sizeof(float));
-  stream.wait();
+  p->weights = reorderedWeights(dnnl::memory::desc(weightDims, dt::f32, userTag), s.weights.data(),
+                                pd.weights_desc());
+  p->bias = biasMemory(s.bias, s.outChannels);
   return cache_.insert(key, std::move(p))->scratchBytes;
 }
 

@@ -8,6 +8,9 @@
 
 #include <omp.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include <fmt/format.h>
 
 namespace subgraph::onednn {
@@ -30,6 +33,40 @@ void setCallerThreads(int threads) {
 }
 
 int defaultThreads() { return omp_get_num_procs(); }
+
+void executeUnary(const dnnl::primitive& primitive, const dnnl::memory::desc& srcDesc,
+                  const void* src, const dnnl::memory::desc& dstDesc, void* dst,
+                  const dnnl::memory::desc& scratchDesc, void* scratch) {
+  dnnl::engine& engine = cpuEngine();
+  dnnl::memory srcMem(srcDesc, engine, const_cast<void*>(src));
+  dnnl::memory dstMem(dstDesc, engine, dst);
+  dnnl::memory scratchMem(scratchDesc, engine, scratch);
+  dnnl::stream& stream = threadStream();
+  primitive.execute(
+      stream, {{DNNL_ARG_SRC, srcMem}, {DNNL_ARG_DST, dstMem}, {DNNL_ARG_SCRATCHPAD, scratchMem}});
+  stream.wait();
+}
+
+dnnl::memory reorderedWeights(const dnnl::memory::desc& user, const float* data,
+                              const dnnl::memory::desc& wanted) {
+  dnnl::memory source(user, cpuEngine(), const_cast<float*>(data));
+  dnnl::memory weights(wanted, cpuEngine());
+  dnnl::stream& stream = threadStream();
+  dnnl::reorder(source, weights).execute(stream, source, weights);
+  stream.wait();
+  return weights;
+}
+
+dnnl::memory biasMemory(std::span<const float> bias, int64_t count) {
+  dnnl::memory memory({{count}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a},
+                      cpuEngine());
+  auto* out = static_cast<float*>(memory.get_data_handle());
+  if (bias.empty())
+    std::fill(out, out + count, 0.0f);
+  else
+    std::memcpy(out, bias.data(), bias.size() * sizeof(float));
+  return memory;
+}
 
 std::string libraryDescription() {
   const dnnl_version_t* v = dnnl_version();

@@ -16,6 +16,8 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cstdint>
+#include <span>
 #include <string>
 
 namespace subgraph::onednn {
@@ -33,6 +35,23 @@ void setCallerThreads(int threads);
 
 /// The number of cores OpenMP sees (its default team size).
 int defaultThreads();
+
+/// Runs a primitive with one source and one destination on the caller's
+/// buffers and the user scratchpad, on the calling thread's stream, and
+/// waits for it.
+void executeUnary(const dnnl::primitive& primitive, const dnnl::memory::desc& srcDesc,
+                  const void* src, const dnnl::memory::desc& dstDesc, void* dst,
+                  const dnnl::memory::desc& scratchDesc, void* scratch);
+
+/// A copy of f32 weights, laid out as `user` describes, reordered into the
+/// layout a primitive chose (`wanted`): done once, when a primitive is
+/// prepared, so runs read the weights in place.
+dnnl::memory reorderedWeights(const dnnl::memory::desc& user, const float* data,
+                              const dnnl::memory::desc& wanted);
+
+/// An f32 memory of `count` elements holding `bias`, or zeros when it is
+/// empty (oneDNN's bias argument is all or nothing).
+dnnl::memory biasMemory(std::span<const float> bias, int64_t count);
 
 /// "oneDNN 2.6.3 (OpenMP)": the library version and its CPU threading
 /// runtime, for reports.

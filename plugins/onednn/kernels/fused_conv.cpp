@@ -142,18 +142,9 @@ size_t FusedConv::prepare(std::span<const int64_t> inputDims) {
 
   // The weights are reordered once, here, into the layout the primitive
   // chose; execute() never touches the plain copy again.
-  dnnl::memory::desc userWeights(weightDims, dt::f32, userWeightTag);
-  dnnl::memory user(userWeights, cpuEngine(), const_cast<float*>(s.weights.data()));
-  prepared->weights = dnnl::memory(pd.weights_desc(), cpuEngine());
-  dnnl::stream& stream = threadStream();
-  dnnl::reorder(user, prepared->weights).execute(stream, user, prepared->weights);
-  prepared->bias = dnnl::memory(biasDesc, cpuEngine());
-  auto* bias = static_cast<float*>(prepared->bias.get_data_handle());
-  if (s.bias.empty())
-    std::fill(bias, bias + s.outChannels, 0.0f);
-  else
-    std::memcpy(bias, s.bias.data(), s.bias.size() * sizeof(float));
-  stream.wait();
+  prepared->weights = reorderedWeights(dnnl::memory::desc(weightDims, dt::f32, userWeightTag),
+                                       s.weights.data(), pd.weights_desc());
+  prepared->bias = biasMemory(s.bias, s.outChannels);
 
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = prepared_.emplace(std::vector<int64_t>(inputDims.begin(), inputDims.end()),

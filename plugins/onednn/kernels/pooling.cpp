@@ -79,14 +79,7 @@ void Pooling::execute(std::span<const int64_t> in, const void* src, void* dst,
                       void* scratch) const {
   std::shared_ptr<const Prepared> p =
       cache_.get(std::vector<int64_t>(in.begin(), in.end()), "pool");
-  dnnl::engine& engine = cpuEngine();
-  dnnl::memory srcMem(p->srcDesc, engine, const_cast<void*>(src));
-  dnnl::memory dstMem(p->dstDesc, engine, dst);
-  dnnl::memory scratchMem(p->scratchDesc, engine, scratch);
-  dnnl::stream& stream = threadStream();
-  p->primitive.execute(
-      stream, {{DNNL_ARG_SRC, srcMem}, {DNNL_ARG_DST, dstMem}, {DNNL_ARG_SCRATCHPAD, scratchMem}});
-  stream.wait();
+  executeUnary(p->primitive, p->srcDesc, src, p->dstDesc, dst, p->scratchDesc, scratch);
 }
 
 }  // namespace subgraph::onednn
