@@ -321,7 +321,8 @@ TEST(Zoo, BuildsModelsByName) {
   auto unknown = buildModel("vgg16");
   ASSERT_FALSE(unknown.isOk());
   EXPECT_EQ(unknown.status().code(), StatusCode::kNotFound);
-  EXPECT_THAT(unknown.status().message(), HasSubstr("bert, mobilenetv2, mobilenetv3, resnet50, synthetic"));
+  EXPECT_THAT(unknown.status().message(),
+              HasSubstr("bert, mobilenetv2, mobilenetv3, resnet50, synthetic"));
   EXPECT_EQ(listModels().size(), 5u);
 }
 
