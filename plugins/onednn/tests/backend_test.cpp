@@ -44,12 +44,14 @@ void replaceOnce(std::string& text, std::string_view from, std::string_view to) 
 
 // Parses `text` and replaces every f32 constant of more than one element by
 // random values: [0.5, 1.5] for names starting with "v" (variances, which
-// must be positive), [-1, 1] otherwise.
+// must be positive), [-1, 1] otherwise. Names starting with "fixed" (such
+// as Resize scales) keep the values written.
 std::unique_ptr<Graph> randomized(const char* text, std::mt19937& rng) {
   std::unique_ptr<Graph> g = parseGraphOrThrow(text);
   for (Value* v : g->initializers()) {
     const Tensor* t = v->initializer();
     if (t->dtype() != DataType::kFloat32 || t->numElements() < 2) continue;
+    if (v->name().rfind("fixed", 0) == 0) continue;
     bool positive = !v->name().empty() && v->name()[0] == 'v';
     std::uniform_real_distribution<float> dist(positive ? 0.5f : -1.0f, positive ? 1.5f : 1.0f);
     std::vector<float> data(static_cast<size_t>(t->numElements()));
@@ -269,10 +271,10 @@ constexpr const char* kUpsampleBetweenConvs = R"(
   graph @g(%x: f32[1, 16, 6, 6]) {
     %w1 = const f32[16, 16, 3, 3] splat(0.0)
     %w2 = const f32[16, 16, 1, 1] splat(0.0)
-    %s = const f32[4] [1.0, 1.0, 2.0, 2.0]
+    %fixed_scales = const f32[4] [1.0, 1.0, 2.0, 2.0]
     %c = Conv(%x, %w1) {pads = [1, 1, 1, 1]} @conv1
     %r = Relu(%c) @relu
-    %u = Resize(%r, _, %s) {mode = "linear", coordinate_transformation_mode = "half_pixel"} @up
+    %u = Resize(%r, _, %fixed_scales) {mode = "linear", coordinate_transformation_mode = "half_pixel"} @up
     %y = Conv(%u, %w2) @conv2
     return %y
   })";
