@@ -53,7 +53,6 @@ class ConcatRegionKernel final : public RegionKernel {
 
   Status run(runtime::RunContext& ctx) const override {
     return guarded(ctx, [&] {
-      useSessionThreads();
       std::vector<std::vector<int64_t>> dims;
       std::vector<const float*> srcs;
       for (size_t i : inputs_) {

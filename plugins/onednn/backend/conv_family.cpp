@@ -169,7 +169,6 @@ class ConvRegionKernel final : public RegionKernel {
 
   Status run(runtime::RunContext& ctx) const override {
     return guarded(ctx, [&] {
-      useSessionThreads();
       const void* residual = conv_->spec().sumResidual ? ctx.input(residualInput_).raw() : nullptr;
       conv_->execute(ctx.input(srcInput_).dims(), ctx.input(srcInput_).raw(), residual,
                      ctx.output(0).raw(), ctx.scratch().data());

@@ -92,7 +92,6 @@ class EltwiseRegionKernel final : public RegionKernel {
 
   Status run(runtime::RunContext& ctx) const override {
     return guarded(ctx, [&] {
-      useSessionThreads();
       chain_->execute(ctx.input(input_).dims(), ctx.input(input_).raw(), ctx.output(0).raw());
     });
   }

@@ -59,7 +59,6 @@ class LayerNormRegionKernel final : public RegionKernel {
 
   Status run(runtime::RunContext& ctx) const override {
     return guarded(ctx, [&] {
-      useSessionThreads();
       norm_->execute(ctx.input(input_).dims(), ctx.input(input_).data<float>(),
                      ctx.output(0).mutableData<float>(), ctx.scratch().data());
     });

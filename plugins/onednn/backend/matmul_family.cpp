@@ -239,7 +239,6 @@ class MatMulRegionKernel final : public RegionKernel {
 
   Status run(runtime::RunContext& ctx) const override {
     return guarded(ctx, [&] {
-      useSessionThreads();
       const runtime::TensorView& a = ctx.input(aInput_);
       const float* b = bInput_ != kNone ? ctx.input(bInput_).data<float>() : nullptr;
       std::span<const int64_t> bDims;

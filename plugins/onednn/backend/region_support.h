@@ -114,7 +114,9 @@ class RegionKernel : public runtime::Kernel {
   bool usesOwnThreads() const override { return true; }
 
  protected:
-  /// Runs `body`, turning oneDNN's and the core's exceptions into a status.
+  /// Runs `body` with the OpenMP team sized to the session (every kernel
+  /// resize() and run() goes through here), turning oneDNN's and the core's
+  /// exceptions into a status.
   template <typename Context, typename Body>
   static Status guarded(Context& ctx, Body&& body) {
     try {
@@ -131,6 +133,8 @@ class RegionKernel : public runtime::Kernel {
       return ctx.fail(e.what());
     }
   }
+
+ private:
   /// Sizes the OpenMP team to the session's oneTBB arena (the thread
   /// policy in dnnl_context.h).
   static void useSessionThreads();

@@ -53,7 +53,6 @@ class SoftmaxRegionKernel final : public RegionKernel {
 
   Status run(runtime::RunContext& ctx) const override {
     return guarded(ctx, [&] {
-      useSessionThreads();
       softmax_.execute(ctx.input(input_).dims(), ctx.input(input_).data<float>(),
                        ctx.output(0).mutableData<float>(), ctx.scratch().data());
     });

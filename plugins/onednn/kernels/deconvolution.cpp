@@ -81,16 +81,9 @@ size_t Deconvolution::prepare(std::span<const int64_t> in) {
   p->dstDesc = formatDesc(out, s.format);
   bool bf16 = s.format == Format::kNhwcBf16;
 
-  dnnl::memory::dims weightDims;
-  tag userTag;
-  if (s.groups == 1) {
-    weightDims = {s.outChannels, s.inChannels, s.kernel[0], s.kernel[1]};
-    userTag = tag::iohw;
-  } else {
-    weightDims = {s.groups, s.outChannels / s.groups, s.inChannels / s.groups, s.kernel[0],
-                  s.kernel[1]};
-    userTag = tag::giohw;
-  }
+  dnnl::memory::dims weightDims =
+      groupedWeightDims(s.groups, s.outChannels, s.inChannels, s.kernel[0], s.kernel[1]);
+  tag userTag = s.groups == 1 ? tag::iohw : tag::giohw;
   dnnl::memory::desc anyWeights(weightDims, bf16 ? dt::bf16 : dt::f32, tag::any);
   dnnl::memory::desc biasDesc({s.outChannels}, dt::f32, tag::a);
   dnnl::memory::dims strides{s.strides[0], s.strides[1]};

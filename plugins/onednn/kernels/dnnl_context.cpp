@@ -57,6 +57,12 @@ dnnl::memory reorderedWeights(const dnnl::memory::desc& user, const float* data,
   return weights;
 }
 
+dnnl::memory::dims groupedWeightDims(int64_t groups, int64_t outChannels, int64_t inChannels,
+                                     int64_t kernelH, int64_t kernelW) {
+  if (groups == 1) return {outChannels, inChannels, kernelH, kernelW};
+  return {groups, outChannels / groups, inChannels / groups, kernelH, kernelW};
+}
+
 dnnl::memory biasMemory(std::span<const float> bias, int64_t count) {
   dnnl::memory memory({{count}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a},
                       cpuEngine());

@@ -49,6 +49,12 @@ void executeUnary(const dnnl::primitive& primitive, const dnnl::memory::desc& sr
 dnnl::memory reorderedWeights(const dnnl::memory::desc& user, const float* data,
                               const dnnl::memory::desc& wanted);
 
+/// The logical weight dims oneDNN's convolution and deconvolution take:
+/// {out, in, kH, kW}, or {groups, out/groups, in/groups, kH, kW} when
+/// grouped. The user layout tag (oihw, iohw, ...) says how they are stored.
+dnnl::memory::dims groupedWeightDims(int64_t groups, int64_t outChannels, int64_t inChannels,
+                                     int64_t kernelH, int64_t kernelW);
+
 /// An f32 memory of `count` elements holding `bias`, or zeros when it is
 /// empty (oneDNN's bias argument is all or nothing).
 dnnl::memory biasMemory(std::span<const float> bias, int64_t count);

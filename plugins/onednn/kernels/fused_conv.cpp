@@ -100,16 +100,9 @@ size_t FusedConv::prepare(std::span<const int64_t> inputDims) {
   prepared->srcDesc = formatDesc(inputDims, s.srcFormat);
   prepared->dstDesc = formatDesc(prepared->outDims, s.dstFormat);
 
-  dnnl::memory::dims weightDims;
-  tag userWeightTag;
-  if (s.groups == 1) {
-    weightDims = {s.outChannels, s.inChannels, s.kernel[0], s.kernel[1]};
-    userWeightTag = tag::oihw;
-  } else {
-    weightDims = {s.groups, s.outChannels / s.groups, s.inChannels / s.groups, s.kernel[0],
-                  s.kernel[1]};
-    userWeightTag = tag::goihw;
-  }
+  dnnl::memory::dims weightDims =
+      groupedWeightDims(s.groups, s.outChannels, s.inChannels, s.kernel[0], s.kernel[1]);
+  tag userWeightTag = s.groups == 1 ? tag::oihw : tag::goihw;
   dnnl::memory::desc anyWeights(weightDims, bf16 ? dt::bf16 : dt::f32, tag::any);
   dnnl::memory::desc biasDesc({s.outChannels}, dt::f32, tag::a);
   dnnl::memory::dims strides{s.strides[0], s.strides[1]};
