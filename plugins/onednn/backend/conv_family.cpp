@@ -140,6 +140,7 @@ class ConvRegionKernel final : public RegionKernel {
     if (spec.sumResidual && residualInput_ == srcInput_) plainSrc = false;
     spec.srcFormat = plainSrc ? Format::kPlain : blocked;
     spec.dstFormat = blocked;
+    spec.winograd = winogradAllowed();
     conv_ = std::make_unique<FusedConv>(std::move(spec));
   }
 

@@ -54,6 +54,11 @@ bool bf16Mode() {
   return env && std::strcmp(env, "bf16") == 0;
 }
 
+bool winogradAllowed() {
+  const char* env = std::getenv("SUBGRAPH_ONEDNN_WINOGRAD");
+  return !env || (std::strcmp(env, "0") != 0 && std::strcmp(env, "off") != 0);
+}
+
 Format blockedFormat() { return bf16Mode() ? Format::kNhwcBf16 : Format::kBlocked16; }
 
 RegionBody::RegionBody(const Node& region) {

@@ -40,6 +40,11 @@ const runtime::Layout* layoutOf(Format format);
 /// or, when that is unset, $SUBGRAPH_PRECISION=bf16 (`run --precision bf16`).
 bool bf16Mode();
 
+/// False when $SUBGRAPH_ONEDNN_WINOGRAD is 0 or off: fp32 3x3 stride-1
+/// convolutions then stay on oneDNN's direct algorithm (for bit-for-bit
+/// comparisons with other direct implementations, or to measure the gain).
+bool winogradAllowed();
+
 /// The blocked format activations use in the current precision mode.
 Format blockedFormat();
 

@@ -39,6 +39,12 @@ void foldBatchNorm(ConvSpec& spec, std::span<const float> scale, std::span<const
   }
 }
 
+bool winogradShape(const ConvSpec& spec) {
+  return spec.kernel[0] == 3 && spec.kernel[1] == 3 && spec.strides[0] == 1 &&
+         spec.strides[1] == 1 && spec.dilations[0] == 1 && spec.dilations[1] == 1 &&
+         spec.groups == 1 && spec.dstFormat != Format::kNhwcBf16;
+}
+
 struct FusedConv::Prepared {
   dnnl::convolution_forward primitive;
   dnnl::memory::desc srcDesc;
@@ -48,6 +54,7 @@ struct FusedConv::Prepared {
   std::vector<int64_t> outDims;
   size_t scratchBytes = 0;
   dnnl::memory::desc scratchDesc;
+  std::string implementation;
 };
 
 FusedConv::FusedConv(ConvSpec spec) : spec_(std::move(spec)) {
@@ -125,12 +132,26 @@ size_t FusedConv::prepare(std::span<const int64_t> inputDims) {
   for (const Activation& a : s.activations) appendEltwise(ops, a);
   attr.set_post_ops(ops);
 
-  dnnl::convolution_forward::desc desc(
-      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, prepared->srcDesc,
-      anyWeights, biasDesc, prepared->dstDesc, strides, dilations, padL, padR);
-  dnnl::convolution_forward::primitive_desc pd(desc, attr, cpuEngine());
+  auto primitiveDesc = [&](dnnl::algorithm algorithm) {
+    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm,
+                                         prepared->srcDesc, anyWeights, biasDesc, prepared->dstDesc,
+                                         strides, dilations, padL, padR);
+    return dnnl::convolution_forward::primitive_desc(desc, attr, cpuEngine());
+  };
+  dnnl::convolution_forward::primitive_desc pd;
+  if (s.winograd && winogradShape(s)) {
+    // oneDNN 2.6 has Winograd kernels for AVX-512 only, and not for every
+    // channel count or post-op; it says so by failing to create the
+    // descriptor, which leaves the direct algorithm.
+    try {
+      pd = primitiveDesc(dnnl::algorithm::convolution_winograd);
+    } catch (const dnnl::error&) {
+    }
+  }
+  if (!pd) pd = primitiveDesc(dnnl::algorithm::convolution_direct);
   prepared->primitive = dnnl::convolution_forward(pd);
   prepared->scratchDesc = pd.scratchpad_desc();
+  prepared->implementation = pd.impl_info_str();
   prepared->scratchBytes = pd.scratchpad_desc().get_size();
 
   // The weights are reordered once, here, into the layout the primitive
@@ -143,6 +164,11 @@ size_t FusedConv::prepare(std::span<const int64_t> inputDims) {
   auto it = prepared_.emplace(std::vector<int64_t>(inputDims.begin(), inputDims.end()),
                               std::move(prepared));
   return it.first->second->scratchBytes;
+}
+
+std::string FusedConv::implementation(std::span<const int64_t> inputDims) const {
+  std::shared_ptr<const Prepared> p = find(inputDims);
+  return p ? p->implementation : std::string();
 }
 
 std::shared_ptr<const FusedConv::Prepared> FusedConv::find(

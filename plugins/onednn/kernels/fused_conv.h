@@ -48,7 +48,16 @@ struct ConvSpec {
   std::vector<Activation> activations;
   Format srcFormat = Format::kPlain;
   Format dstFormat = Format::kBlocked16;
+  /// Let an fp32 3x3 stride-1 undilated ungrouped convolution use oneDNN's
+  /// Winograd algorithm (F(2x2, 3x3) on AVX-512): about 2.25x fewer
+  /// multiplications for slightly larger rounding error. Where oneDNN has
+  /// no Winograd kernel for the shape, prepare() uses the direct one.
+  bool winograd = false;
 };
+
+/// True when `spec` has the shape oneDNN's fp32 Winograd convolution takes
+/// (3x3 kernel, stride 1, no dilation, one group, fp32 activations).
+bool winogradShape(const ConvSpec& spec);
 
 /// Folds y = scale * (x - mean) / sqrt(var + eps) + shift into the conv's
 /// weights and bias (inference BatchNormalization). All spans have
@@ -72,6 +81,10 @@ class FusedConv {
   /// once per distinct dims; returns the scratchpad bytes execute() needs.
   /// Throws dnnl::error if oneDNN cannot take the shape.
   size_t prepare(std::span<const int64_t> inputDims);
+  /// The oneDNN implementation prepare() chose for `inputDims` (e.g.
+  /// "jit_fp32_wino_2x3:avx512_core"), for tests and profiles; empty if
+  /// the dims were not prepared.
+  std::string implementation(std::span<const int64_t> inputDims) const;
   /// Runs on prepared dims. `residual` (in dstFormat) is read when the spec
   /// sums one; it may equal `dst`. `scratch` holds prepare()'s bytes.
   void execute(std::span<const int64_t> inputDims, const void* src, const void* residual, void* dst,

@@ -110,11 +110,14 @@ struct ConvCase {
 
 class FusedConvTest : public ::testing::TestWithParam<ConvCase> {};
 
-/// A fused conv (BN folded, optional sum and activation) matches the loops.
-TEST_P(FusedConvTest, MatchesLoops) {
-  const ConvCase& cc = GetParam();
-  if (cc.dst == Format::kNhwcBf16 && !hasNativeBf16())
-    GTEST_SKIP() << "the CPU has no native bf16 (AVX512-BF16 or AMX)";
+using K = Activation::Kind;
+constexpr Format P = Format::kPlain;
+constexpr Format B = Format::kBlocked16;
+constexpr Format H = Format::kNhwcBf16;
+
+// Runs one case against the loops (failing the test on a mismatch) and
+// returns the oneDNN implementation that ran it.
+std::string checkConvCase(const ConvCase& cc, bool winograd) {
   std::printf("seed %u\n", kSeed);
   std::mt19937 rng(kSeed);
   ConvSpec s;
@@ -139,6 +142,7 @@ TEST_P(FusedConvTest, MatchesLoops) {
     s.activations = {{cc.act, 0.1f, 0.0f}};
   s.srcFormat = cc.src;
   s.dstFormat = cc.dst;
+  s.winograd = winograd;
   std::vector<int64_t> in{2, cc.c, cc.hw, cc.hw};
   std::vector<float> x = randomVector(static_cast<size_t>(2 * cc.c * cc.hw * cc.hw), rng);
 
@@ -147,7 +151,8 @@ TEST_P(FusedConvTest, MatchesLoops) {
   std::vector<float> residual = randomVector(formatBytes(outDims, Format::kPlain) / 4, rng);
   std::vector<int64_t> wantDims;
   std::vector<float> want = naiveConv(s, in, x, residual, wantDims);
-  ASSERT_EQ(outDims, wantDims);
+  EXPECT_EQ(outDims, wantDims);
+  if (outDims != wantDims) return {};
 
   std::vector<float> scratch(conv.prepare(in) / 4 + 1);
   std::vector<float> src = toFormat(x, in, cc.src);
@@ -163,12 +168,42 @@ TEST_P(FusedConvTest, MatchesLoops) {
     conv.execute(in, src.data(), res.data(), res.data(), scratch.data());
     expectNear(fromFormat(res, outDims, cc.dst), want, tol, bf16);
   }
+  return conv.implementation(in);
 }
 
-using K = Activation::Kind;
-constexpr Format P = Format::kPlain;
-constexpr Format B = Format::kBlocked16;
-constexpr Format H = Format::kNhwcBf16;
+/// A fused conv (BN folded, optional sum and activation) matches the loops.
+TEST_P(FusedConvTest, MatchesLoops) {
+  const ConvCase& cc = GetParam();
+  if (cc.dst == Format::kNhwcBf16 && !hasNativeBf16())
+    GTEST_SKIP() << "the CPU has no native bf16 (AVX512-BF16 or AMX)";
+  std::string impl = checkConvCase(cc, /*winograd=*/false);
+  EXPECT_EQ(impl.find("wino"), std::string::npos) << impl;
+}
+
+/// With Winograd allowed, a 3x3 stride-1 conv with a residual sum and an
+/// activation still matches the loops to 1e-4, and on AVX-512 really runs
+/// oneDNN's Winograd kernel.
+TEST(FusedConv, WinogradMatchesLoops) {
+  ConvCase cc{"winograd", 64, 64, 1, 3, 1, 1, 1, 14, B, B, true, K::kRelu};
+  std::string impl = checkConvCase(cc, /*winograd=*/true);
+  std::printf("implementation: %s\n", impl.c_str());
+  if (dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core) {
+    EXPECT_NE(impl.find("wino"), std::string::npos) << impl;
+  }
+}
+
+/// Winograd is only for 3x3 stride-1 ungrouped fp32 convs: a stride-2 or
+/// depthwise conv that allows it keeps the direct algorithm.
+TEST(FusedConv, WinogradNotForOtherShapes) {
+  for (const ConvCase& cc :
+       {ConvCase{"stride2", 32, 32, 1, 3, 2, 1, 1, 9, B, B, false, K::kRelu},
+        ConvCase{"depthwise", 32, 32, 32, 3, 1, 1, 1, 9, B, B, false, K::kRelu},
+        ConvCase{"pointwise", 32, 32, 1, 1, 1, 0, 1, 9, B, B, false, K::kRelu}}) {
+    std::string impl = checkConvCase(cc, /*winograd=*/true);
+    EXPECT_EQ(impl.find("wino"), std::string::npos) << cc.name << ": " << impl;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, FusedConvTest,
     ::testing::Values(
