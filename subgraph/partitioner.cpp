@@ -104,13 +104,20 @@ struct RunState {
   }
 
   bool isFused(const Node& node) const { return node.id() < fused.size() && fused[node.id()]; }
-  void markFused(const Node& node, int region) {
+  // `rank`: the rank of the region's group in the pass's quotient DAG.
+  void markFused(const Node& node, int region, uint32_t rank) {
     if (fused.size() <= node.id()) {
       fused.resize(node.id() + 1, 0);
       fusedRegion.resize(node.id() + 1, -1);
+      fusedRank.resize(node.id() + 1, QuotientDag::kNoRank);
     }
     fused[node.id()] = 1;
     fusedRegion[node.id()] = region;
+    fusedRank[node.id()] = rank;
+  }
+  // The rank markFused() recorded for a fused node, or kNoRank.
+  uint32_t rankOfFused(const Node& node) const {
+    return node.id() < fusedRank.size() ? fusedRank[node.id()] : QuotientDag::kNoRank;
   }
   // Region id of a fused node made in this run, or -1.
   int regionOfFused(const Node& node) const {
@@ -123,6 +130,7 @@ struct RunState {
   std::vector<int> regionOf;
   std::vector<uint8_t> fused;
   std::vector<int> fusedRegion;
+  std::vector<uint32_t> fusedRank;
   std::vector<size_t> regionBackend;  // by region id: index of its backend
   PartitionReport report;
   int nextRegionId = 0;
@@ -154,7 +162,7 @@ struct PassScratch {
   std::vector<uint32_t> excluded;
   std::vector<uint32_t> candidate;
   std::vector<uint32_t> scratch;
-  std::vector<uint8_t> inlined;  // by value id: constant already listed
+  std::vector<uint8_t> inlined;  // by value id: 1 constant already listed, 2 read by a fused node
 };
 
 /// One property's pass over the graph.
@@ -231,6 +239,7 @@ class PropertyPass final : private PartitionState {
   // vector of its own: a pass may hold hundreds of thousands of these.
   struct PendingRegion {
     int id = 0;
+    uint32_t rank = 0;       // of its group, read before the members go
     size_t firstMember = 0;  // members are members_[firstMember, +numMembers)
     size_t numMembers = 0;
     RegionBody body;
@@ -651,6 +660,7 @@ std::vector<FusedRegion> PropertyPass::materializeAll() {
     report.property = info_.property;
     report.fusedNode = region.fused.name;
     const std::span<Node* const> members = membersOf(region);
+    region.rank = dag_.rank(*members.front());
     report.nodes.reserve(members.size());
     report.nodeIds.reserve(members.size());
     const std::vector<Value*>& outputs = region.body.outputs;
@@ -674,22 +684,40 @@ std::vector<FusedRegion> PropertyPass::materializeAll() {
 
   // Escaping values (read outside, or graph outputs) become the fused
   // node's outputs, so outer readers and graph outputs keep pointing at
-  // them; values only the region read go.
+  // them; values only the region read go. So does an inlined constant
+  // (listed once, however many bodies inlined it) that nothing outside
+  // the bodies reads: the fused nodes will not read it either, since
+  // inlined constants never become body inputs. One batch, before the
+  // fused nodes exist: a large graph sheds most of its values here (every
+  // weight of every region), which removeValues() does with one rebuild
+  // of the name index, and freeing them first keeps them out of the peak.
+  // A connection hook may have wired a fused node to any outer value, so
+  // a value some fused node will read stays (bit 2 of the by-value table).
+  std::vector<uint8_t>& marks = tables_.inlined;
+  for (const PendingRegion& region : pending_)
+    for (const Value* v : region.body.inputs)
+      if (v && v->id() < marks.size()) marks[v->id()] |= 2;
+  std::vector<Value*> dead;
+  dead.reserve(internal.size() + inlined_.size());
+  auto unused = [&](const Value* v) {
+    return !(marks[v->id()] & 2) && !v->hasUses() && !v->isGraphInput() && !v->isGraphOutput();
+  };
   for (Value* v : internal)
-    if (!v->hasUses() && !v->isGraphInput() && !v->isGraphOutput()) graph_.removeValue(v);
+    if (unused(v)) dead.push_back(v);
+  for (Value* c : inlined_)
+    if (unused(c)) dead.push_back(c);
+  graph_.removeValues(dead);
+  std::vector<Value*>().swap(internal);
+  std::vector<Value*>().swap(dead);
   std::vector<FusedRegion> fusedRegions;
   fusedRegions.reserve(pending_.size());
   for (PendingRegion& region : pending_) {
     Node* fused = graph_.addNode(region.fused.op, std::move(region.body.inputs),
                                  std::move(region.body.outputs), std::move(region.fused.attrs),
                                  std::move(region.fused.name));
-    run_.markFused(*fused, region.id);
+    run_.markFused(*fused, region.id, region.rank);
     fusedRegions.push_back(FusedRegion{region.id, fused});
   }
-  // An inlined constant (listed once, however many bodies inlined it)
-  // goes once nothing outside the bodies reads it.
-  for (Value* c : inlined_)
-    if (!c->hasUses() && !c->isGraphInput() && !c->isGraphOutput()) graph_.removeValue(c);
   return fusedRegions;
 }
 
@@ -722,6 +750,32 @@ std::vector<uint64_t> lowerPriorityWishes(const RunState& run, std::span<Subgrap
       }
     }
   return wanted;
+}
+
+// True when every edge of `graph` runs from a lower rank to a higher one,
+// ranking each node as the last pass's quotient DAG did: nodes that DAG
+// ranked by their group, the fused nodes it made by their region's group.
+// Distinct nodes are distinct groups with distinct ranks, so the ranks are
+// then a topological numbering and the graph is acyclic: this proves what
+// a fresh topological sort would, reading each edge once and building
+// nothing. False proves nothing (a PostPartition hook may have added nodes
+// the DAG never ranked, or rewired edges); the caller then sorts.
+bool ranksOrderEveryEdge(const Graph& graph, const QuotientDag& dag, const RunState& run) {
+  auto rankOf = [&](const Node& n) {
+    uint32_t rank = dag.rankAtInit(n);
+    return rank != QuotientDag::kNoRank ? rank : run.rankOfFused(n);
+  };
+  for (const Node* n : graph.nodes()) {
+    const uint32_t rank = rankOf(*n);
+    if (rank == QuotientDag::kNoRank) return false;
+    for (const Value* v : n->inputs()) {
+      const Node* p = v ? v->producer() : nullptr;
+      if (!p || p->graph() != &graph) continue;
+      const uint32_t producerRank = rankOf(*p);
+      if (producerRank == QuotientDag::kNoRank || producerRank >= rank) return false;
+    }
+  }
+  return true;
 }
 
 void fillReport(RunState& run, const std::vector<NodeId>& inputOrder,
@@ -799,9 +853,14 @@ StatusOr<PartitionReport> partitionGraph(Graph& graph, std::span<SubgraphBackend
       SUBGRAPH_RETURN_IF_ERROR(pass.run());
     }
   }
-  Status acyclic = tables.dag.init(graph);
-  if (!acyclic)
-    return Status(StatusCode::kInternal, "partitioned graph is not acyclic: " + acyclic.message());
+  // Contracting only convex sets keeps the result acyclic; check it anyway,
+  // cheaply through the ranks, and with a full sort where they cannot tell.
+  if (!tables.dagIsCurrent && !ranksOrderEveryEdge(graph, tables.dag, run)) {
+    Status acyclic = tables.dag.init(graph);
+    if (!acyclic)
+      return Status(StatusCode::kInternal,
+                    "partitioned graph is not acyclic: " + acyclic.message());
+  }
 
   run.report.nodesTotal = inputOrder.size();
   fillReport(run, inputOrder, wanted, backends);

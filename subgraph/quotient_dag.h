@@ -58,6 +58,13 @@ class QuotientDag {
   NodeId group(const Node& node) const { return parent_[node.id()]; }
   /// The rank of `node`'s group.
   uint32_t rank(const Node& node) const { return rank_[parent_[node.id()]]; }
+  /// What rankAtInit() gives for nodes the last init() did not see.
+  static constexpr uint32_t kNoRank = UINT32_MAX;
+  /// rank(node) if `node` existed when init() last ran (node ids are never
+  /// reused, so an id below that graph's bound says so), else kNoRank.
+  uint32_t rankAtInit(const Node& node) const {
+    return node.id() < parent_.size() ? rank_[parent_[node.id()]] : kNoRank;
+  }
 
   /// Members of `members` (distinct, single-node groups) that are
   /// reachable from the set through some node outside it, searching along

@@ -205,6 +205,31 @@ void Graph::removeValue(Value* value) {
   values_[value->id_].reset();
 }
 
+void Graph::removeValues(std::span<Value* const> values) {
+  std::vector<char> seen(values_.size(), 0);
+  for (Value* value : values) {
+    if (value->graph_ != this || values_[value->id_].get() != value)
+      throw Error("value '" + value->name_ + "' cannot be removed: it is not in graph '" + name_ +
+                  "'");
+    if (seen[value->id_])
+      throw Error("value '" + value->name_ + "' is listed twice in one removeValues() batch");
+    seen[value->id_] = 1;
+    if (value->producer_ || !value->uses_.empty() || value->isGraphInput_ || value->isGraphOutput())
+      throw Error("value '" + value->name_ +
+                  "' cannot be removed: it still has a producer, uses or is a graph input/output");
+  }
+  // Probing the index once per value costs a hash and a cache miss each;
+  // a rebuild costs one hash per survivor, so it wins once at least half
+  // of the values go.
+  const bool rebuild = !nameSlots_.empty() && values.size() * 2 >= liveValues_;
+  for (Value* value : values) {
+    if (!rebuild) unindexName(value);
+    --liveValues_;
+    values_[value->id_].reset();
+  }
+  if (rebuild) rebuildNameIndex(liveValues_);
+}
+
 std::vector<Value*> Graph::initializers() const {
   std::vector<Value*> out;
   for (Value* v : values())

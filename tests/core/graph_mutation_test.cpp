@@ -471,6 +471,47 @@ TEST(GraphMutation, FindValueAcrossIndexGrowthRenameAndRemoval) {
   EXPECT_EQ(small.findValue("b"), nullptr);
 }
 
+//   %v0 .. %v99: producer-less values; %u = Relu(%v5)
+/// removeValues drops a batch with one index rebuild when it is most of
+/// the graph, or by probing when it is not; either way survivors keep
+/// their names, removed names are free again, and links stay consistent.
+TEST(GraphMutation, RemoveValuesInBatches) {
+  Graph g;
+  std::vector<Value*> values;
+  for (int i = 0; i < 100; ++i) values.push_back(g.createValue("v" + std::to_string(i), kF32x4));
+  Node* relu = g.addNode("Relu", {values[5]}, 1, {}, "u");
+  // A small batch (probes the index), then most of the rest (rebuilds it).
+  std::vector<Value*> few{values[1], values[2]};
+  g.removeValues(few);
+  std::vector<Value*> most;
+  for (int i = 10; i < 100; ++i) most.push_back(values[static_cast<size_t>(i)]);
+  g.removeValues(most);
+  EXPECT_EQ(g.numValues(), 9u);  // v0, v3..v9 and relu's output
+  for (int i = 0; i < 100; ++i) {
+    const bool kept = i == 0 || (i >= 3 && i < 10);
+    EXPECT_EQ(g.findValue("v" + std::to_string(i)) != nullptr, kept) << i;
+  }
+  EXPECT_EQ(g.findValue(relu->output(0)->name()), relu->output(0));
+  EXPECT_NE(g.createValue("v50"), nullptr);  // the name is free again
+  EXPECT_TRUE(linksAreConsistent(g));
+}
+
+/// Negative: a batch holding a value that is still read, or one value
+/// twice, is refused before anything is removed.
+TEST(GraphMutation, DoesNotRemoveValuesStillInUse) {
+  Graph g;
+  Value* a = g.createValue("a", kF32x4);
+  Value* b = g.createValue("b", kF32x4);
+  g.addNode("Relu", {b});
+  std::vector<Value*> inUse{a, b};
+  EXPECT_THROW(g.removeValues(inUse), Error);
+  std::vector<Value*> twice{a, a};
+  EXPECT_THROW(g.removeValues(twice), Error);
+  EXPECT_EQ(g.findValue("a"), a);
+  EXPECT_EQ(g.numValues(), 3u);
+  EXPECT_TRUE(linksAreConsistent(g));
+}
+
 //===--- Randomized mutations against a shadow model --------------------===//
 
 // A naive model of the graph: plain id tables, updated by hand for each

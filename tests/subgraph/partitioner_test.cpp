@@ -755,5 +755,67 @@ TEST(Partitioner, CallsPreAndPostPartition) {
   EXPECT_THAT(seen, ElementsAre("pre 3", "post 0 test_post_0", "post 1 test_post_1"));
 }
 
+/// A PostPartition hook that edits the graph after its pass: it either
+/// adds a node reading the last fused node's output (a node the quotient
+/// DAG never ranked) or wires the first fused node to read the last one's
+/// output, closing a cycle.
+class EditingPostProperty : public LambdaProperty {
+ public:
+  explicit EditingPostProperty(bool closeCycle)
+      : LambdaProperty("edit", [] { return std::make_unique<OpTypeSelector>(kSupported); }),
+        closeCycle_(closeCycle) {}
+  Status PostPartition(Graph& graph, std::span<const FusedRegion> regions) override {
+    Value* last = regions.back().node->output(0);
+    if (closeCycle_)
+      graph.setNodeInput(regions.front().node, 0, last);
+    else
+      graph.addNode("Neg", {last}, 1, {}, "added");
+    return Status::ok();
+  }
+
+ private:
+  bool closeCycle_;
+};
+
+//   %x -> Relu(a) -> Sin(s) -> Neg(b) -> %y
+/// The final acyclicity check ranks nodes by the quotient DAG; a node a
+/// PostPartition hook added has no rank, and the check then sorts the
+/// graph instead of failing.
+TEST(Partitioner, AcceptsNodesAddedAfterThePass) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4]) {
+      %a = Relu(%x) @a
+      %s = Sin(%a) @s
+      %y = Neg(%s) @b
+      return %y
+    })");
+  std::vector<std::unique_ptr<SubgraphProperty>> properties;
+  properties.push_back(std::make_unique<EditingPostProperty>(/*closeCycle=*/false));
+  PartitionReport report = partitionOk(*g, makeBackend("test", std::move(properties)));
+  EXPECT_EQ(report.regions.size(), 2u);
+  EXPECT_NE(g->findNode("added"), nullptr);
+}
+
+//   %x -> Relu(a) -> Sin(s) -> Neg(b) -> %y, then the hook feeds %y to a
+/// Negative: a cycle that a PostPartition hook closes is not let through:
+/// the ranks cannot order it, and the full sort names it.
+TEST(Partitioner, DoesNotLetAHookCloseACycle) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4]) {
+      %a = Relu(%x) @a
+      %s = Sin(%a) @s
+      %y = Neg(%s) @b
+      return %y
+    })");
+  std::vector<std::unique_ptr<SubgraphProperty>> properties;
+  properties.push_back(std::make_unique<EditingPostProperty>(/*closeCycle=*/true));
+  std::vector<SubgraphBackend> backends;
+  backends.push_back(makeBackend("test", std::move(properties)));
+  StatusOr<PartitionReport> report = partitionGraph(*g, backends);
+  ASSERT_FALSE(report.isOk());
+  EXPECT_EQ(report.status().code(), StatusCode::kInternal);
+  EXPECT_THAT(report.status().message(), HasSubstr("not acyclic"));
+}
+
 }  // namespace
 }  // namespace subgraph::partition

@@ -130,6 +130,12 @@ class Graph {
   /// Deletes a value that has no producer, no uses and is not a graph
   /// input or output. Throws `Error` otherwise.
   void removeValue(Value* value);
+  /// Removes distinct `values` as removeValue() would one by one, checking
+  /// all of them before removing any (throws `Error` naming the first that
+  /// cannot go). When the batch is at least half the live values, as when
+  /// a partitioner drops every constant its region bodies inlined, the name
+  /// index is rebuilt once from the survivors instead of probed per value.
+  void removeValues(std::span<Value* const> values);
 
   /// Graph inputs, in order (initializers are not listed unless they were
   /// explicitly made inputs, as old ONNX exporters did).
