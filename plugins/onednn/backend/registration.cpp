@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include <mutex>
 
+#include "channel_scale_family.h"
 #include "concat_family.h"
 #include "conv_family.h"
 #include "deconv_family.h"
@@ -38,6 +39,7 @@ const FamilyEntry kFamilies[] = {
     {layernormProperties, layernormKernelCreator},
     {softmaxProperties, softmaxKernelCreator},
     {concatProperties, concatKernelCreator},
+    {channelScaleProperties, channelScaleKernelCreator},
     // Last: a chain of activations is what the families above leave over.
     {eltwiseProperties, eltwiseKernelCreator},
 };

@@ -372,6 +372,71 @@ TEST(OnednnDeconvFamily, DoesNotFuseConvTransposeWithOutputShapeOrRuntimeWeights
   EXPECT_LT(o.maxDiff, 1e-4);
 }
 
+//  %x [1,24,6,6] -> Conv -> Relu -> %a ----------------------------------------> Mul -> Conv1x1 ->
+//  %y
+//                                   \-> GlobalAveragePool -> Conv1x1 -> Relu      ^
+//                                         -> Conv1x1 -> HardSigmoid -> %g [1,24,1,1]
+// A squeeze-excite block: the gate %g scales %a channel by channel.
+constexpr const char* kSqueezeExcite = R"(
+  graph @g(%x: f32[1, 24, 6, 6]) {
+    %w1 = const f32[24, 24, 3, 3] splat(0.0)
+    %wr = const f32[16, 24, 1, 1] splat(0.0)
+    %br = const f32[16] splat(0.0)
+    %we = const f32[24, 16, 1, 1] splat(0.0)
+    %be = const f32[24] splat(0.0)
+    %wp = const f32[16, 24, 1, 1] splat(0.0)
+    %c = Conv(%x, %w1) {pads = [1, 1, 1, 1]} @conv
+    %a = Relu(%c) @relu
+    %p = GlobalAveragePool(%a) @squeeze
+    %r = Conv(%p, %wr, %br) @reduce
+    %rr = Relu(%r) @reduce_relu
+    %e = Conv(%rr, %we, %be) @expand
+    %g = HardSigmoid(%e) {alpha = 0.1666667, beta = 0.5} @gate
+    %s = Mul(%a, %g) @excite
+    %y = Conv(%s, %wp) @project
+    return %y
+  })";
+
+/// SqueezeExciteStaysBlocked: the excite Mul is a oneDNN binary_mul whose
+/// gate is broadcast over H and W, reading both operands in the blocked
+/// layout the convolutions wrote: nothing is left to the reference and the
+/// only copies are %x in and %y out.
+TEST(OnednnChannelScaleFamily, SqueezeExciteStaysBlocked) {
+  Outcome o = partitionAndRun(kSqueezeExcite);
+  EXPECT_THAT(o.regions, ::testing::Contains("channel_scale"));
+  EXPECT_TRUE(o.leftOps.empty()) << ::testing::PrintToString(o.leftOps);
+  EXPECT_EQ(o.copies, 2u);
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+/// With the batch a symbol, gate [N, 24, 1, 1] and activation [N, 24, 6, 6]
+/// still pair up (ran at N = 3).
+TEST(OnednnChannelScaleFamily, SymbolicBatchStillScales) {
+  std::string text = kSqueezeExcite;
+  replaceOnce(text, "%x: f32[1, 24, 6, 6]", "%x: f32[N, 24, 6, 6]");
+  Outcome o = partitionAndRun(text.c_str(), 0, 3);
+  EXPECT_THAT(o.regions, ::testing::Contains("channel_scale"));
+  EXPECT_TRUE(o.leftOps.empty()) << ::testing::PrintToString(o.leftOps);
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+//  %x [1,8,4,4] -> Mul(%k const [1,8,1,1]) -> Mul(%h input [1,8,4,1]) -> %y
+/// DoesNotScaleByConstantsOrOtherBroadcasts: a constant factor is for a
+/// conv or BN to fold, and a factor broadcast over W only is not a channel
+/// scale; both Muls stay with the reference.
+TEST(OnednnChannelScaleFamily, DoesNotScaleByConstantsOrOtherBroadcasts) {
+  Outcome o = partitionAndRun(R"(
+    graph @g(%x: f32[1, 8, 4, 4], %h: f32[1, 8, 4, 1]) {
+      %k = const f32[1, 8, 1, 1] splat(0.0)
+      %m = Mul(%x, %k) @by_constant
+      %y = Mul(%m, %h) @over_width
+      return %y
+    })");
+  EXPECT_THAT(o.leftOps, ElementsAre("Mul", "Mul"));
+  EXPECT_THAT(o.regions, ::testing::Not(::testing::Contains("channel_scale")));
+  EXPECT_LT(o.maxDiff, 1e-5);
+}
+
 //  %x [1,4,10] -> Conv1d -> Relu   (rank 3: oneDNN's kernel here is 2-D)
 constexpr const char* kConv1d = R"(
   graph @g(%x: f32[1, 4, 10]) {
