@@ -115,8 +115,6 @@ std::vector<std::pair<std::string, partition::PropertyFactory>> channelScaleProp
   return {{"channel_scale", makeProperty}};
 }
 
-runtime::KernelCreator channelScaleKernelCreator() {
-  return creatorOf<ChannelScaleRegionKernel>();
-}
+runtime::KernelCreator channelScaleKernelCreator() { return creatorOf<ChannelScaleRegionKernel>(); }
 
 }  // namespace subgraph::onednn
