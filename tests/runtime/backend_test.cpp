@@ -13,6 +13,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "runtime_test_util.h"
@@ -275,6 +277,8 @@ TEST(BackendTest, MissingCopyIsACompileError) {
 
 // Records how many exclusive kernels run at once.
 std::atomic<int> exclusiveRunning{0}, exclusiveMax{0}, exclusiveRuns{0};
+std::mutex exclusiveThreadsMutex;
+std::set<std::thread::id> exclusiveThreads;
 
 class ExclusiveKernel final : public Kernel {
  public:
@@ -292,6 +296,8 @@ class ExclusiveKernel final : public Kernel {
     std::memcpy(ctx.output(0).raw(), ctx.input(0).raw(), ctx.input(0).byteSize());
     --exclusiveRunning;
     ++exclusiveRuns;
+    std::lock_guard<std::mutex> lock(exclusiveThreadsMutex);
+    exclusiveThreads.insert(std::this_thread::get_id());
     return Status::ok();
   }
 };
@@ -301,7 +307,10 @@ class ExclusiveKernel final : public Kernel {
 //   %x -> [omp region] -> %c
 //   %x -> [omp region] -> %d
 /// Kernels with their own thread pool never run concurrently, even when
-/// their branches could.
+/// their branches could, and they all run on the thread that called run():
+/// a program holding them runs its steps in order rather than as branch
+/// tasks, which would hand them to oneTBB workers (each of which would get
+/// an OpenMP team of its own).
 TEST(BackendTest, ExclusiveKernelsNeverOverlap) {
   auto omp = std::make_shared<Backend>("omp", Device{"cpu", 0}, nullptr, nullptr);
   auto p = std::make_shared<Provider>("omp");
@@ -320,9 +329,11 @@ TEST(BackendTest, ExclusiveKernelsNeverOverlap) {
       options);
   exclusiveMax = 0;
   exclusiveRuns = 0;
+  exclusiveThreads.clear();
   for (int i = 0; i < 5; ++i) runOk(*session, {{"x", f32({64}, std::vector<float>(64, 1.0f))}});
   EXPECT_EQ(exclusiveRuns.load(), 20);
   EXPECT_EQ(exclusiveMax.load(), 1);
+  EXPECT_EQ(exclusiveThreads.size(), 1u);
 }
 
 /// The registry creates the reference backend by name and lists known names

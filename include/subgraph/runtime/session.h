@@ -114,7 +114,9 @@ struct SessionOptions {
   std::vector<std::shared_ptr<Backend>> backendInstances;
   /// Worker threads for the session's oneTBB arena; 0 means one per core.
   int threads = 0;
-  /// Run independent branches concurrently when threads > 1.
+  /// Run independent branches concurrently when threads > 1 and no kernel
+  /// brings its own thread pool (Kernel::usesOwnThreads); see
+  /// docs/runtime.md.
   bool parallelBranches = true;
   /// Fail compile() or run() when one frame plus the static memory would
   /// need more than this many bytes; 0 means no limit.
