@@ -192,6 +192,20 @@ TEST(FusedConv, WinogradMatchesLoops) {
   }
 }
 
+/// Where oneDNN has no Winograd kernel for an eligible shape (channel
+/// counts that are not multiples of 16, or an input smaller than the
+/// kernel's tile), prepare() falls back to the direct algorithm instead of
+/// failing, and the result still matches the loops.
+TEST(FusedConv, WinogradFallsBackToDirect) {
+  for (const ConvCase& cc :
+       {ConvCase{"odd_channels", 3, 5, 1, 3, 1, 1, 1, 7, P, P, false, K::kRelu},
+        ConvCase{"padded_channels", 24, 40, 1, 3, 1, 1, 1, 7, B, B, true, K::kClip}}) {
+    std::string impl = checkConvCase(cc, /*winograd=*/true);
+    EXPECT_FALSE(impl.empty()) << cc.name;
+    std::printf("%s: %s\n", cc.name, impl.c_str());
+  }
+}
+
 /// Winograd is only for 3x3 stride-1 ungrouped fp32 convs: a stride-2 or
 /// depthwise conv that allows it keeps the direct algorithm.
 TEST(FusedConv, WinogradNotForOtherShapes) {
