@@ -66,9 +66,7 @@ class ChannelScaleRegionKernel final : public RegionKernel {
  public:
   explicit ChannelScaleRegionKernel(const Node& region) {
     RegionBody body(region);
-    if (body.nodes().size() != 1 || body.numOutputs() != 1)
-      throw Unsupported("a channel-scale region holds one Mul");
-    const Node& n = *body.nodes().front();
+    const Node& n = body.single("channel-scale", "Mul");
     std::optional<size_t> x = activationInput(n);
     if (!x) throw Unsupported("the Mul does not scale channels");
     x_ = body.inputIndex(n.input(*x));

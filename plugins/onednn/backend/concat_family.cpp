@@ -32,9 +32,7 @@ class ConcatRegionKernel final : public RegionKernel {
  public:
   explicit ConcatRegionKernel(const Node& region) {
     RegionBody body(region);
-    if (body.nodes().size() != 1 || body.numOutputs() != 1)
-      throw Unsupported("a concat region holds one Concat");
-    const Node& n = *body.nodes().front();
+    const Node& n = body.single("concat", "Concat");
     // Merged duplicate inputs map several concat operands to one input.
     for (const Value* in : n.inputs()) inputs_.push_back(body.inputIndex(in));
     concat_ = std::make_unique<Concat>(n.getInt("axis", 0));

@@ -41,9 +41,7 @@ class LayerNormRegionKernel final : public RegionKernel {
  public:
   explicit LayerNormRegionKernel(const Node& region) {
     RegionBody body(region);
-    if (body.nodes().size() != 1 || body.numOutputs() != 1)
-      throw Unsupported("a layernorm region holds one LayerNormalization");
-    const Node& n = *body.nodes().front();
+    const Node& n = body.single("layernorm", "LayerNormalization");
     input_ = body.inputIndex(n.input(0));
     norm_ = std::make_unique<LayerNorm>(floatsOf(n.input(1)), floatsOf(n.input(2)),
                                         n.getFloat("epsilon", 1e-5f));

@@ -40,9 +40,7 @@ class PoolRegionKernel final : public UnaryRegionKernel<Pooling> {
  public:
   explicit PoolRegionKernel(const Node& region) {
     RegionBody body(region);
-    if (body.nodes().size() != 1 || body.numOutputs() != 1)
-      throw Unsupported("a pool region holds one pool");
-    const Node& n = *body.nodes().front();
+    const Node& n = body.single("pool", "pool");
     PoolSpec spec;
     const std::string& op = n.opType();
     spec.global = op.rfind("Global", 0) == 0;

@@ -71,6 +71,12 @@ RegionBody::RegionBody(const Node& region) {
   nodes_ = std::move(order).value();
 }
 
+const Node& RegionBody::single(std::string_view family, std::string_view op) const {
+  if (nodes_.size() != 1 || numOutputs() != 1)
+    throw Unsupported("a " + std::string(family) + " region holds one " + std::string(op));
+  return *nodes_.front();
+}
+
 const Node* RegionBody::find(std::string_view opType) const {
   const Node* found = nullptr;
   for (const Node* n : nodes_) {

@@ -22,6 +22,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "activation.h"
@@ -64,6 +65,10 @@ class RegionBody {
   const std::vector<Node*>& nodes() const { return nodes_; }
   /// The only node of op `opType`, or null; throws Unsupported if several.
   const Node* find(std::string_view opType) const;
+  /// The body's one node, for families whose regions are a single op with
+  /// one output; otherwise throws Unsupported("a <family> region holds one
+  /// <op>").
+  const Node& single(std::string_view family, std::string_view op) const;
   /// Position of `value` among the body's inputs (= the region node's
   /// inputs); throws Unsupported if it is not a body input.
   size_t inputIndex(const Value* value) const;

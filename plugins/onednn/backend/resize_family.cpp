@@ -86,9 +86,7 @@ class ResizeRegionKernel final : public UnaryRegionKernel<Resampling> {
  public:
   explicit ResizeRegionKernel(const Node& region) {
     RegionBody body(region);
-    if (body.nodes().size() != 1 || body.numOutputs() != 1)
-      throw Unsupported("a resize region holds one Resize");
-    const Node& n = *body.nodes().front();
+    const Node& n = body.single("resize", "Resize");
     std::string why;
     std::optional<ResampleSpec> spec = specOf(n, &why);
     if (!spec) throw Unsupported(why);

@@ -38,9 +38,7 @@ class SoftmaxRegionKernel final : public RegionKernel {
  public:
   explicit SoftmaxRegionKernel(const Node& region) : softmax_(-1) {
     RegionBody body(region);
-    if (body.nodes().size() != 1 || body.numOutputs() != 1)
-      throw Unsupported("a softmax region holds one Softmax");
-    input_ = body.inputIndex(body.nodes().front()->input(0));
+    input_ = body.inputIndex(body.single("softmax", "Softmax").input(0));
   }
 
   Status resize(runtime::ResizeContext& ctx) const override {

@@ -16,7 +16,7 @@ namespace subgraph::onednn {
 
 struct ChannelScale::Prepared {
   dnnl::binary primitive;
-  dnnl::memory::desc xDesc, sDesc, yDesc, scratchDesc;
+  dnnl::memory::desc xDesc, sDesc, scratchDesc;  // y is laid out as x
   size_t scratchBytes = 0;
 };
 
@@ -42,11 +42,10 @@ size_t ChannelScale::prepare(std::span<const int64_t> x, std::span<const int64_t
   outputDims(x, s);
   auto p = std::make_shared<Prepared>();
   p->xDesc = formatDesc(x, spec_.format);
-  p->yDesc = p->xDesc;
   p->sDesc = formatDesc(s, spec_.format);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  dnnl::binary::desc desc(dnnl::algorithm::binary_mul, p->xDesc, p->sDesc, p->yDesc);
+  dnnl::binary::desc desc(dnnl::algorithm::binary_mul, p->xDesc, p->sDesc, p->xDesc);
   dnnl::binary::primitive_desc pd(desc, attr, cpuEngine());
   p->primitive = dnnl::binary(pd);
   p->scratchDesc = pd.scratchpad_desc();
@@ -61,7 +60,7 @@ void ChannelScale::execute(std::span<const int64_t> xDims, std::span<const int64
   dnnl::engine& engine = cpuEngine();
   dnnl::memory xMem(p->xDesc, engine, const_cast<void*>(x));
   dnnl::memory sMem(p->sDesc, engine, const_cast<void*>(s));
-  dnnl::memory yMem(p->yDesc, engine, y);
+  dnnl::memory yMem(p->xDesc, engine, y);
   dnnl::memory scratchMem(p->scratchDesc, engine, scratch);
   dnnl::stream& stream = threadStream();
   p->primitive.execute(stream, {{DNNL_ARG_SRC_0, xMem},
