@@ -717,6 +717,15 @@ TEST(Partitioner, SelectorV2SeesConsumers) {
   EXPECT_EQ(regionSets(report), (std::vector<std::vector<std::string>>{{"a", "b"}, {"c"}}));
 }
 
+//   %x -> Relu(a) -> Sin(s) -> Neg(b) -> %y   (Sin unsupported: two regions)
+constexpr const char* kChainAroundSin = R"(
+  graph @g(%x: f32[4]) {
+    %a = Relu(%x) @a
+    %s = Sin(%a) @s
+    %y = Neg(%s) @b
+    return %y
+  })";
+
 /// Records the regions it is told about after its pass.
 class PostRecordingProperty : public LambdaProperty {
  public:
@@ -741,13 +750,7 @@ class PostRecordingProperty : public LambdaProperty {
 /// PrePartition sees the graph before the pass, PostPartition every fused
 /// node the pass made.
 TEST(Partitioner, CallsPreAndPostPartition) {
-  auto g = parseGraphOrThrow(R"(
-    graph @g(%x: f32[4]) {
-      %a = Relu(%x) @a
-      %s = Sin(%a) @s
-      %y = Neg(%s) @b
-      return %y
-    })");
+  auto g = parseGraphOrThrow(kChainAroundSin);
   std::vector<std::string> seen;
   std::vector<std::unique_ptr<SubgraphProperty>> properties;
   properties.push_back(std::make_unique<PostRecordingProperty>(&seen));
@@ -782,13 +785,7 @@ class EditingPostProperty : public LambdaProperty {
 /// PostPartition hook added has no rank, and the check then sorts the
 /// graph instead of failing.
 TEST(Partitioner, AcceptsNodesAddedAfterThePass) {
-  auto g = parseGraphOrThrow(R"(
-    graph @g(%x: f32[4]) {
-      %a = Relu(%x) @a
-      %s = Sin(%a) @s
-      %y = Neg(%s) @b
-      return %y
-    })");
+  auto g = parseGraphOrThrow(kChainAroundSin);
   std::vector<std::unique_ptr<SubgraphProperty>> properties;
   properties.push_back(std::make_unique<EditingPostProperty>(/*closeCycle=*/false));
   PartitionReport report = partitionOk(*g, makeBackend("test", std::move(properties)));
@@ -800,13 +797,7 @@ TEST(Partitioner, AcceptsNodesAddedAfterThePass) {
 /// Negative: a cycle that a PostPartition hook closes is not let through:
 /// the ranks cannot order it, and the full sort names it.
 TEST(Partitioner, DoesNotLetAHookCloseACycle) {
-  auto g = parseGraphOrThrow(R"(
-    graph @g(%x: f32[4]) {
-      %a = Relu(%x) @a
-      %s = Sin(%a) @s
-      %y = Neg(%s) @b
-      return %y
-    })");
+  auto g = parseGraphOrThrow(kChainAroundSin);
   std::vector<std::unique_ptr<SubgraphProperty>> properties;
   properties.push_back(std::make_unique<EditingPostProperty>(/*closeCycle=*/true));
   std::vector<SubgraphBackend> backends;
