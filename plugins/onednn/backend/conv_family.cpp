@@ -8,10 +8,16 @@
 //  * an Add that broadcasts: `sum` adds a tensor of the output's shape;
 //  * convs that are not 2-D or use auto_pad: the kernel is NCHW-only and
 //    reads explicit pads.
+// Exporters without a HardSwish op (ONNX before opset 14, hence every
+// torch.onnx.export at opset 13) write hardswish as x * HardSigmoid(x)
+// with alpha 1/6 and beta 1/2; the `_hswish` properties take that pair
+// as one HardSwish post-op. There the value before it is read twice, by
+// the HardSigmoid and the Mul, and by nothing else.
 //
 //===----------------------------------------------------------------------===//
 #include "conv_family.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -58,25 +64,72 @@ OpMatcher activationMatcher() {
   return OpMatcher::anyOf(activationOps()).where(predicates::isTranslatableActivation());
 }
 
+// x * HardSigmoid(x) is HardSwish when the gate is exactly max(0, min(1,
+// x / 6 + 1 / 2)); exporters write alpha as the float nearest 1/6.
+bool isHardSwishGate(const Node& n) {
+  return n.opType() == "HardSigmoid" &&
+         std::fabs(n.getFloat("alpha", 0.2f) - 1.0f / 6.0f) <= 1e-6f &&
+         std::fabs(n.getFloat("beta", 0.5f) - 0.5f) <= 1e-6f;
+}
+
+OpMatcher hardSwishGateMatcher() {
+  OpMatcher m("HardSigmoid");
+  m.where([](const Node& n) {
+     return partition::Decision::noIf(!isHardSwishGate(n),
+                                      "alpha and beta are not 1/6 and 1/2 (not a HardSwish)");
+   }).where(sp::hasOneUse());
+  return m;
+}
+
+// The value feeding a decomposed HardSwish has exactly two readers, its
+// gate and the Mul, both in the pattern.
+partition::NodePredicate readByGateAndMul() {
+  return [](const Node& n) {
+    return partition::Decision::noIf(
+        n.numOutputs() != 1 || n.output(0)->uses().size() != 2 || n.output(0)->isGraphOutput(),
+        "its output is not read by exactly a HardSigmoid and a Mul");
+  };
+}
+
+enum class Tail { kNone, kActivation, kHardSwish };
+
+// Readers of a step's output: one (the next step) inside the chain and
+// before a single activation, exactly the gate and the Mul before a
+// decomposed HardSwish, any number at the end of the region.
+OpMatcher step(OpMatcher m, bool last, Tail tail) {
+  if (!last || tail == Tail::kActivation)
+    m.where(sp::hasOneUse());
+  else if (tail == Tail::kHardSwish)
+    m.where(readByGateAndMul());
+  return m;
+}
+
 // Conv, then the optional steps that are present, each reading the previous
 // one's output; only the last node may have other readers.
 std::unique_ptr<partition::SubgraphProperty> makeProperty(const std::string& name, bool bn,
-                                                          bool add, bool act) {
+                                                          bool add, Tail tail) {
+  const bool act = tail == Tail::kActivation;
   PatternBuilder builder(name);
-  size_t prev = builder.add(convMatcher(bn || add || act));
+  size_t prev = builder.add(step(convMatcher(false), !bn && !add, tail));
   if (bn) {
-    size_t node = builder.add(bnMatcher(add || act));
+    size_t node = builder.add(step(bnMatcher(false), !add, tail));
     builder.connect(prev, node, 0);
     prev = node;
   }
   if (add) {
-    size_t node = builder.add(addMatcher(act));
+    size_t node = builder.add(step(addMatcher(false), true, tail));
     builder.connect(prev, node);
     prev = node;
   }
   if (act) {
     size_t node = builder.add(activationMatcher());
     builder.connect(prev, node, 0);
+  }
+  if (tail == Tail::kHardSwish) {
+    size_t gate = builder.add(hardSwishGateMatcher());
+    builder.connect(prev, gate, 0);
+    size_t mul = builder.add(OpMatcher("Mul"));
+    builder.connect(prev, mul).connect(gate, mul);
   }
   partition::PropertyOptions options;
   // Folding BN statistics into weights is valid for inference only.
@@ -114,9 +167,20 @@ class ConvRegionKernel final : public RegionKernel {
     srcInput_ = body.inputIndex(conv->input(0));
 
     const Value* last = conv->output(0);
+    const Node* gate = nullptr;  // a HardSwish gate waiting for its Mul
     for (const Node* n : body.nodes()) {
       if (n == conv) continue;
-      if (n->opType() == "BatchNormalization") {
+      if (gate) {
+        if (n->opType() != "Mul" || !(n->input(0) == last || n->input(1) == last) ||
+            !(n->input(0) == gate->output(0) || n->input(1) == gate->output(0)))
+          throw Unsupported("a HardSigmoid gate is not followed by its Mul");
+        spec.activations.push_back(Activation{Activation::Kind::kHardSwish});
+        gate = nullptr;
+      } else if (isHardSwishGate(*n) && n->output(0)->uses().size() == 1 &&
+                 n->output(0)->uses()[0].user->opType() == "Mul") {
+        gate = n;
+        continue;  // `last` stays the gate's input, the Mul's other operand
+      } else if (n->opType() == "BatchNormalization") {
         foldBatchNorm(spec, floatsOf(n->input(1)), floatsOf(n->input(2)), floatsOf(n->input(3)),
                       floatsOf(n->input(4)), n->getFloat("epsilon", 1e-5f));
       } else if (n->opType() == "Add") {
@@ -131,6 +195,7 @@ class ConvRegionKernel final : public RegionKernel {
       }
       last = n->output(0);
     }
+    if (gate) throw Unsupported("a HardSigmoid gate without its Mul");
     Format blocked = blockedFormat();
     // The stem (few input channels) reads plain NCHW: oneDNN has direct
     // kernels for it, and blocking 3 channels to 16 would waste 5x work.
@@ -203,13 +268,18 @@ std::vector<std::pair<std::string, partition::PropertyFactory>> convProperties()
   std::vector<std::pair<std::string, partition::PropertyFactory>> out;
   // Longest chains first: each property is a full pass, and a shorter one
   // must not take the Conv a longer one would have fused further.
+  // A decomposed HardSwish comes before a single activation: conv_act
+  // would take the HardSigmoid alone only if the Mul were not there, but
+  // the shorter conv (or conv_bn) would stop before both.
   for (int bn : {1, 0})
     for (int add : {1, 0})
-      for (int act : {1, 0}) {
-        if (!fusionAllowed(bn, add, act)) continue;
-        std::string name =
-            std::string("conv") + (bn ? "_bn" : "") + (add ? "_add" : "") + (act ? "_act" : "");
-        out.emplace_back(name, [name, bn, add, act] { return makeProperty(name, bn, add, act); });
+      for (Tail tail : {Tail::kHardSwish, Tail::kActivation, Tail::kNone}) {
+        if (!fusionAllowed(bn, add, tail != Tail::kNone)) continue;
+        std::string name = std::string("conv") + (bn ? "_bn" : "") + (add ? "_add" : "") +
+                           (tail == Tail::kActivation  ? "_act"
+                            : tail == Tail::kHardSwish ? "_hswish"
+                                                       : "");
+        out.emplace_back(name, [name, bn, add, tail] { return makeProperty(name, bn, add, tail); });
       }
   return out;
 }

@@ -5,8 +5,12 @@
 //    numbers oneDNN's mapping (output over input size) is ONNX's scale and
 //    every input size has an integer output size; oneDNN resamples the
 //    spatial dims only;
-//  * a `sizes` input or a runtime `scales`: the factor would not be known
-//    when the region is formed;
+//  * runtime `scales` or `sizes`, and constant `sizes` over an input whose
+//    H or W is not static, or that are not whole multiples of it: the
+//    factor would not be known when the region is formed. Constant sizes
+//    over a static input (what F.interpolate(size=...) exports to once
+//    the Shape -> Slice -> Concat chain is folded) are whole factors like
+//    scales: ONNX then takes sizes / input as the scale;
 //  * linear with another coordinate mode than half_pixel (or
 //    pytorch_half_pixel, the same for outputs larger than 1), nearest with
 //    another than asymmetric + floor, cubic, antialias, and the opset-18
@@ -38,11 +42,34 @@ std::optional<ResampleSpec> specOf(const Node& n, std::string* why) {
     *why = std::move(reason);
     return std::nullopt;
   };
-  if (n.numInputs() > 3 && n.input(3)) return fail("sizes are given instead of scales");
-  if (n.numInputs() < 3 || !n.input(2)) return fail("no scales input");
-  const Tensor* scales = constantOf(n.input(2));
-  if (!scales || scales->dtype() != DataType::kFloat32 || scales->numElements() != 4)
-    return fail("scales are not a constant f32 tensor of 4 elements");
+  std::vector<float> s;
+  if (n.numInputs() > 3 && n.input(3)) {
+    const Tensor* sizes = constantOf(n.input(3));
+    if (!sizes || sizes->dtype() != DataType::kInt64 || sizes->numElements() != 4)
+      return fail("sizes are not a constant int64 tensor of 4 elements");
+    const TensorType& in = n.input(0)->type();
+    if (in.rank() != 4 || !(*in.shape)[2].isStatic() || !(*in.shape)[3].isStatic())
+      return fail("sizes are given and the input's H and W are not static");
+    std::span<const int64_t> want = sizes->data<int64_t>();
+    for (size_t i = 0; i < 4; ++i) {
+      const Dim& d = (*in.shape)[i];
+      if (i < 2) {
+        if (!d.isStatic() || want[i] != d.size())
+          return fail("sizes touch the batch or channel dim");
+        s.push_back(1.0f);
+      } else if (d.size() < 1 || want[i] % d.size() != 0) {
+        return fail("sizes are not whole multiples of the input's H and W");
+      } else {
+        s.push_back(static_cast<float>(want[i] / d.size()));
+      }
+    }
+  } else {
+    if (n.numInputs() < 3 || !n.input(2)) return fail("no scales input");
+    const Tensor* scales = constantOf(n.input(2));
+    if (!scales || scales->dtype() != DataType::kFloat32 || scales->numElements() != 4)
+      return fail("scales are not a constant f32 tensor of 4 elements");
+    s = floatsOf(n.input(2));
+  }
   if (n.getInt("antialias", 0) != 0) return fail("antialias is not supported");
   if (n.attr("axes")) return fail("the axes attribute is not supported");
   if (n.getString("keep_aspect_ratio_policy", "stretch") != "stretch")
@@ -62,7 +89,6 @@ std::optional<ResampleSpec> specOf(const Node& n, std::string* why) {
   } else {
     return fail("mode '" + mode + "' is not supported");
   }
-  std::vector<float> s = floatsOf(n.input(2));
   if (s[0] != 1.0f || s[1] != 1.0f) return fail("scales touch the batch or channel dim");
   for (size_t i = 0; i < 2; ++i) {
     float f = s[2 + i];

@@ -263,6 +263,60 @@ TEST(OnednnConvFamily, DoesNotSumConvOutputReadTwice) {
   EXPECT_LT(o.maxDiff, 1e-4);
 }
 
+//  %x [1,16,6,6] -> Conv -> BN -> %n -> HardSigmoid(1/6, 1/2) -> %g -> Mul(%n, %g) -> %y
+//                              \______________________________________/^
+//                  \_______________________ conv_bn_hswish ________________________/
+// HardSwish as torch.onnx.export writes it at opset 13, where ONNX has no
+// HardSwish op: %n is read by the gate and by the Mul, and by nothing else.
+constexpr const char* kDecomposedHardSwish = R"(
+  graph @g(%x: f32[1, 16, 6, 6]) {
+    %w = const f32[16, 16, 3, 3] splat(0.0)
+    %s = const f32[16] splat(0.0)
+    %b = const f32[16] splat(0.0)
+    %m = const f32[16] splat(0.0)
+    %v = const f32[16] splat(1.0)
+    %c = Conv(%x, %w) {pads = [1, 1, 1, 1]} @conv
+    %n = BatchNormalization(%c, %s, %b, %m, %v) @bn
+    %g = HardSigmoid(%n) {alpha = 0.16666667, beta = 0.5} @gate
+    %y = Mul(%n, %g) @hswish
+    return %y
+  })";
+
+/// DecomposedHardSwishIsOnePostOp: Conv, BN, the gate and its Mul are one
+/// region, the pair a oneDNN hardswish post-op.
+TEST(OnednnConvFamily, DecomposedHardSwishIsOnePostOp) {
+  Outcome o = partitionAndRun(kDecomposedHardSwish);
+  EXPECT_THAT(o.regions, ElementsAre("conv_bn_hswish"));
+  EXPECT_TRUE(o.leftOps.empty());
+  EXPECT_LT(o.maxDiff, 1e-4);
+  // The gate on the other side of the Mul is the same function.
+  std::string swapped = kDecomposedHardSwish;
+  replaceOnce(swapped, "Mul(%n, %g)", "Mul(%g, %n)");
+  o = partitionAndRun(swapped.c_str());
+  EXPECT_THAT(o.regions, ElementsAre("conv_bn_hswish"));
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+/// DoesNotTakeOtherGatesOrSharedValuesForHardSwish: a HardSigmoid with
+/// other constants is not a HardSwish, and when the BN output has a third
+/// reader the region would have to emit it: in both cases no region holds
+/// the Mul as a post-op, and the results still match.
+TEST(OnednnConvFamily, DoesNotTakeOtherGatesOrSharedValuesForHardSwish) {
+  std::string otherGate = kDecomposedHardSwish;
+  replaceOnce(otherGate, "alpha = 0.16666667", "alpha = 0.2");
+  Outcome o = partitionAndRun(otherGate.c_str());
+  EXPECT_THAT(o.regions, ::testing::Not(::testing::Contains(::testing::HasSubstr("hswish"))));
+  EXPECT_THAT(o.leftOps, ElementsAre("Mul"));
+  EXPECT_LT(o.maxDiff, 1e-4);
+
+  std::string shared = kDecomposedHardSwish;
+  replaceOnce(shared, "    return %y", "    %z = Sigmoid(%n) @other\n    return %y, %z");
+  o = partitionAndRun(shared.c_str());
+  EXPECT_THAT(o.regions, ::testing::Not(::testing::Contains(::testing::HasSubstr("hswish"))));
+  EXPECT_THAT(o.leftOps, ElementsAre("Mul"));
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
 //  %x [1,16,6,6] -> Conv -> Relu -> Resize x2 (linear) -> Conv -> %y [1,16,12,12]
 //                  \_conv_act_/   \__ resize __/          \conv/
 // The Resize reads and writes the blocked layout: the only copies are %x in
@@ -300,6 +354,46 @@ TEST(OnednnResizeFamily, NearestAsymmetricFloorUpsample) {
   Outcome o = partitionAndRun(text.c_str());
   EXPECT_THAT(o.regions, ElementsAre("conv_act", "resize", "conv"));
   EXPECT_LT(o.maxDiff, 1e-5);
+}
+
+//  %x [1,16,6,6] -> Conv -> Relu -> Resize(sizes [1,16,12,12]) -> Conv -> %y
+// F.interpolate(size=...) once the Shape -> Slice -> Concat chain that
+// computed the sizes is folded: constant sizes over a static input.
+constexpr const char* kUpsampleBySizes = R"(
+  graph @g(%x: f32[1, 16, 6, 6]) {
+    %w1 = const f32[16, 16, 3, 3] splat(0.0)
+    %w2 = const f32[16, 16, 1, 1] splat(0.0)
+    %sizes = const i64[4] [1, 16, 12, 18]
+    %c = Conv(%x, %w1) {pads = [1, 1, 1, 1]} @conv1
+    %r = Relu(%c) @relu
+    %u = Resize(%r, _, _, %sizes) {mode = "linear", coordinate_transformation_mode = "pytorch_half_pixel"} @up
+    %y = Conv(%u, %w2) @conv2
+    return %y
+  })";
+
+/// ConstantSizesAreWholeFactors: sizes 12 x 18 over a 6 x 6 input are the
+/// factors 2 and 3.
+TEST(OnednnResizeFamily, ConstantSizesAreWholeFactors) {
+  Outcome o = partitionAndRun(kUpsampleBySizes);
+  EXPECT_THAT(o.regions, ElementsAre("conv_act", "resize", "conv"));
+  EXPECT_TRUE(o.leftOps.empty());
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+/// DoesNotFuseSizesThatAreNotFactorsOrOverSymbolicDims: 6 -> 9 is a factor
+/// of 1.5, and over a symbolic height the factor is unknown until run time.
+TEST(OnednnResizeFamily, DoesNotFuseSizesThatAreNotFactorsOrOverSymbolicDims) {
+  std::string fractional = kUpsampleBySizes;
+  replaceOnce(fractional, "[1, 16, 12, 18]", "[1, 16, 9, 18]");
+  Outcome o = partitionAndRun(fractional.c_str());
+  EXPECT_THAT(o.leftOps, ElementsAre("Resize"));
+  EXPECT_LT(o.maxDiff, 1e-4);
+
+  std::string symbolic = kUpsampleBySizes;
+  replaceOnce(symbolic, "%x: f32[1, 16, 6, 6]", "%x: f32[1, 16, H, 6]");
+  o = partitionAndRun(symbolic.c_str(), 0, 6);
+  EXPECT_THAT(o.leftOps, ElementsAre("Resize"));
+  EXPECT_LT(o.maxDiff, 1e-4);
 }
 
 /// DoesNotFuseFractionalOrCubicResize: a factor of 1.5 (oneDNN's mapping
