@@ -10,6 +10,7 @@
 #include "cli_util.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cctype>
@@ -24,6 +25,7 @@
 #include "subgraph/ir/text_format.h"
 #include "subgraph/ir/types.h"
 #include "subgraph/ir/value.h"
+#include "subgraph/passes/pass_manager.h"
 
 #ifdef SUBGRAPH_CLI_HAVE_ONNX
 #include "subgraph/onnx/onnx_import.h"
@@ -353,6 +355,28 @@ CLI::Option* addShapeOption(CLI::App& command, std::vector<std::string>& specs) 
                   "(repeatable; replaces symbolic dims)")
       ->type_name("NAME=DIMS")
       ->take_all();
+}
+
+CLI::Option* addPassesOption(CLI::App& command, std::string& spec) {
+  return command
+      .add_option("--passes", spec,
+                  "Passes run before partitioning: 'default' (Constant->initializer, Identity "
+                  "removal, constant folding, DCE), a comma list of pass names, or 'none'")
+      ->type_name("SPEC")
+      ->default_val("default");
+}
+
+void simplifyBeforePartition(Graph& graph, const std::string& spec) {
+  if (spec == "none") return;
+  StatusOr<PassManager> pipeline =
+      parsePassPipeline(spec, PassManagerOptions{.runToFixedPoint = true});
+  if (!pipeline.isOk()) throw UsageError("--passes: " + pipeline.status().message());
+  StatusOr<PipelineReport> ran = pipeline.value().run(graph);
+  if (!ran.isOk()) throw Error(ran.status());
+  if (ran.value().changed())
+    spdlog::info("passes before partitioning: nodes {} -> {} in {:.2f} ms",
+                 ran.value().nodesBefore(), ran.value().nodesAfter(),
+                 ran.value().totalMilliseconds());
 }
 
 void writeOutput(const std::string& path, const std::function<void(std::ostream&)>& write) {

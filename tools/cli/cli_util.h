@@ -131,6 +131,18 @@ InputShapes parseShapeSpecs(const std::vector<std::string>& specs);
 /// the raw values in `specs` for parseShapeSpecs().
 CLI::Option* addShapeOption(CLI::App& command, std::vector<std::string>& specs);
 
+/// Adds `--passes SPEC` (default "default"): the pass pipeline `partition`
+/// and `run` apply before partitioning, so that what exporters write
+/// (Constant nodes for Clip bounds and Resize scales, Shape -> Slice ->
+/// Concat size computations, Identity) reaches the backends' selectors as
+/// the constants they need. "none" skips it.
+CLI::Option* addPassesOption(CLI::App& command, std::string& spec);
+
+/// Runs the `--passes` pipeline `spec` on `graph` to a fixed point ("none":
+/// nothing) and logs what changed. Throws UsageError for an unknown pass
+/// and Error when a pass fails.
+void simplifyBeforePartition(Graph& graph, const std::string& spec);
+
 /// Calls `write` with a stream for `path` ("-" is stdout) and checks that
 /// everything reached the file. Throws `Error` naming the file if it cannot
 /// be opened or written; a partially written regular file is removed.

@@ -67,6 +67,7 @@ struct PartitionCommandOptions {
   bool allowUnknownOps = false;
   bool allowFallback = false;
   std::vector<std::string> shapes;
+  std::string passes = "default";
 };
 
 std::string joined(const std::vector<std::string>& names) {
@@ -199,6 +200,7 @@ void runPartition(const PartitionCommandOptions& options) {
   load.inputShapes = parseShapeSpecs(options.shapes);
   load.allowUnknownOps = options.allowUnknownOps;
   std::unique_ptr<Graph> graph = loadModel(options.file, load);
+  simplifyBeforePartition(*graph, options.passes);
   std::unique_ptr<Graph> original =
       options.dot.empty() && options.svg.empty() ? nullptr : graph->clone();
 
@@ -259,6 +261,7 @@ const CommandRegistration kPartition("partition", [](CLI::App& app) {
                 "Skip a backend plugin that cannot be used (with a warning) instead of failing; "
                 "also SUBGRAPH_BACKEND_FALLBACK=1");
   addShapeOption(*cmd, options->shapes);
+  addPassesOption(*cmd, options->passes);
   cmd->callback([options] { runPartition(*options); });
 });
 

@@ -73,6 +73,7 @@ struct RunCommandOptions {
   std::string backends;
   bool backendsGiven = false;
   std::vector<std::string> shapes;
+  std::string passes = "default";
   std::vector<std::string> inputs;
   int64_t randomSeed = -1;
   bool randomGiven = false;
@@ -316,6 +317,9 @@ void runRun(const RunCommandOptions& options) {
   std::vector<std::string> randomNames;
   std::vector<NamedTensor> inputs = gatherInputs(*graph, options, randomNames);
   std::unique_ptr<Graph> original = options.check ? graph->clone() : nullptr;
+  // After the clone: --check then also checks the passes, against the
+  // model exactly as written.
+  if (!backends.empty()) simplifyBeforePartition(*graph, options.passes);
 
   SessionOptions sessionOptions;
   sessionOptions.threads = options.threads;
@@ -512,6 +516,7 @@ const CommandRegistration kRun("run", [](CLI::App& app) {
                   "Partition for these backends (A,B; default $SUBGRAPH_BACKEND; NONE for none)")
       ->each([options](const std::string&) { options->backendsGiven = true; });
   addShapeOption(*cmd, options->shapes);
+  addPassesOption(*cmd, options->passes);
   cmd->add_option("--input", options->inputs,
                   "Feed input NAME from a .npy or .pb file (NAME=FILE)");
   cmd->add_option("--random-inputs", options->randomSeed,

@@ -14,6 +14,16 @@ Each model imitates what real exporters write, in a few kilobytes:
   many_constants.onnx    opset 13: 300 Constant nodes feeding an Add chain.
   control_flow.onnx      opset 13: If with branches reading outer values and
                          a Loop whose body reads an outer weight.
+  torch_segnet_dynamic.onnx
+                         what torch.onnx.export (opset 13, dynamic_axes on
+                         batch, height and width) writes for a small
+                         MobileNetV3-style segmentation net: "/module/Op"
+                         node names, "onnx::Conv_N" initializers, HardSwish
+                         as HardSigmoid + Mul, ReLU6 as Clip with Constant
+                         bounds, BatchNormalization kept (a training-mode
+                         export), squeeze-excite, a bilinear Resize by
+                         Constant scales, a ConvTranspose, and a Resize to
+                         the input's size through Shape -> Slice -> Concat.
 
 Run with Debian's python3-onnx and python3-numpy (`/usr/bin/python3
 tests/data/onnx/make_models.py`); the output is deterministic, and every
@@ -36,8 +46,8 @@ def const(name, value, dtype=np.int64):
         value=numpy_helper.from_array(np.array(value, dtype=dtype), name=""))
 
 
-def weights(name, shape):
-    return numpy_helper.from_array(RNG.standard_normal(shape).astype(np.float32) * 0.5, name)
+def weights(name, shape, scale=0.5):
+    return numpy_helper.from_array(RNG.standard_normal(shape).astype(np.float32) * scale, name)
 
 
 def save(model, filename):
@@ -168,8 +178,131 @@ def control_flow():
     save(model, "control_flow.onnx")
 
 
+class TorchExport:
+    """Nodes and initializers named the way torch.onnx.export names them."""
+
+    def __init__(self):
+        self.nodes, self.inits, self.counter = [], [], 0
+
+    def node(self, op, inputs, module, **attrs):
+        out = f"{module}/{op}_output_0"
+        self.nodes.append(helper.make_node(op, inputs, [out], name=f"{module}/{op}", **attrs))
+        return out
+
+    def const(self, module, value, dtype):
+        out = f"{module}/Constant_output_0"
+        self.nodes.append(helper.make_node(
+            "Constant", [], [out], name=f"{module}/Constant",
+            value=numpy_helper.from_array(np.array(value, dtype=dtype), name="")))
+        return out
+
+    def param(self, name, shape, scale):
+        self.inits.append(weights(name, shape, scale))
+        return name
+
+    def conv(self, x, module, cin, cout, k, stride=1, group=1, bias=True):
+        # Eval-mode exports fold BN into the conv and name the result
+        # "onnx::Conv_N"; the fan-in scale keeps activations O(1).
+        self.counter += 1
+        scale = 1.0 / np.sqrt(cin // group * k * k)
+        w = self.param(f"onnx::Conv_{self.counter}", (cout, cin // group, k, k), scale)
+        inputs = [x, w]
+        if bias:
+            inputs.append(self.param(f"onnx::Conv_{self.counter}_bias", (cout,), 0.1))
+        return self.node("Conv", inputs, module, dilations=[1, 1], group=group,
+                         kernel_shape=[k, k], pads=[k // 2] * 4, strides=[stride, stride])
+
+    def bn(self, x, module, c):
+        self.inits += [
+            numpy_helper.from_array((1 + 0.1 * RNG.standard_normal(c)).astype(np.float32),
+                                    f"{module[1:].replace('/', '.')}.weight"),
+            numpy_helper.from_array((0.1 * RNG.standard_normal(c)).astype(np.float32),
+                                    f"{module[1:].replace('/', '.')}.bias"),
+            numpy_helper.from_array((0.1 * RNG.standard_normal(c)).astype(np.float32),
+                                    f"{module[1:].replace('/', '.')}.running_mean"),
+            numpy_helper.from_array((0.5 + RNG.random(c)).astype(np.float32),
+                                    f"{module[1:].replace('/', '.')}.running_var")]
+        prefix = module[1:].replace("/", ".")
+        return self.node("BatchNormalization",
+                         [x] + [f"{prefix}.{p}" for p in
+                                ("weight", "bias", "running_mean", "running_var")],
+                         module, epsilon=1e-5, momentum=0.9)
+
+    def hardswish(self, x, module):
+        # opset 13 has no HardSwish: torch writes x * hardsigmoid(x).
+        gate = self.node("HardSigmoid", [x], module, alpha=1.0 / 6, beta=0.5)
+        return self.node("Mul", [x, gate], module)
+
+    def relu6(self, x, module):
+        lo = self.const(module + "/lo", 0.0, np.float32)
+        hi = self.const(module + "/hi", 6.0, np.float32)
+        return self.node("Clip", [x, lo, hi], module)
+
+
+def torch_segnet_dynamic():
+    #   input[batch_size, 3, height, width]
+    #     stem: Conv s2 (folded BN) -> HardSigmoid/Mul (hardswish)      /2, 16 ch
+    #     block: dw Conv -> BN -> Relu -> SE(GAP, Conv, Relu, Conv,
+    #            HardSigmoid, Mul) -> 1x1 Conv -> BN -> Add(stem)        /2, 16 ch
+    #     down: Conv s2 -> Clip(0, 6) -> 1x1 Conv -> hardswish           /4, 32 ch
+    #     up:   Resize(scales 2, bilinear) -> Add(block) -> Relu         /2, 32 ch
+    #           ConvTranspose s2 -> BN -> Relu                           /1, 8 ch
+    #     head: Resize(sizes = Shape(input)[2:4]) -> Conv 1x1 -> logits[batch_size, 5, height, width]
+    t = TorchExport()
+    x = "input"
+    stem = t.hardswish(t.conv(x, "/stem/conv", 3, 16, 3, stride=2), "/stem/act")
+    b = t.conv(stem, "/block/dw", 16, 16, 3, group=16, bias=False)
+    b = t.node("Relu", [t.bn(b, "/block/dw_bn", 16)], "/block/dw_act")
+    s = t.node("GlobalAveragePool", [b], "/block/se/pool")
+    s = t.node("Relu", [t.conv(s, "/block/se/fc1", 16, 8, 1)], "/block/se/act")
+    s = t.node("HardSigmoid", [t.conv(s, "/block/se/fc2", 8, 16, 1)], "/block/se/gate",
+               alpha=1.0 / 6, beta=0.5)
+    b = t.node("Mul", [b, s], "/block/se")
+    b = t.bn(t.conv(b, "/block/pw", 16, 16, 1, bias=False), "/block/pw_bn", 16)
+    block = t.node("Add", [b, stem], "/block")
+    d = t.relu6(t.conv(block, "/down/conv", 16, 32, 3, stride=2), "/down/act")
+    d = t.hardswish(t.conv(d, "/down/pw", 32, 16, 1), "/down/pw_act")
+    scales = t.const("/up/scales", [1.0, 1.0, 2.0, 2.0], np.float32)
+    u = t.node("Resize", [d, "", scales], "/up/interp", mode="linear",
+               coordinate_transformation_mode="pytorch_half_pixel", nearest_mode="floor",
+               cubic_coeff_a=-0.75)
+    u = t.node("Relu", [t.node("Add", [u, block], "/up")], "/up/act")
+    t.counter += 1
+    tw = t.param(f"onnx::ConvTranspose_{t.counter}", (16, 8, 2, 2), 0.25)
+    u = t.node("ConvTranspose", [u, tw], "/up/deconv", dilations=[1, 1], group=1,
+               kernel_shape=[2, 2], pads=[0, 0, 0, 0], strides=[2, 2])
+    u = t.node("Relu", [t.bn(u, "/up/deconv_bn", 8)], "/up/deconv_act")
+    # F.interpolate(u, size=input.shape[-2:], mode="bilinear"): sizes from
+    # the input's runtime shape, the form every dynamic-size export takes.
+    shape_in = t.node("Shape", [x], "/head/shape_in")
+    hw = t.node("Slice", [shape_in, t.const("/head/start", [2], np.int64),
+                          t.const("/head/end", [4], np.int64),
+                          t.const("/head/axes", [0], np.int64)], "/head/hw")
+    shape_u = t.node("Shape", [u], "/head/shape_u")
+    nc = t.node("Slice", [shape_u, t.const("/head/nc_start", [0], np.int64),
+                          t.const("/head/nc_end", [2], np.int64),
+                          t.const("/head/nc_axes", [0], np.int64)], "/head/nc")
+    sizes = t.node("Concat", [nc, hw], "/head/sizes", axis=0)
+    h = t.node("Resize", [u, "", "", sizes], "/head/interp", mode="linear",
+               coordinate_transformation_mode="pytorch_half_pixel", nearest_mode="floor",
+               cubic_coeff_a=-0.75)
+    logits = t.conv(h, "/head/classifier", 8, 5, 1)
+    t.nodes.append(helper.make_node("Identity", [logits], ["logits"], name="/head/Identity"))
+    graph = helper.make_graph(
+        t.nodes, "main_graph",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT,
+                                       ["batch_size", 3, "height", "width"])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT,
+                                       ["batch_size", 5, "height", "width"])], t.inits)
+    model = helper.make_model(graph, producer_name="pytorch", producer_version="2.1.0",
+                              opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    save(model, "torch_segnet_dynamic.onnx")
+
+
 if __name__ == "__main__":
     opset9_dynamic()
     opset11_dynamic()
     many_constants()
     control_flow()
+    torch_segnet_dynamic()
