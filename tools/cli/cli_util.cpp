@@ -363,7 +363,14 @@ CLI::Option* addPassesOption(CLI::App& command, std::string& spec) {
                   "Passes run before partitioning: 'default' (Constant->initializer, Identity "
                   "removal, constant folding, DCE), a comma list of pass names, or 'none'")
       ->type_name("SPEC")
-      ->default_val("default");
+      ->default_val("default")
+      // Checked while parsing the command line, so that a misspelt pass
+      // fails before a large model is read.
+      ->check([](const std::string& value) -> std::string {
+        if (value == "none") return "";
+        StatusOr<PassManager> pipeline = parsePassPipeline(value);
+        return pipeline.isOk() ? "" : pipeline.status().message();
+      });
 }
 
 void simplifyBeforePartition(Graph& graph, const std::string& spec) {

@@ -32,7 +32,9 @@ using partition::OpMatcher;
 using partition::PatternBuilder;
 using partition::PatternProperty;
 
-OpMatcher convMatcher(bool interior) {
+// The step matchers say what each op must be; step() adds how many
+// readers its output may have, which depends on its place in the chain.
+OpMatcher convMatcher() {
   OpMatcher m("Conv");
   m.where(sp::inputIsConstant(1))
       .where(sp::outputRank(4))
@@ -41,22 +43,19 @@ OpMatcher convMatcher(bool interior) {
         return partition::Decision::noIf(n.numInputs() > 2 && n.input(2) && !constantOf(n.input(2)),
                                          "the bias is not a constant");
       });
-  if (interior) m.where(sp::hasOneUse());
   return m;
 }
 
-OpMatcher bnMatcher(bool interior) {
+OpMatcher bnMatcher() {
   OpMatcher m("BatchNormalization");
   for (size_t i = 1; i <= 4; ++i) m.where(sp::inputIsConstant(i));
   m.where(predicates::onlyFirstOutputUsed());
-  if (interior) m.where(sp::hasOneUse());
   return m;
 }
 
-OpMatcher addMatcher(bool interior) {
+OpMatcher addMatcher() {
   OpMatcher m("Add");
   m.where(predicates::sameShapes());
-  if (interior) m.where(sp::hasOneUse());
   return m;
 }
 
@@ -110,14 +109,14 @@ std::unique_ptr<partition::SubgraphProperty> makeProperty(const std::string& nam
                                                           bool add, Tail tail) {
   const bool act = tail == Tail::kActivation;
   PatternBuilder builder(name);
-  size_t prev = builder.add(step(convMatcher(false), !bn && !add, tail));
+  size_t prev = builder.add(step(convMatcher(), !bn && !add, tail));
   if (bn) {
-    size_t node = builder.add(step(bnMatcher(false), !add, tail));
+    size_t node = builder.add(step(bnMatcher(), !add, tail));
     builder.connect(prev, node, 0);
     prev = node;
   }
   if (add) {
-    size_t node = builder.add(step(addMatcher(false), true, tail));
+    size_t node = builder.add(step(addMatcher(), true, tail));
     builder.connect(prev, node);
     prev = node;
   }

@@ -213,20 +213,13 @@ class TorchExport:
                          kernel_shape=[k, k], pads=[k // 2] * 4, strides=[stride, stride])
 
     def bn(self, x, module, c):
-        self.inits += [
-            numpy_helper.from_array((1 + 0.1 * RNG.standard_normal(c)).astype(np.float32),
-                                    f"{module[1:].replace('/', '.')}.weight"),
-            numpy_helper.from_array((0.1 * RNG.standard_normal(c)).astype(np.float32),
-                                    f"{module[1:].replace('/', '.')}.bias"),
-            numpy_helper.from_array((0.1 * RNG.standard_normal(c)).astype(np.float32),
-                                    f"{module[1:].replace('/', '.')}.running_mean"),
-            numpy_helper.from_array((0.5 + RNG.random(c)).astype(np.float32),
-                                    f"{module[1:].replace('/', '.')}.running_var")]
         prefix = module[1:].replace("/", ".")
-        return self.node("BatchNormalization",
-                         [x] + [f"{prefix}.{p}" for p in
-                                ("weight", "bias", "running_mean", "running_var")],
-                         module, epsilon=1e-5, momentum=0.9)
+        names = [f"{prefix}.{p}" for p in ("weight", "bias", "running_mean", "running_var")]
+        values = [1 + 0.1 * RNG.standard_normal(c), 0.1 * RNG.standard_normal(c),
+                  0.1 * RNG.standard_normal(c), 0.5 + RNG.random(c)]
+        self.inits += [numpy_helper.from_array(v.astype(np.float32), name)
+                       for v, name in zip(values, names)]
+        return self.node("BatchNormalization", [x] + names, module, epsilon=1e-5, momentum=0.9)
 
     def hardswish(self, x, module):
         # opset 13 has no HardSwish: torch writes x * hardsigmoid(x).
