@@ -26,6 +26,7 @@
 #include <memory>
 #include <new>
 
+#include "allocator.h"
 #include "subgraph/partition/partitioner.h"
 #include "subgraph/zoo/zoo.h"
 
@@ -187,4 +188,13 @@ BENCHMARK_CAPTURE(BM_Partition, transformer, zoo::SyntheticShape::kTransformer)-
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  // The allocator is half the story of a partitioning run's time (see
+  // tools/allocator), so the report says which one served it.
+  benchmark::AddCustomContext("heap_allocator", subgraph::heapAllocatorName());
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

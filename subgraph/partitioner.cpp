@@ -226,7 +226,8 @@ class PropertyPass final : private PartitionState {
         backendIndex_(backendIndex),
         property_(property),
         options_(property.options()),
-        label_(backend + "/" + property.name()) {
+        label_(backend + "/" + property.name()),
+        lateBodies_(property.FusesWithoutBody()) {
     info_.backend = backend;
     info_.property = property.name();
   }
@@ -265,6 +266,10 @@ class PropertyPass final : private PartitionState {
   void commitConvexParts(std::vector<Node*> kept);
   std::vector<std::vector<Node*>> connectedComponents(const std::vector<Node*>& nodes);
   void commit(std::span<Node* const> part);
+  std::string bodyName(int regionId) const;
+  // Drops the entries of inlined_ from `from` on that an earlier region
+  // already listed.
+  void keepNewInlined(size_t from);
   Status connectAll();
   std::vector<FusedRegion> materializeAll();
 
@@ -282,6 +287,9 @@ class PropertyPass final : private PartitionState {
   SubgraphProperty& property_;
   const PropertyOptions options_;
   const std::string label_;
+  // The property accepts every region as defaultFusedNode() would, so no
+  // body is built before surgery, which then moves the members into it.
+  const bool lateBodies_;
 
   std::unique_ptr<SubgraphSelectorV2> selector_;
   uint32_t seedMark_ = 1;  // excluded_ starts at 0: nothing excluded
@@ -295,6 +303,7 @@ class PropertyPass final : private PartitionState {
   RegionInfo info_;                      // reused for every CreateSubgraphNode call
   std::vector<Value*> escaping_;         // connectAll's copy of a region's outputs
   std::vector<const Node*> candidates_;  // what Filter is offered
+  std::vector<Value*> touched_;          // outer values whose uses name moved nodes
 };
 
 Status PropertyPass::run() {
@@ -540,32 +549,47 @@ void PropertyPass::commit(std::span<Node* const> part) {
   }
   PendingRegion region;
   region.id = info_.id = run_.nextRegionId;
-  info_.nodes.assign(part.begin(), part.end());
-  const size_t inlinedBefore = inlined_.size();
-  // Built in place: the chain of + would allocate a temporary per step,
-  // hundreds of thousands of times in a large graph.
-  std::string bodyName;
-  bodyName.reserve(backend_.size() + info_.property.size() + 16);
-  bodyName.append(backend_).append("_").append(info_.property).append("_");
-  bodyName.append(std::to_string(info_.id));
-  region.body = bodies_.build(part, std::move(bodyName), options_, inlined_);
-  SubgraphNodeResult result = property_.CreateSubgraphNode(region.body.body, info_);
-  if (!result.accepted()) {
-    inlined_.resize(inlinedBefore);
-    for (Node* n : part)
-      run_.note(*n, ReasonKind::kRejected,
-                "region rejected by property " + label_ +
-                    (result.reason().empty() ? "" : ": " + result.reason()));
-    return;
+  if (!lateBodies_) {
+    info_.nodes.assign(part.begin(), part.end());
+    const size_t inlinedBefore = inlined_.size();
+    region.body = bodies_.build(part, bodyName(region.id), options_, inlined_);
+    SubgraphNodeResult result = property_.CreateSubgraphNode(region.body.body, info_);
+    if (!result.accepted()) {
+      inlined_.resize(inlinedBefore);
+      for (Node* n : part)
+        run_.note(*n, ReasonKind::kRejected,
+                  "region rejected by property " + label_ +
+                      (result.reason().empty() ? "" : ": " + result.reason()));
+      return;
+    }
+    keepNewInlined(inlinedBefore);
+    region.fused = std::move(result.node());
   }
   ++run_.nextRegionId;
   run_.regionBackend.push_back(backendIndex_);
   dag_.contract(part);
   const int index = static_cast<int>(pending_.size());
   for (Node* n : part) taken_[n->id()] = index;
+  region.firstMember = members_.size();
+  region.numMembers = part.size();
+  members_.insert(members_.end(), part.begin(), part.end());
+  pending_.push_back(std::move(region));
+}
+
+std::string PropertyPass::bodyName(int regionId) const {
+  // Built in place: the chain of + would allocate a temporary per step,
+  // hundreds of thousands of times in a large graph.
+  std::string name;
+  name.reserve(backend_.size() + info_.property.size() + 16);
+  name.append(backend_).append("_").append(info_.property).append("_");
+  name.append(std::to_string(regionId));
+  return name;
+}
+
+void PropertyPass::keepNewInlined(size_t from) {
   // List each inlined constant once per pass, not once per region.
-  size_t kept = inlinedBefore;
-  for (size_t k = inlinedBefore; k < inlined_.size(); ++k) {
+  size_t kept = from;
+  for (size_t k = from; k < inlined_.size(); ++k) {
     Value* c = inlined_[k];
     if (!tables_.inlined[c->id()]) {
       tables_.inlined[c->id()] = 1;
@@ -573,14 +597,12 @@ void PropertyPass::commit(std::span<Node* const> part) {
     }
   }
   inlined_.resize(kept);
-  region.fused = std::move(result.node());
-  region.firstMember = members_.size();
-  region.numMembers = part.size();
-  members_.insert(members_.end(), part.begin(), part.end());
-  pending_.push_back(std::move(region));
 }
 
 Status PropertyPass::connectAll() {
+  // The hooks of a property that fuses without bodies are the defaults,
+  // which change nothing; its bodies do not exist yet.
+  if (lateBodies_) return Status::ok();
   // Hooks run for every region before the graph changes, so a hook that
   // breaks its contract leaves the graph as this pass found it.
   for (size_t index = 0; index < pending_.size(); ++index) {
@@ -658,29 +680,44 @@ std::vector<FusedRegion> PropertyPass::materializeAll() {
     report.id = region.id;
     report.backend = backend_;
     report.property = info_.property;
-    report.fusedNode = region.fused.name;
     const std::span<Node* const> members = membersOf(region);
     region.rank = dag_.rank(*members.front());
     report.nodes.reserve(members.size());
     report.nodeIds.reserve(members.size());
-    const std::vector<Value*>& outputs = region.body.outputs;
     for (Node* n : members) {
       report.nodes.push_back(n->displayName());
       report.nodeIds.push_back(n->id());
       if (n->id() < run_.inputBound) run_.regionOf[n->id()] = region.id;
-      for (Value* v : n->outputs())
-        if (v->producer() == n && std::find(outputs.begin(), outputs.end(), v) == outputs.end())
-          internal.push_back(v);
     }
+    if (lateBodies_) {
+      // The members move into the body (their ids change, so after the
+      // report); the region accepts as CreateSubgraphNode's default would.
+      const size_t inlinedBefore = inlined_.size();
+      region.body = bodies_.move(members, bodyName(region.id), options_, inlined_, touched_);
+      keepNewInlined(inlinedBefore);
+      info_.id = region.id;
+      region.fused = defaultFusedNode(region.body.body, info_);
+    } else {
+      const std::vector<Value*>& outputs = region.body.outputs;
+      for (Node* n : members)
+        for (Value* v : n->outputs())
+          if (v->producer() == n && std::find(outputs.begin(), outputs.end(), v) == outputs.end())
+            internal.push_back(v);
+    }
+    report.fusedNode = region.fused.name;
+    const std::vector<Value*>& outputs = region.body.outputs;
     // The fused node's connections are exactly the body's outer values.
     report.inputs.reserve(region.body.inputs.size());
     for (Value* v : region.body.inputs) report.inputs.push_back(v ? v->name() : std::string());
     report.outputs.reserve(outputs.size());
     for (Value* v : outputs) report.outputs.push_back(v->name());
     const size_t end = region.firstMember + region.numMembers;
-    if (end - removedUpTo >= batchNodes) removeBatch(end);
+    if (!lateBodies_ && end - removedUpTo >= batchNodes) removeBatch(end);
   }
-  if (removedUpTo < members_.size()) removeBatch(members_.size());
+  if (lateBodies_)
+    graph_.dropForeignUses(touched_);
+  else if (removedUpTo < members_.size())
+    removeBatch(members_.size());
 
   // Escaping values (read outside, or graph outputs) become the fused
   // node's outputs, so outer readers and graph outputs keep pointing at

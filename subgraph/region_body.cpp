@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "subgraph/region_body.h"
 
+#include <algorithm>
+
 namespace subgraph::partition::detail {
 
 void RegionBodyBuilder::reserve(size_t nodes, size_t values) {
@@ -15,6 +17,29 @@ void RegionBodyBuilder::reserve(size_t nodes, size_t values) {
   valueMark_.reserve(values);
   bodyValue_.reserve(values);
   isGraphOutput_.reserve(values);
+  touched_.reserve(values);
+}
+
+std::shared_ptr<Graph> RegionBodyBuilder::newBody(std::span<Node* const> members,
+                                                  std::string name) const {
+  auto body = std::make_shared<Graph>(std::move(name));
+  // Size the body's tables once: every value of the body stands for an
+  // input or output of a member, so their count bounds the values.
+  size_t valueBound = 0;
+  for (Node* n : members) valueBound += n->numInputs() + n->numOutputs();
+  body->reserve(members.size(), valueBound);
+  for (const auto& [domain, version] : graph_->opsetImports())
+    body->setOpsetImport(domain, version);
+  return body;
+}
+
+// A fresh body name for an unmerged duplicate read; it must clash with
+// neither the body nor the outer graph, whose names the body reuses.
+std::string RegionBodyBuilder::freshName(const Graph& body, const std::string& base) const {
+  for (size_t k = 1;; ++k) {
+    std::string candidate = base + "_dup" + std::to_string(k);
+    if (!body.findValue(candidate) && !graph_->findValue(candidate)) return candidate;
+  }
 }
 
 void RegionBodyBuilder::reset(const Graph& graph) {
@@ -23,6 +48,7 @@ void RegionBodyBuilder::reset(const Graph& graph) {
   valueMark_.assign(graph.valueIdBound(), 0);
   bodyValue_.assign(graph.valueIdBound(), nullptr);
   isGraphOutput_.assign(graph.valueIdBound(), 0);
+  touched_.assign(graph.valueIdBound(), 0);
   for (Value* out : graph.outputs()) isGraphOutput_[out->id()] = 1;
   mark_ = 0;
 }
@@ -40,27 +66,13 @@ RegionBody RegionBodyBuilder::build(std::span<Node* const> members, std::string 
   for (Node* n : members) nodeMark_[n->id()] = mark_;
 
   RegionBody result;
-  result.body = std::make_shared<Graph>(std::move(name));
+  result.body = newBody(members, std::move(name));
   Graph& body = *result.body;
-  // Size the body's tables once: every value of the body stands for an
-  // input or output of a member, so their count bounds the values.
-  size_t valueBound = 0;
-  for (Node* n : members) valueBound += n->numInputs() + n->numOutputs();
-  body.reserve(members.size(), valueBound);
-  for (const auto& [domain, version] : graph_->opsetImports()) body.setOpsetImport(domain, version);
 
   auto bind = [&](const Value* outer, Value* inner) {
     valueMark_[outer->id()] = mark_;
     mapped(outer) = inner;
     return inner;
-  };
-  // A fresh body name for an unmerged duplicate read; it must clash with
-  // neither the body nor the outer graph, whose names the body reuses.
-  auto freshName = [&](const std::string& base) {
-    for (size_t k = 1;; ++k) {
-      std::string candidate = base + "_dup" + std::to_string(k);
-      if (!body.findValue(candidate) && !graph_->findValue(candidate)) return candidate;
-    }
   };
 
   for (Node* n : members) {
@@ -86,7 +98,7 @@ RegionBody RegionBodyBuilder::build(std::span<Node* const> members, std::string 
         inputs.push_back(mapped(v));
       } else {
         // An unmerged repeated read of an outer value gets its own input.
-        inputs.push_back(body.addInput(freshName(v->name()), v->type()));
+        inputs.push_back(body.addInput(freshName(body, v->name()), v->type()));
         result.inputs.push_back(v);
       }
     }
@@ -104,6 +116,112 @@ RegionBody RegionBodyBuilder::build(std::span<Node* const> members, std::string 
         body.addOutput(mapped(v));
         result.outputs.push_back(v);
       }
+  return result;
+}
+
+RegionBody RegionBodyBuilder::move(std::span<Node* const> members, std::string name,
+                                   const PropertyOptions& options, std::vector<Value*>& inlined,
+                                   std::vector<Value*>& touched) {
+  ++mark_;
+  for (Node* n : members) nodeMark_[n->id()] = mark_;
+
+  // Decide every slot first: a moved node or value takes a body id, after
+  // which the id-indexed tables no longer describe it.
+  size_t inputSlots = 0;
+  for (Node* n : members) inputSlots += n->numInputs();
+  slots_.clear();
+  for (Node* n : members) {
+    for (Value* v : n->inputs()) {
+      if (!v) {
+        slots_.push_back(Slot::kNone);
+      } else if (inRegion(v->producer())) {
+        slots_.push_back(escapes(*v) ? Slot::kInternalEscaping : Slot::kInternal);
+      } else if (options.inlineConstants && v->isInitializer() && !v->isGraphInput()) {
+        // The body takes a constant only the region reads; one read by
+        // more nodes than the region has inputs is read outside it.
+        bool own = !isGraphOutput_[v->id()] && v->uses().size() <= inputSlots &&
+                   std::all_of(v->uses().begin(), v->uses().end(),
+                               [&](const Use& u) { return inRegion(u.user); });
+        slots_.push_back(own ? Slot::kOwnConstant : Slot::kSharedConstant);
+      } else {
+        slots_.push_back(Slot::kOuter);
+      }
+    }
+    for (Value* v : n->outputs())
+      slots_.push_back(v->producer() == n && !escapes(*v) ? Slot::kInternal : Slot::kEscaping);
+  }
+
+  RegionBody result;
+  result.body = newBody(members, std::move(name));
+  Graph& body = *result.body;
+  auto bind = [&](const Value* outer, Value* inner) {
+    valueMark_[outer->id()] = mark_;
+    mapped(outer) = inner;
+    return inner;
+  };
+  // Outer values that keep a use by a moved node, listed once per pass.
+  auto touch = [&](Value* v) {
+    if (!touched_[v->id()]) {
+      touched_[v->id()] = 1;
+      touched.push_back(v);
+    }
+  };
+  std::vector<Value*> escaping;  // outer values the body outputs stand for
+  size_t slot = 0;
+  for (Node* n : members) {
+    body.adoptNode(n);
+    for (size_t k = 0; k < n->numInputs(); ++k) {
+      Value* v = n->input(k);
+      switch (slots_[slot++]) {
+        case Slot::kNone:
+        case Slot::kInternal:  // moved with its producer, uses and all
+          break;
+        case Slot::kInternalEscaping:
+          // Members come in topological order, so it is already mapped.
+          body.rebindInput(n, k, mapped(v));
+          touch(v);
+          break;
+        case Slot::kOwnConstant:
+          if (v->graph() != &body) body.adoptValue(v);
+          break;
+        case Slot::kSharedConstant:
+          if (!isMapped(v)) {
+            bind(v, body.addSharedInitializer(v->name(), v->sharedInitializer()));
+            inlined.push_back(v);
+          }
+          body.rebindInput(n, k, mapped(v));
+          touch(v);
+          break;
+        case Slot::kOuter:
+          if (!isMapped(v)) {
+            body.rebindInput(n, k, bind(v, body.addInput(v->name(), v->type())));
+          } else if (options.mergeDuplicatedInputs) {
+            body.rebindInput(n, k, mapped(v));
+            touch(v);
+            break;
+          } else {
+            body.rebindInput(n, k, body.addInput(freshName(body, v->name()), v->type()));
+          }
+          result.inputs.push_back(v);
+          touch(v);
+          break;
+        case Slot::kEscaping: break;  // not an input slot
+      }
+    }
+    for (size_t i = 0; i < n->numOutputs(); ++i) {
+      Value* v = n->output(i);
+      if (slots_[slot++] == Slot::kInternal) {
+        body.adoptValue(v);
+      } else {
+        body.rebindOutput(n, i, bind(v, body.createValue(v->name(), v->type())));
+        if (v->producer() == n) escaping.push_back(v);
+      }
+    }
+  }
+  for (Value* v : escaping) {
+    body.addOutput(mapped(v));
+    result.outputs.push_back(v);
+  }
   return result;
 }
 

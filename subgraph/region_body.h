@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -51,16 +52,47 @@ class RegionBodyBuilder {
   /// all regions of a pass: the partitioner only needs their union).
   RegionBody build(std::span<Node* const> members, std::string name, const PropertyOptions& options,
                    std::vector<Value*>& inlined);
+  /// As build(), with the same body (names, order, ids), but moves the
+  /// members, and the values only they touch, out of the graph into the body
+  /// instead of copying them: no node is copied and nothing is freed. The
+  /// region's place is then empty: the caller must add the fused node on
+  /// the returned inputs and outputs (which re-points the outputs'
+  /// producers) and call Graph::dropForeignUses(touched) before anything
+  /// reads the use lists of `touched`, which this appends the outer values
+  /// whose lists still name moved readers to (each once per reset()).
+  /// Outer constants the body shares rather than takes go to `inlined`.
+  RegionBody move(std::span<Node* const> members, std::string name, const PropertyOptions& options,
+                  std::vector<Value*>& inlined, std::vector<Value*>& touched);
   /// True if `value` (an output of a member of the region last built)
   /// escapes it: it is read outside the region or is a graph output.
   bool escapes(const Value& value) const;
 
  private:
-  bool inRegion(const Node* node) const { return node && nodeMark_[node->id()] == mark_; }
+  // A node that an earlier move() took out of the graph is in no region
+  // of it: its id is now an id of its body.
+  bool inRegion(const Node* node) const {
+    return node && node->graph() == graph_ && nodeMark_[node->id()] == mark_;
+  }
   Value*& mapped(const Value* value) { return bodyValue_[value->id()]; }
   bool isMapped(const Value* value) const { return valueMark_[value->id()] == mark_; }
 
+  // How move() treats each input and output slot of the members, decided
+  // while every id is still an id of the outer graph.
+  enum class Slot : uint8_t {
+    kNone,
+    kInternal,
+    kInternalEscaping,
+    kOwnConstant,
+    kSharedConstant,
+    kOuter,
+    kEscaping
+  };
+  std::shared_ptr<Graph> newBody(std::span<Node* const> members, std::string name) const;
+  std::string freshName(const Graph& body, const std::string& base) const;
+
   const Graph* graph_ = nullptr;
+  std::vector<Slot> slots_;
+  std::vector<uint8_t> touched_;  // by outer value id: already listed in `touched`
   std::vector<uint32_t> nodeMark_;
   std::vector<uint32_t> valueMark_;
   std::vector<Value*> bodyValue_;

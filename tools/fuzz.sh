@@ -34,7 +34,7 @@ if [[ ! -f $build/build.ninja ]]; then
     -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" \
     -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link,address -fno-omit-frame-pointer" \
     -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address \
-    -DSUBGRAPH_FUZZ=ON -DSUBGRAPH_BUILD_BENCHMARKS=OFF >/dev/null
+    -DSUBGRAPH_FUZZ=ON -DSUBGRAPH_BUILD_BENCHMARKS=OFF -DSUBGRAPH_MIMALLOC=OFF >/dev/null
 fi
 targets=(fuzz_seed_corpus)
 for h in "${harnesses[@]}"; do targets+=("fuzz_$h"); done

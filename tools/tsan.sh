@@ -25,7 +25,7 @@ if [[ ! -f $build/build.ninja ]]; then
     -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
     -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" \
     -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread \
-    -DSUBGRAPH_BUILD_BENCHMARKS=OFF >/dev/null
+    -DSUBGRAPH_BUILD_BENCHMARKS=OFF -DSUBGRAPH_MIMALLOC=OFF >/dev/null
 fi
 targets=(runtime_tests reliability_tests)
 # The example plugin, if the plugin host and examples are part of the build.

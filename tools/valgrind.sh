@@ -6,20 +6,25 @@
 #
 #   tools/valgrind.sh [BUILD_DIR] [MODEL...]
 #
-# BUILD_DIR defaults to build/release (any non-sanitizer build holding
-# bin/subgraph; it is built if missing). MODEL defaults to mobilenetv2 and
+# BUILD_DIR defaults to build/valgrind, configured without mimalloc and
+# built if missing (any build holding a bin/subgraph that runs on the system
+# malloc will do: `subgraph --version` says which heap it runs on). MODEL defaults to mobilenetv2 and
 # a 40-node synthetic graph: a small batch, since memcheck runs ~30x slower.
 # ResNet-50 and BERT-base also work, given the time.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${1:-$root/build/release}
+# A build of its own: memcheck must replace malloc, so the program may not
+# link mimalloc (tools/allocator), whose allocations memcheck cannot track.
+build=${1:-$root/build/valgrind}
 [[ $# -gt 0 ]] && shift
 models=("$@")
 [[ ${#models[@]} -gt 0 ]] || models=(mobilenetv2 synthetic)
 
 if [[ ! -x $build/bin/subgraph ]]; then
-  [[ -f $build/build.ninja ]] || cmake --preset release >/dev/null
+  [[ -f $build/build.ninja ]] ||
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSUBGRAPH_MIMALLOC=OFF \
+      -DSUBGRAPH_BUILD_TESTS=OFF -DSUBGRAPH_BUILD_BENCHMARKS=OFF >/dev/null
   cmake --build "$build" -j2 --target subgraph
 fi
 cli=$build/bin/subgraph

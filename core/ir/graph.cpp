@@ -69,8 +69,9 @@ Value* Graph::lookupName(std::string_view name) const {
     uint64_t slot = nameSlots_[i];
     if (slot == kEmptySlot) return nullptr;
     if (slot == kTombstone || (slot & 0xffffffff00000000ULL) != high) continue;
+    // Null for a value adoptValue() moved out, whose slot stays behind.
     Value* v = values_[(slot & 0xffffffffULL) - 1].get();
-    if (v->name_ == name) return v;
+    if (v && v->name_ == name) return v;
   }
 }
 
@@ -365,6 +366,52 @@ void Graph::removeNodes(std::span<Node* const> nodes, bool keepOutputs) {
     --liveNodes_;
     nodes_[node->id_].reset();
   }
+}
+
+Node* Graph::adoptNode(Node* node) {
+  Graph* from = node->graph_;
+  if (from == this) return node;
+  std::unique_ptr<Node> owned = std::move(from->nodes_[node->id_]);
+  --from->liveNodes_;
+  node->graph_ = this;
+  node->id_ = static_cast<NodeId>(nodes_.size());
+  nodes_.push_back(std::move(owned));
+  ++liveNodes_;
+  return node;
+}
+
+Value* Graph::adoptValue(Value* value) {
+  Graph* from = value->graph_;
+  if (from == this) return value;
+  if (value->isGraphInput_ || value->isGraphOutput())
+    throw Error("value '" + value->name_ + "' cannot move out of graph '" + from->name_ +
+                "': it is one of its inputs or outputs");
+  if (lookupName(value->name_))
+    throw Error("graph '" + name_ + "': a value named '" + value->name_ + "' already exists");
+  std::unique_ptr<Value> owned = std::move(from->values_[value->id_]);
+  --from->liveValues_;
+  value->graph_ = this;
+  value->id_ = static_cast<ValueId>(values_.size());
+  values_.push_back(std::move(owned));
+  ++liveValues_;
+  indexName(value);
+  return value;
+}
+
+void Graph::rebindInput(Node* node, size_t index, Value* value) {
+  node->inputs_[index] = value;
+  addUse(value, node, static_cast<uint32_t>(index));
+}
+
+void Graph::rebindOutput(Node* node, size_t index, Value* value) {
+  node->outputs_[index] = value;
+  value->producer_ = node;
+  value->producerIndex_ = static_cast<uint32_t>(index);
+}
+
+void Graph::dropForeignUses(std::span<Value* const> values) {
+  for (Value* value : values)
+    std::erase_if(value->uses_, [this](const Use& u) { return u.user->graph_ != this; });
 }
 
 void Graph::setNodeInput(Node* node, size_t index, Value* value) {

@@ -12,8 +12,11 @@
 namespace subgraph::cli::testing {
 namespace {
 
+using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::MatchesRegex;
+using ::testing::StartsWith;
 
 /// Without a command the program shows its help, listing the commands,
 /// and exits with the usage status.
@@ -29,8 +32,21 @@ TEST(CliUsage, NoArgumentsPrintsHelpAndExitsWithUsageStatus) {
 TEST(CliUsage, VersionPrintsProjectVersion) {
   CliResult r = runCli({"--version"});
   EXPECT_EQ(r.exitCode, 0) << r.err;
-  EXPECT_EQ(r.out, "subgraph " SUBGRAPH_VERSION "\n");
+  EXPECT_THAT(r.out, StartsWith("subgraph " SUBGRAPH_VERSION " (heap: "));
   EXPECT_THAT(r.err, IsEmpty());
+}
+
+/// --version names the allocator that really serves malloc: mimalloc in a
+/// build that links it (tools/allocator), and never mimalloc in one that
+/// does not (a sanitizer build, or SUBGRAPH_MIMALLOC=OFF).
+TEST(CliUsage, VersionNamesTheHeapAllocator) {
+  CliResult r = runCli({"--version"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+#if SUBGRAPH_CLI_TEST_HAVE_MIMALLOC
+  EXPECT_THAT(r.out, MatchesRegex(".*\\(heap: mimalloc [0-9]+\\.[0-9]+\\.[0-9]+\\)\n"));
+#else
+  EXPECT_THAT(r.out, EndsWith("(heap: system malloc)\n"));
+#endif
 }
 
 /// --help lists the commands in name order, so the listing is stable

@@ -88,6 +88,67 @@ std::vector<std::string> names(const std::vector<Node*>& nodes) {
 
 std::vector<Use> usesOf(const Value* v) { return {v->uses().begin(), v->uses().end()}; }
 
+/// Moving a node into another graph, then rebinding its edges there and
+/// putting a node of the old graph in its place, leaves both graphs
+/// consistent; the moved internal value goes with it.
+TEST(GraphMutation, AdoptNodeAndRebindLeavesBothGraphsConsistent) {
+  //   x -> Relu a -> t -> Neg b -> y      (a and b move into `body`; t with them)
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4]) {
+      %t = Relu(%x) @a
+      %y = Neg(%t) @b
+      return %y
+    })");
+  Value* x = g->findValue("x");
+  Value* t = g->findValue("t");
+  Value* y = g->findValue("y");
+  Node* a = g->findNode("a");
+  Node* b = g->findNode("b");
+  Graph body("body");
+  body.adoptNode(a);
+  body.adoptNode(b);
+  body.adoptValue(t);
+  body.rebindInput(a, 0, body.addInput("x", kF32x4));
+  Value* inner = body.createValue("y", kF32x4);
+  body.rebindOutput(b, 0, inner);
+  body.addOutput(inner);
+  g->dropForeignUses(std::vector<Value*>{x});
+  Node* fused = g->addNode(&a->opKey(), {x}, {y}, {}, "fused");
+  EXPECT_TRUE(linksAreConsistent(*g));
+  EXPECT_TRUE(linksAreConsistent(body));
+  EXPECT_EQ(g->numNodes(), 1u);
+  EXPECT_EQ(usesOf(x), (std::vector<Use>{{fused, 0}}));
+  EXPECT_EQ(y->producer(), fused);
+  EXPECT_EQ(g->findValue("t"), nullptr);
+  EXPECT_EQ(body.findValue("t"), t);
+  EXPECT_EQ(a->graph(), &body);
+  EXPECT_EQ(body.node(a->id()), a);
+}
+
+/// Negative: until the caller rebinds them, the moved node's edges cross
+/// the graphs, and the old graph still lists its use; adoptValue refuses a
+/// graph output and a name the new graph already has.
+TEST(GraphMutation, DoesNotRebindEdgesOnItsOwn) {
+  //   x -> Relu a -> y
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4]) {
+      %y = Relu(%x) @a
+      return %y
+    })");
+  Value* x = g->findValue("x");
+  Node* a = g->findNode("a");
+  Graph body("body");
+  body.adoptNode(a);
+  EXPECT_EQ(a->input(0), x);             // still the old graph's value
+  EXPECT_EQ(x->uses().size(), 1u);       // still listed there
+  EXPECT_FALSE(linksAreConsistent(*g));  // y's producer is in another graph
+  EXPECT_THROW(body.adoptValue(g->findValue("y")), Error);
+  Value* own = g->addInitializer("c", Tensor::splat(DataType::kFloat32, {4}, 1.0));
+  body.addInput("c", kF32x4);
+  EXPECT_THROW(body.adoptValue(own), Error);
+  EXPECT_EQ(own->graph(), g.get());
+}
+
 /// addNode records one use per input slot, including a value read twice.
 TEST(GraphMutation, AddNodeRecordsUsesAndProducer) {
   //   x

@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "allocator.h"
 #include "cli_util.h"
 #include "command.h"
 #include "subgraph/support/status.h"
@@ -124,7 +125,8 @@ int main(int argc, char** argv) {
       "subgraph: partition neural-network graphs across backend plugins, and inspect, "
       "convert and run them.",
       "subgraph"};
-  app.set_version_flag("--version", std::string("subgraph ") + SUBGRAPH_VERSION);
+  app.set_version_flag("--version", std::string("subgraph ") + SUBGRAPH_VERSION +
+                                        " (heap: " + subgraph::heapAllocatorName() + ")");
   int verbosity = 0;
   bool quiet = false;
   CLI::Option* verbose =

@@ -213,6 +213,36 @@ class Graph {
   /// The first node with this name, or null. Linear time.
   Node* findNode(std::string_view name) const;
 
+  //===--- Moving nodes and values between graphs -----------------------===//
+  // For code that splits a graph, such as a partitioner moving a region into
+  // its body: moving is cheaper than copying and freeing, but it leaves
+  // edges that cross the two graphs until the caller rewires them with
+  // rebindInput() and rebindOutput() and cleans the old graph with
+  // dropForeignUses() and addNode() (whose pre-made outputs take a new
+  // producer). The verifier reports any crossing edge left behind.
+
+  /// Moves `node` from its graph into this one under a new id, with its
+  /// inputs, outputs and attributes as they are. Returns it.
+  Node* adoptNode(Node* node);
+  /// Moves `value` from its graph into this one under a new id, with its
+  /// producer, uses, type and data as they are. Throws `Error` if it is an
+  /// input or output of its graph or its name is taken here. The old
+  /// graph's name index keeps a slot for it that lookups skip, so a move
+  /// costs no hashing there.
+  Value* adoptValue(Value* value);
+  /// Points input `index` of `node` (a node of this graph) at `value` (a
+  /// value of this graph, or null) and records the use. The use in the old
+  /// value's list stays until that graph's dropForeignUses().
+  void rebindInput(Node* node, size_t index, Value* value);
+  /// Makes `value` (of this graph, without a producer) output `index` of
+  /// `node` (of this graph). The old output still names `node` as its
+  /// producer until a node of its own graph claims it through addNode().
+  void rebindOutput(Node* node, size_t index, Value* value);
+  /// Removes from the use lists of `values` (values of this graph) every
+  /// use by a node that is no longer in this graph, keeping the order of
+  /// the others: one pass per value, however many of its readers moved.
+  void dropForeignUses(std::span<Value* const> values);
+
   /// Reserves room for `nodes` more nodes and `values` more values, so a
   /// builder that knows its sizes (such as a partitioner extracting region
   /// bodies) allocates each table once.

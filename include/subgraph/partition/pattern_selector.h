@@ -190,6 +190,24 @@ class PatternProperty : public SubgraphProperty {
   std::string name() const override { return name_; }
   std::unique_ptr<SubgraphSelectorV2> CreateSubgraphSelectorV2() const override;
 
+  /// A matched pattern is the whole decision: every region is accepted with
+  /// defaultFusedNode() and connected as found, so the partitioner moves
+  /// the members into their bodies instead of copying them
+  /// (FusesWithoutBody). Sealed, so that no subclass breaks that promise;
+  /// a backend that must inspect bodies pairs a PatternSelector with a
+  /// property of its own.
+  bool FusesWithoutBody() const final { return true; }
+  SubgraphNodeResult CreateSubgraphNode(std::shared_ptr<Graph> subgraph,
+                                        const RegionInfo& region) const final {
+    return SubgraphProperty::CreateSubgraphNode(std::move(subgraph), region);
+  }
+  Status ConnectSubgraphInputs(Graph& subgraph, std::vector<Value*>& inputs) const final {
+    return SubgraphProperty::ConnectSubgraphInputs(subgraph, inputs);
+  }
+  Status ConnectSubgraphOutputs(Graph& subgraph, std::vector<Value*>& outputs) const final {
+    return SubgraphProperty::ConnectSubgraphOutputs(subgraph, outputs);
+  }
+
   /// The pattern.
   const Pattern& pattern() const { return *pattern_; }
 

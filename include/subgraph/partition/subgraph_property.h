@@ -140,6 +140,16 @@ class SubgraphProperty {
   virtual SubgraphNodeResult CreateSubgraphNode(std::shared_ptr<Graph> subgraph,
                                                 const RegionInfo& region) const;
 
+  /// True if this property accepts every region with defaultFusedNode()
+  /// and keeps the default connection hooks, so that no decision needs a
+  /// body. The partitioner then calls none of the three and builds each
+  /// body only at surgery, by moving the region's own nodes into it rather
+  /// than copying them before CreateSubgraphNode and freeing them after:
+  /// that copy is most of the cost of partitioning a large graph.
+  /// PatternProperty says so and seals the three; a property that
+  /// overrides any of them must not.
+  virtual bool FusesWithoutBody() const { return false; }
+
   /// Adjusts the fused node's inputs: `inputs[i]` is the outer value that
   /// feeds body input i. An override may reorder them if it permutes the
   /// body's inputs the same way (permuteBodyInputs), or replace a value by
