@@ -188,7 +188,7 @@ def section(series, context, svg_rel):
         "top of the input graph during that call, measured with a counting operator new.",
         "",
         f"Machine: {context['cpu']}, {context['cores']} cores; {context['compiler']}; Release "
-        f"build; {context['date']}. Load average (1 min) {context['load']}: on a shared machine "
+        f"build; heap: {context['heap']} (tools/allocator); {context['date']}. Load average (1 min) {context['load']}: on a shared machine "
         "whose load exceeds its cores, CPU time runs high (the processes share caches and "
         "hyperthreads), so treat the times as upper bounds.",
         "",
@@ -205,11 +205,11 @@ def section(series, context, svg_rel):
         "",
         "Extra heap (the figure the 1 KB target is checked against) is everything the call "
         "holds at its peak beyond the input graph: the result (the region bodies, one standalone "
-        "graph per region holding a copy of its nodes and values, the fused nodes and the "
-        "report) and the working memory. The working column is the peak minus what the call "
-        "leaves behind: the id-indexed tables and pending regions, and the region members, which "
-        "are still in the graph while the bodies that replace them are built, so the peak holds "
-        "a region twice.",
+        "graph per region, the fused nodes and the report) and the working memory. A "
+        "PatternProperty's bodies take over the region's own nodes and values at surgery "
+        "(FusesWithoutBody, docs/partitioning.md), so what a body adds is its graph object and "
+        "the new values standing for its inputs and outputs. The working column is the peak "
+        "minus what the call leaves behind: the id-indexed tables and the pending regions.",
         "",
         "The transformer graph has no Conv, so it measures the cost of offering every node to "
         "a selector that declines: the floor of any partitioning run.",
@@ -259,6 +259,7 @@ def main():
         pass
     load = f"{load_before:.1f} before and {os.getloadavg()[0]:.1f} after the run"
     context = {"cpu": cpu_model(), "cores": os.cpu_count(), "load": load, "compiler": compiler,
+               "heap": ctx.get("heap_allocator", "heap allocator not reported"),
                "date": datetime.date.today().isoformat(), "checks": []}
     svg_rel = os.path.relpath(args.svg, os.path.dirname(args.doc))
     text, ok = section(series, context, svg_rel)
