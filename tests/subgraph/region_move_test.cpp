@@ -104,8 +104,8 @@ const char* kTwoRegions = R"(
 /// Moving gives the graph, bodies, ids and report that copying gives.
 TEST(RegionMove, MovedBodiesMatchCopiedBodies) {
   Partitioned moved = expectSameBothWays(kTwoRegions, convRelu());
-  EXPECT_EQ(regionSets(moved.report), (std::vector<std::vector<std::string>>{
-                                          {"c1", "r1"}, {"c2", "r2"}}));
+  EXPECT_EQ(regionSets(moved.report),
+            (std::vector<std::vector<std::string>>{{"c1", "r1"}, {"c2", "r2"}}));
   // The constant only region 1 read went with it; the shared one stayed
   // out of the graph too, since only bodies read it now.
   EXPECT_EQ(moved.graph->findValue("b"), nullptr);

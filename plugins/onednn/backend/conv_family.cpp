@@ -46,13 +46,6 @@ OpMatcher convMatcher() {
   return m;
 }
 
-OpMatcher bnMatcher() {
-  OpMatcher m("BatchNormalization");
-  for (size_t i = 1; i <= 4; ++i) m.where(sp::inputIsConstant(i));
-  m.where(predicates::onlyFirstOutputUsed());
-  return m;
-}
-
 OpMatcher addMatcher() {
   OpMatcher m("Add");
   m.where(predicates::sameShapes());
@@ -111,7 +104,7 @@ std::unique_ptr<partition::SubgraphProperty> makeProperty(const std::string& nam
   PatternBuilder builder(name);
   size_t prev = builder.add(step(convMatcher(), !bn && !add, tail));
   if (bn) {
-    size_t node = builder.add(step(bnMatcher(), !add, tail));
+    size_t node = builder.add(step(foldableBatchNormMatcher(), !add, tail));
     builder.connect(prev, node, 0);
     prev = node;
   }

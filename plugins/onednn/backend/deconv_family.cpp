@@ -9,7 +9,10 @@
 //    input size);
 //  * an output_padding larger than the matching end pad: oneDNN expresses
 //    output_padding as less end padding, which cannot go below zero;
-//  * a ConvTranspose output read by anything besides the activation.
+//  * a ConvTranspose output read by anything besides the BatchNormalization
+//    or activation that follows it, and a BatchNormalization that is not
+//    foldable (foldableBatchNormMatcher) or whose output an activation
+//    shares with other readers.
 //
 //===----------------------------------------------------------------------===//
 #include "deconv_family.h"
@@ -47,13 +50,23 @@ OpMatcher deconvMatcher(bool interior) {
   return m;
 }
 
-std::unique_ptr<partition::SubgraphProperty> makeProperty(const std::string& name, bool act) {
+// ConvTranspose [-> BatchNormalization] [-> activation]; every node but
+// the last must have its output read only by the next.
+std::unique_ptr<partition::SubgraphProperty> makeProperty(const std::string& name, bool bn,
+                                                          bool act) {
   PatternBuilder b(name);
-  size_t deconv = b.add(deconvMatcher(act));
+  size_t last = b.add(deconvMatcher(bn || act));
+  if (bn) {
+    OpMatcher m = foldableBatchNormMatcher();
+    if (act) m.where(sp::hasOneUse());
+    size_t node = b.add(std::move(m));
+    b.connect(last, node, 0);
+    last = node;
+  }
   if (act) {
     size_t node =
         b.add(OpMatcher::anyOf(activationOps()).where(predicates::isTranslatableActivation()));
-    b.connect(deconv, node, 0);
+    b.connect(last, node, 0);
   }
   return std::make_unique<PatternProperty>(name, buildPattern(b));
 }
@@ -86,6 +99,13 @@ class DeconvRegionKernel final : public UnaryRegionKernel<Deconvolution> {
     spec.outputPadding = {outPad[0], outPad[1]};
     for (const Node* n : body.nodes()) {
       if (n == deconv) continue;
+      if (n->opType() == "BatchNormalization") {
+        if (!spec.activations.empty())
+          throw Unsupported("a BatchNormalization after the activation");
+        foldBatchNorm(spec, floatsOf(n->input(1)), floatsOf(n->input(2)), floatsOf(n->input(3)),
+                      floatsOf(n->input(4)), n->getFloat("epsilon", 1e-5f));
+        continue;
+      }
       std::optional<Activation> a = activationOf(*n);
       if (!a) throw Unsupported("unexpected " + n->opType() + " in a ConvTranspose region");
       spec.activations.push_back(*a);
@@ -99,9 +119,12 @@ class DeconvRegionKernel final : public UnaryRegionKernel<Deconvolution> {
 }  // namespace
 
 std::vector<std::pair<std::string, partition::PropertyFactory>> deconvProperties() {
-  // The longer fusion first, so the activation is not left behind.
-  return {{"deconv_act", [] { return makeProperty("deconv_act", true); }},
-          {"deconv", [] { return makeProperty("deconv", false); }}};
+  // The longer fusions first, so the BatchNormalization and the activation
+  // are not left behind.
+  return {{"deconv_bn_act", [] { return makeProperty("deconv_bn_act", true, true); }},
+          {"deconv_bn", [] { return makeProperty("deconv_bn", true, false); }},
+          {"deconv_act", [] { return makeProperty("deconv_act", false, true); }},
+          {"deconv", [] { return makeProperty("deconv", false, false); }}};
 }
 
 runtime::KernelCreator deconvKernelCreator() { return creatorOf<DeconvRegionKernel>(); }

@@ -208,6 +208,13 @@ partition::NodePredicate onlyFirstOutputUsed() {
 
 }  // namespace predicates
 
+partition::OpMatcher foldableBatchNormMatcher() {
+  partition::OpMatcher m("BatchNormalization");
+  for (size_t i = 1; i <= 4; ++i) m.where(partition::predicates::inputIsConstant(i));
+  m.where(predicates::onlyFirstOutputUsed());
+  return m;
+}
+
 partition::Pattern buildPattern(const partition::PatternBuilder& builder) {
   StatusOr<partition::Pattern> pattern = builder.build();
   if (!pattern.isOk()) throw Error(pattern.status());

@@ -112,6 +112,11 @@ partition::NodePredicate hasScalarConstant(std::optional<float> value = std::nul
 partition::NodePredicate onlyFirstOutputUsed();
 }  // namespace predicates
 
+/// An inference BatchNormalization a convolution or deconvolution can fold
+/// into its weights: constant scale, shift, mean and variance, statistics
+/// outputs unused.
+partition::OpMatcher foldableBatchNormMatcher();
+
 /// The pattern `builder` describes; throws Error if it is malformed (a bug
 /// in the family, caught by its tests).
 partition::Pattern buildPattern(const partition::PatternBuilder& builder);

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "deconvolution.h"
 
+#include <cmath>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -26,6 +27,38 @@ struct Deconvolution::Prepared {
   dnnl::memory weights, bias;
   size_t scratchBytes = 0;
 };
+
+void foldBatchNorm(DeconvSpec& spec, std::span<const float> scale, std::span<const float> shift,
+                   std::span<const float> mean, std::span<const float> var, float epsilon) {
+  const auto out = static_cast<size_t>(spec.outChannels);
+  const auto in = static_cast<size_t>(spec.inChannels);
+  const auto groups = static_cast<size_t>(spec.groups);
+  if (scale.size() != out || shift.size() != out || mean.size() != out || var.size() != out)
+    throw std::invalid_argument(fmt::format(
+        "BatchNormalization parameters must have {} elements (one per output channel)", out));
+  if (groups == 0 || in % groups != 0 || out % groups != 0 ||
+      spec.weights.size() != in * (out / groups) * static_cast<size_t>(spec.kernel[0]) *
+                                 static_cast<size_t>(spec.kernel[1]))
+    throw std::invalid_argument("the weights do not match the deconvolution's channels");
+  // Fold in double, as for convolutions: the factor multiplies every
+  // weight of its output channel.
+  std::vector<double> factor(out);
+  for (size_t o = 0; o < out; ++o)
+    factor[o] = scale[o] / std::sqrt(static_cast<double>(var[o]) + epsilon);
+  // ONNX ConvTranspose weights are [in, out / groups, kH, kW]: the output
+  // channel of weight (i, j) is j in the group of input channel i.
+  const size_t inPerGroup = in / groups, outPerGroup = out / groups;
+  const auto taps = static_cast<size_t>(spec.kernel[0] * spec.kernel[1]);
+  for (size_t i = 0; i < in; ++i)
+    for (size_t j = 0; j < outPerGroup; ++j) {
+      const double f = factor[(i / inPerGroup) * outPerGroup + j];
+      float* w = spec.weights.data() + (i * outPerGroup + j) * taps;
+      for (size_t t = 0; t < taps; ++t) w[t] = static_cast<float>(w[t] * f);
+    }
+  if (spec.bias.empty()) spec.bias.assign(out, 0.0f);
+  for (size_t o = 0; o < out; ++o)
+    spec.bias[o] = static_cast<float>((spec.bias[o] - mean[o]) * factor[o] + shift[o]);
+}
 
 Deconvolution::Deconvolution(DeconvSpec spec) : spec_(std::move(spec)) {
   const DeconvSpec& s = spec_;

@@ -45,6 +45,13 @@ struct DeconvSpec {
   Format format = Format::kPlain;
 };
 
+/// Folds y = scale * (x - mean) / sqrt(var + eps) + shift into the
+/// deconvolution's weights and bias (inference BatchNormalization after a
+/// ConvTranspose). All spans have outChannels elements; throws
+/// std::invalid_argument otherwise.
+void foldBatchNorm(DeconvSpec& spec, std::span<const float> scale, std::span<const float> shift,
+                   std::span<const float> mean, std::span<const float> var, float epsilon);
+
 /// A ready-to-run transposed convolution; see the file comment.
 class Deconvolution {
  public:

@@ -445,6 +445,70 @@ TEST(OnednnDeconvFamily, GroupedConvTransposeWithOutputPadding) {
   EXPECT_LT(o.maxDiff, 1e-4);
 }
 
+//  %x [1,8,5,5] -> ConvTranspose 4x4 stride 2 pad 1 (+bias) -> BN -> Relu -> %y [1,6,10,10]
+//                  \_________________ deconv_bn_act ___________________/
+constexpr const char* kDeconvBnRelu = R"(
+  graph @g(%x: f32[1, 8, 5, 5]) {
+    %w = const f32[8, 6, 4, 4] splat(0.0)
+    %b = const f32[6] splat(0.0)
+    %s = const f32[6] splat(1.0)
+    %t = const f32[6] splat(0.0)
+    %m = const f32[6] splat(0.0)
+    %v = const f32[6] splat(1.0)
+    %d = ConvTranspose(%x, %w, %b) {strides = [2, 2], pads = [1, 1, 1, 1]} @deconv
+    %n = BatchNormalization(%d, %s, %t, %m, %v) {epsilon = 0.001} @bn
+    %y = Relu(%n) @relu
+    return %y
+  })";
+
+/// ConvTransposeBatchNormActivationIsOneDeconvolution: the BN after a
+/// decoder's ConvTranspose (as torch exports ConvTranspose2d +
+/// BatchNorm2d) folds into its weights and bias, plain and grouped.
+TEST(OnednnDeconvFamily, ConvTransposeBatchNormActivationIsOneDeconvolution) {
+  Outcome o = partitionAndRun(kDeconvBnRelu);
+  EXPECT_THAT(o.regions, ElementsAre("deconv_bn_act"));
+  EXPECT_TRUE(o.leftOps.empty());
+  EXPECT_LT(o.maxDiff, 1e-4);
+
+  // Groups: output channel j of input channel i is j in i's group, so a
+  // fold that indexed the weights as [out, in, ...] would be off here.
+  std::string grouped = kDeconvBnRelu;
+  replaceOnce(grouped, "f32[8, 6, 4, 4]", "f32[8, 3, 3, 3]");
+  replaceOnce(grouped, "{strides = [2, 2], pads = [1, 1, 1, 1]}",
+              "{strides = [2, 2], pads = [1, 1, 1, 1], group = 2, output_padding = [1, 1]}");
+  o = partitionAndRun(grouped.c_str());
+  EXPECT_THAT(o.regions, ElementsAre("deconv_bn_act"));
+  EXPECT_LT(o.maxDiff, 1e-4);
+
+  std::string noAct = kDeconvBnRelu;
+  replaceOnce(noAct, "%y = Relu(%n) @relu", "%y = Sin(%n) @sin");
+  o = partitionAndRun(noAct.c_str());
+  EXPECT_THAT(o.regions, ElementsAre("deconv_bn"));
+  EXPECT_THAT(o.leftOps, ElementsAre("Sin"));
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+/// DoesNotFoldABatchNormalizationWithRuntimeStatisticsOrASharedOutput: a
+/// mean fed at run time is nothing to fold, and a ConvTranspose output
+/// that something else also reads must stay a value of its own.
+TEST(OnednnDeconvFamily, DoesNotFoldABatchNormalizationWithRuntimeStatisticsOrASharedOutput) {
+  std::string runtimeMean = kDeconvBnRelu;
+  replaceOnce(runtimeMean, "graph @g(%x: f32[1, 8, 5, 5])",
+              "graph @g(%x: f32[1, 8, 5, 5], %m: f32[6])");
+  replaceOnce(runtimeMean, "%m = const f32[6] splat(0.0)", "");
+  Outcome o = partitionAndRun(runtimeMean.c_str());
+  EXPECT_THAT(o.regions, ElementsAre("deconv", "eltwise1"));  // the Relu on its own
+  EXPECT_THAT(o.leftOps, ::testing::Contains("BatchNormalization"));
+  EXPECT_LT(o.maxDiff, 1e-4);
+
+  std::string shared = kDeconvBnRelu;
+  replaceOnce(shared, "return %y", "%k = Neg(%d) @neg\n    return %y, %k");
+  o = partitionAndRun(shared.c_str());
+  EXPECT_THAT(o.regions, ::testing::Not(::testing::Contains(::testing::StartsWith("deconv_bn"))));
+  EXPECT_THAT(o.leftOps, ::testing::Contains("BatchNormalization"));
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
 /// DoesNotFuseConvTransposeWithOutputShapeOrRuntimeWeights: output_shape
 /// makes the pads depend on the input; weights fed at run time cannot be
 /// reordered at session start.
