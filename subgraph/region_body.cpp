@@ -62,18 +62,11 @@ bool RegionBodyBuilder::escapes(const Value& value) const {
 
 RegionBody RegionBodyBuilder::build(std::span<Node* const> members, std::string name,
                                     const PropertyOptions& options, std::vector<Value*>& inlined) {
-  ++mark_;
-  for (Node* n : members) nodeMark_[n->id()] = mark_;
+  markMembers(members);
 
   RegionBody result;
   result.body = newBody(members, std::move(name));
   Graph& body = *result.body;
-
-  auto bind = [&](const Value* outer, Value* inner) {
-    valueMark_[outer->id()] = mark_;
-    mapped(outer) = inner;
-    return inner;
-  };
 
   for (Node* n : members) {
     std::vector<Value*> inputs;
@@ -122,8 +115,7 @@ RegionBody RegionBodyBuilder::build(std::span<Node* const> members, std::string 
 RegionBody RegionBodyBuilder::move(std::span<Node* const> members, std::string name,
                                    const PropertyOptions& options, std::vector<Value*>& inlined,
                                    std::vector<Value*>& touched) {
-  ++mark_;
-  for (Node* n : members) nodeMark_[n->id()] = mark_;
+  markMembers(members);
 
   // Decide every slot first: a moved node or value takes a body id, after
   // which the id-indexed tables no longer describe it.
@@ -154,11 +146,6 @@ RegionBody RegionBodyBuilder::move(std::span<Node* const> members, std::string n
   RegionBody result;
   result.body = newBody(members, std::move(name));
   Graph& body = *result.body;
-  auto bind = [&](const Value* outer, Value* inner) {
-    valueMark_[outer->id()] = mark_;
-    mapped(outer) = inner;
-    return inner;
-  };
   // Outer values that keep a use by a moved node, listed once per pass.
   auto touch = [&](Value* v) {
     if (!touched_[v->id()]) {
@@ -193,17 +180,17 @@ RegionBody RegionBodyBuilder::move(std::span<Node* const> members, std::string n
           touch(v);
           break;
         case Slot::kOuter:
-          if (!isMapped(v)) {
-            body.rebindInput(n, k, bind(v, body.addInput(v->name(), v->type())));
-          } else if (options.mergeDuplicatedInputs) {
-            body.rebindInput(n, k, mapped(v));
-            touch(v);
-            break;
-          } else {
-            body.rebindInput(n, k, body.addInput(freshName(body, v->name()), v->type()));
-          }
-          result.inputs.push_back(v);
           touch(v);
+          if (isMapped(v) && options.mergeDuplicatedInputs) {
+            body.rebindInput(n, k, mapped(v));
+          } else {
+            // A first read becomes a body input; an unmerged repeated read
+            // gets one of its own.
+            body.rebindInput(n, k,
+                             isMapped(v) ? body.addInput(freshName(body, v->name()), v->type())
+                                         : bind(v, body.addInput(v->name(), v->type())));
+            result.inputs.push_back(v);
+          }
           break;
         case Slot::kEscaping: break;  // not an input slot
       }

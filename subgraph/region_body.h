@@ -74,6 +74,16 @@ class RegionBodyBuilder {
     return node && node->graph() == graph_ && nodeMark_[node->id()] == mark_;
   }
   Value*& mapped(const Value* value) { return bodyValue_[value->id()]; }
+  // Records `inner` as the body value standing for `outer`; returns it.
+  Value* bind(const Value* outer, Value* inner) {
+    valueMark_[outer->id()] = mark_;
+    return mapped(outer) = inner;
+  }
+  // Starts a region: marks `members` as the region's nodes.
+  void markMembers(std::span<Node* const> members) {
+    ++mark_;
+    for (Node* n : members) nodeMark_[n->id()] = mark_;
+  }
   bool isMapped(const Value* value) const { return valueMark_[value->id()] == mark_; }
 
   // How move() treats each input and output slot of the members, decided

@@ -424,6 +424,16 @@ constexpr const char* kDeconvRelu = R"(
     return %y
   })";
 
+// The deconvolution of `text` (kDeconvRelu or kDeconvBnRelu) made grouped,
+// weights [8, 3, 3, 3] in two groups, with an output_padding within the end
+// pad.
+std::string groupedWithOutputPadding(std::string text) {
+  replaceOnce(text, "f32[8, 6, 4, 4]", "f32[8, 3, 3, 3]");
+  replaceOnce(text, "{strides = [2, 2], pads = [1, 1, 1, 1]}",
+              "{strides = [2, 2], pads = [1, 1, 1, 1], group = 2, output_padding = [1, 1]}");
+  return text;
+}
+
 /// ConvTransposeWithActivation: the head's learned upsampling is one
 /// deconvolution with the Relu as a post-op.
 TEST(OnednnDeconvFamily, ConvTransposeWithActivation) {
@@ -436,10 +446,7 @@ TEST(OnednnDeconvFamily, ConvTransposeWithActivation) {
 /// GroupedConvTransposeWithOutputPadding: groups (weights [C_in, C_out/g,
 /// k, k]) and an output_padding within the end pad.
 TEST(OnednnDeconvFamily, GroupedConvTransposeWithOutputPadding) {
-  std::string text = kDeconvRelu;
-  replaceOnce(text, "f32[8, 6, 4, 4]", "f32[8, 3, 3, 3]");
-  replaceOnce(text, "{strides = [2, 2], pads = [1, 1, 1, 1]}",
-              "{strides = [2, 2], pads = [1, 1, 1, 1], group = 2, output_padding = [1, 1]}");
+  std::string text = groupedWithOutputPadding(kDeconvRelu);
   Outcome o = partitionAndRun(text.c_str());
   EXPECT_THAT(o.regions, ElementsAre("deconv_act"));
   EXPECT_LT(o.maxDiff, 1e-4);
@@ -472,10 +479,7 @@ TEST(OnednnDeconvFamily, ConvTransposeBatchNormActivationIsOneDeconvolution) {
 
   // Groups: output channel j of input channel i is j in i's group, so a
   // fold that indexed the weights as [out, in, ...] would be off here.
-  std::string grouped = kDeconvBnRelu;
-  replaceOnce(grouped, "f32[8, 6, 4, 4]", "f32[8, 3, 3, 3]");
-  replaceOnce(grouped, "{strides = [2, 2], pads = [1, 1, 1, 1]}",
-              "{strides = [2, 2], pads = [1, 1, 1, 1], group = 2, output_padding = [1, 1]}");
+  std::string grouped = groupedWithOutputPadding(kDeconvBnRelu);
   o = partitionAndRun(grouped.c_str());
   EXPECT_THAT(o.regions, ElementsAre("deconv_bn_act"));
   EXPECT_LT(o.maxDiff, 1e-4);
