@@ -14,6 +14,35 @@
 
 namespace subgraph::partition {
 
+RejectedNode RejectedNodes::operator[](size_t i) const {
+  const Entry& e = entries_[i];
+  const size_t begin = i == 0 ? 0 : entries_[i - 1].nameEnd;
+  return RejectedNode{names_.substr(begin, e.nameEnd - begin), e.nodeId, texts_[e.op],
+                      texts_[e.kind], texts_[e.reason]};
+}
+
+void RejectedNodes::reserve(size_t n, size_t nameBytes) {
+  entries_.reserve(n);
+  names_.reserve(nameBytes);
+}
+
+void RejectedNodes::push_back(const RejectedNode& node) {
+  append(node.node, node.nodeId, intern(node.op), intern(node.kind), intern(node.reason));
+}
+
+uint32_t RejectedNodes::intern(std::string_view text) {
+  auto [it, added] =
+      textIndex_.try_emplace(std::string(text), static_cast<uint32_t>(texts_.size()));
+  if (added) texts_.emplace_back(text);
+  return it->second;
+}
+
+void RejectedNodes::append(std::string_view node, NodeId nodeId, uint32_t op, uint32_t kind,
+                           uint32_t reason) {
+  names_.append(node);
+  entries_.push_back(Entry{names_.size(), nodeId, op, kind, reason});
+}
+
 std::string reportToJson(const PartitionReport& report, int indent) {
   using Json = nlohmann::ordered_json;
   Json regions = Json::array();

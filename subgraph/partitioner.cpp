@@ -10,9 +10,11 @@
 #include "subgraph/partition/partitioner.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <string_view>
 #include <unordered_map>
 
 #include "subgraph/quotient_dag.h"
@@ -37,6 +39,7 @@ enum class ReasonKind : uint8_t {
   kMinSize,
   kRejected,
 };
+constexpr size_t kReasonKinds = static_cast<size_t>(ReasonKind::kRejected) + 1;
 
 const char* reasonKindName(ReasonKind kind) {
   switch (kind) {
@@ -820,9 +823,38 @@ void fillReport(RunState& run, const std::vector<NodeId>& inputOrder,
   PartitionReport& report = run.report;
   // Sized exactly: a doubling vector of 10^5 entries would hold up to
   // twice the room, and three times while it moves.
-  size_t rejected = 0;
-  for (NodeId id : inputOrder) rejected += run.regionOf[id] < 0;
-  report.rejected.reserve(report.rejected.size() + rejected);
+  size_t rejected = 0, nameBytes = 0;
+  for (NodeId id : inputOrder)
+    if (run.regionOf[id] < 0) {
+      ++rejected;
+      const Node* n = run.graph.node(id);
+      nameBytes += n && !n->name().empty() ? n->name().size() : 12;
+    }
+  RejectedNodes& out = report.rejected;
+  out.reserve(out.size() + rejected, nameBytes);
+  // Texts are interned once per distinct op, kind and reason, not per node:
+  // a graph no backend applies to rejects every node for the same reason.
+  std::unordered_map<const OpKey*, uint32_t> opIndex;
+  std::unordered_map<std::string_view, uint32_t> reasonIndex;
+  std::array<int64_t, kReasonKinds> kindIndex;
+  kindIndex.fill(-1);
+  auto internKind = [&](ReasonKind kind) {
+    int64_t& index = kindIndex[static_cast<size_t>(kind)];
+    if (index < 0) index = out.intern(reasonKindName(kind));
+    return static_cast<uint32_t>(index);
+  };
+  int64_t noSelectorIndex = -1, matchedNoneIndex = -1;
+  auto noSelector = [&] {
+    if (noSelectorIndex < 0)
+      noSelectorIndex =
+          out.intern(backends.empty() ? "no backend is active" : "no selector matched");
+    return static_cast<uint32_t>(noSelectorIndex);
+  };
+  auto matchedNone = [&] {
+    if (matchedNoneIndex < 0) matchedNoneIndex = out.intern("no selector matched");
+    return static_cast<uint32_t>(matchedNoneIndex);
+  };
+  std::string unnamed;
   for (NodeId id : inputOrder) {
     if (run.regionOf[id] >= 0) {
       ++report.nodesInRegions;
@@ -839,22 +871,31 @@ void fillReport(RunState& run, const std::vector<NodeId>& inputOrder,
       continue;
     }
     const Node* n = run.graph.node(id);
+    if (!n) {
+      out.push_back(RejectedNode{"#" + std::to_string(id), RejectedNode::kNoId, "", "removed",
+                                 "removed from the graph by a PostPartition hook"});
+      continue;
+    }
     const ReasonKind kind = run.reasons.kind(id);
     const std::string& text = run.reasons.text(id);
-    RejectedNode entry;
-    entry.node = n ? n->displayName() : "#" + std::to_string(id);
-    entry.nodeId = n ? id : RejectedNode::kNoId;
-    entry.op = n ? n->qualifiedOpType() : std::string();
-    entry.kind = n ? reasonKindName(kind) : "removed";
-    if (!n)
-      entry.reason = "removed from the graph by a PostPartition hook";
-    else if (kind == ReasonKind::kNone)
-      entry.reason = backends.empty() ? "no backend is active" : "no selector matched";
-    else if (text.empty())
-      entry.reason = "no selector matched";
-    else
-      entry.reason = text;
-    report.rejected.push_back(std::move(entry));
+    uint32_t reason;
+    if (kind == ReasonKind::kNone) {
+      reason = noSelector();
+    } else if (text.empty()) {
+      reason = matchedNone();
+    } else {
+      auto [it, added] = reasonIndex.try_emplace(text, 0);
+      if (added) it->second = out.intern(text);
+      reason = it->second;
+    }
+    auto [op, newOp] = opIndex.try_emplace(&n->opKey(), 0);
+    if (newOp) op->second = out.intern(n->qualifiedOpType());
+    std::string_view name = n->name();
+    if (name.empty()) {
+      unnamed = n->displayName();
+      name = unnamed;
+    }
+    out.append(name, id, op->second, internKind(kind), reason);
   }
 }
 

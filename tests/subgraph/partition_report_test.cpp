@@ -16,6 +16,7 @@
 namespace subgraph::partition {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using namespace testing;
 
@@ -61,6 +62,68 @@ TEST(PartitionReport, JsonToleratesInvalidUtf8) {
   report.rejected.push_back(RejectedNode{"bad\xff", 0, "Op", "no-selector", "no selector matched"});
   nlohmann::json json = nlohmann::json::parse(reportToJson(report));
   EXPECT_EQ(json["rejected"].size(), 1u);
+}
+
+/// RejectedNodes gives back what was put in, in order, whether added as
+/// whole entries or through interned texts, and a copy outlives the
+/// original (it owns its names and texts).
+TEST(RejectedNodes, ReadsBackWhatWasAddedInOrder) {
+  RejectedNodes list;
+  list.push_back(RejectedNode{"first", 3, "Sin", "no-selector", "no selector matched"});
+  const uint32_t op = list.intern("Cos");
+  const uint32_t kind = list.intern("filter");
+  const uint32_t reason = list.intern("dropped by Filter");
+  list.append("", 7, op, kind, reason);
+  list.append("a-much-longer-name-than-fits-inline", RejectedNode::kNoId, op, kind, reason);
+  EXPECT_EQ(list.intern("Sin"), list.intern("Sin")) << "a text is stored once";
+
+  std::vector<RejectedNode> copied;
+  {
+    RejectedNodes copy = list;
+    list = RejectedNodes();
+    for (const RejectedNode& n : copy) copied.push_back(n);
+  }
+  ASSERT_EQ(copied.size(), 3u);
+  EXPECT_EQ(copied[0].node, "first");
+  EXPECT_EQ(copied[0].nodeId, 3u);
+  EXPECT_EQ(copied[0].op, "Sin");
+  EXPECT_EQ(copied[0].kind, "no-selector");
+  EXPECT_EQ(copied[0].reason, "no selector matched");
+  EXPECT_EQ(copied[1].node, "");
+  EXPECT_EQ(copied[1].nodeId, 7u);
+  EXPECT_EQ(copied[1].op, "Cos");
+  EXPECT_EQ(copied[1].kind, "filter");
+  EXPECT_EQ(copied[1].reason, "dropped by Filter");
+  EXPECT_EQ(copied[2].node, "a-much-longer-name-than-fits-inline");
+  EXPECT_EQ(copied[2].nodeId, RejectedNode::kNoId);
+  EXPECT_TRUE(list.empty());
+}
+
+//   %x -> Sin -> Cos -> Sin -> %y, with no backend
+/// Negative: sharing the texts does not merge or reorder entries; a graph
+/// that no backend applies to still gets one entry per node, in order,
+/// each with its own name and op.
+TEST(RejectedNodes, SharedTextsDoNotMergeEntries) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4]) {
+      %a = Sin(%x) @a
+      %b = Cos(%a) @b
+      %y = Sin(%b) @c
+      return %y
+    })");
+  PartitionReport report = partitionOk(*g, opBackend({"Relu"}));
+  ASSERT_EQ(report.rejected.size(), 3u);
+  std::vector<std::string> names, ops;
+  for (const RejectedNode& n : report.rejected) {
+    names.push_back(n.node);
+    ops.push_back(n.op);
+    EXPECT_EQ(n.kind, "no-selector");
+  }
+  EXPECT_THAT(names, ElementsAre("a", "b", "c"));
+  EXPECT_THAT(ops, ElementsAre("Sin", "Cos", "Sin"));
+  const Node* last = g->findNode("c");
+  ASSERT_NE(last, nullptr);
+  EXPECT_EQ(report.rejected[2].nodeId, last->id());
 }
 
 /// The summary names the totals, a row per backend/property and the kinds
