@@ -87,13 +87,10 @@ bool isFusedOp(const Node& node) { return node.domain().starts_with("subgraph.")
 struct RunState {
   explicit RunState(Graph& g) : graph(g), inputBound(g.nodeIdBound()), reasons(inputBound) {
     regionOf.assign(inputBound, -1);
+    // Fused nodes already in the input are recognized by their op where it
+    // matters (isFused(), fillReport) rather than by a pass over every node
+    // here: on a large graph each node's first touch is a cache miss.
     fused.assign(inputBound, 0);
-    for (Node* n : g.nodes())
-      if (isFusedOp(*n)) {
-        fused[n->id()] = 1;
-        note(*n, ReasonKind::kAlreadyFused,
-             "already a fused node (" + n->qualifiedOpType() + "); fused nodes are final");
-      }
   }
 
   void note(const Node& node, ReasonKind kind, std::string text) {
@@ -106,7 +103,10 @@ struct RunState {
     reasons.set(id, kind, std::move(text));
   }
 
-  bool isFused(const Node& node) const { return node.id() < fused.size() && fused[node.id()]; }
+  // Made by this run, or already fused in the input.
+  bool isFused(const Node& node) const {
+    return (node.id() < fused.size() && fused[node.id()]) || isFusedOp(node);
+  }
   // `rank`: the rank of the region's group in the pass's quotient DAG.
   void markFused(const Node& node, int region, uint32_t rank) {
     if (fused.size() <= node.id()) {
@@ -823,15 +823,12 @@ void fillReport(RunState& run, const std::vector<NodeId>& inputOrder,
   PartitionReport& report = run.report;
   // Sized exactly: a doubling vector of 10^5 entries would hold up to
   // twice the room, and three times while it moves.
-  size_t rejected = 0, nameBytes = 0;
-  for (NodeId id : inputOrder)
-    if (run.regionOf[id] < 0) {
-      ++rejected;
-      const Node* n = run.graph.node(id);
-      nameBytes += n && !n->name().empty() ? n->name().size() : 12;
-    }
+  // The names are not measured first: that would be one more cache miss
+  // per node on a large graph, to save a few doublings of one buffer.
+  size_t rejected = 0;
+  for (NodeId id : inputOrder) rejected += run.regionOf[id] < 0;
   RejectedNodes& out = report.rejected;
-  out.reserve(out.size() + rejected, nameBytes);
+  out.reserve(out.size() + rejected, rejected * 8);
   // Texts are interned once per distinct op, kind and reason, not per node:
   // a graph no backend applies to rejects every node for the same reason.
   std::unordered_map<const OpKey*, uint32_t> opIndex;
@@ -876,10 +873,15 @@ void fillReport(RunState& run, const std::vector<NodeId>& inputOrder,
                                  "removed from the graph by a PostPartition hook"});
       continue;
     }
-    const ReasonKind kind = run.reasons.kind(id);
+    ReasonKind kind = run.reasons.kind(id);
     const std::string& text = run.reasons.text(id);
     uint32_t reason;
-    if (kind == ReasonKind::kNone) {
+    if (kind <= ReasonKind::kNoSelector && isFusedOp(*n)) {
+      // Never offered to a selector (isFused()), so nothing noted it.
+      kind = ReasonKind::kAlreadyFused;
+      reason =
+          out.intern("already a fused node (" + n->qualifiedOpType() + "); fused nodes are final");
+    } else if (kind == ReasonKind::kNone) {
       reason = noSelector();
     } else if (text.empty()) {
       reason = matchedNone();
@@ -909,9 +911,7 @@ StatusOr<PartitionReport> partitionGraph(Graph& graph, std::span<SubgraphBackend
   Status valid = tables.dag.init(graph);
   if (!valid) return Status::invalid("cannot partition: " + valid.message());
   tables.dagIsCurrent = true;
-  std::vector<NodeId> inputOrder;
-  inputOrder.reserve(tables.dag.order().size());
-  for (const Node* n : tables.dag.order()) inputOrder.push_back(n->id());
+  const std::vector<NodeId> inputOrder = tables.dag.orderIds();
 
   std::vector<uint64_t> wanted;
   if (options.reportContested && backends.size() > 1)

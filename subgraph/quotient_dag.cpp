@@ -65,9 +65,11 @@ Status QuotientDag::init(const Graph& graph) {
   // consecutive ranks and the rank windows of typical regions stay tiny.
   std::vector<uint32_t>& pending = pending_;
   pending.assign(bound, 0);
+  // A value and its producer live in the same graph, so asking the value
+  // spares a load of the producer per edge (a cache miss on large graphs).
   for (Node* n : graph.nodes())
     for (Value* v : n->inputs())
-      if (v && v->producer() && v->producer()->graph() == &graph) ++pending[n->id()];
+      if (v && v->producer() && v->graph() == &graph) ++pending[n->id()];
   ready_.clear();
   for (NodeId id = bound; id-- > 0;)
     if (Node* n = graph.node(id); n && pending[id] == 0) ready_.push_back(n);
@@ -95,6 +97,13 @@ Status QuotientDag::init(const Graph& graph) {
       }
   }
   return Status::ok();
+}
+
+std::vector<NodeId> QuotientDag::orderIds() const {
+  std::vector<NodeId> ids(order_.size());
+  for (NodeId id = 0; id < rank_.size(); ++id)
+    if (rank_[id] < ids.size()) ids[rank_[id]] = id;
+  return ids;
 }
 
 template <typename Fn>

@@ -54,6 +54,10 @@ class QuotientDag {
 
   /// The topological order computed by init(), unaffected by later merges.
   const std::vector<Node*>& order() const { return order_; }
+  /// The ids of order(), computed from the ranks rather than read from the
+  /// nodes (which on a large graph costs a cache miss each). Valid until
+  /// the first merge.
+  std::vector<NodeId> orderIds() const;
   /// The representative node id of `node`'s group.
   NodeId group(const Node& node) const { return parent_[node.id()]; }
   /// The rank of `node`'s group.
