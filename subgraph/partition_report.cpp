@@ -30,11 +30,32 @@ void RejectedNodes::push_back(const RejectedNode& node) {
   append(node.node, node.nodeId, intern(node.op), intern(node.kind), intern(node.reason));
 }
 
+RejectedNodes::RejectedNodes(const RejectedNodes& other)
+    : entries_(other.entries_), names_(other.names_), texts_(other.texts_) {
+  reindex();
+}
+
+RejectedNodes& RejectedNodes::operator=(const RejectedNodes& other) {
+  if (this != &other) {
+    entries_ = other.entries_;
+    names_ = other.names_;
+    texts_ = other.texts_;
+    reindex();
+  }
+  return *this;
+}
+
+void RejectedNodes::reindex() {
+  textIndex_.clear();
+  for (size_t i = 0; i < texts_.size(); ++i)
+    textIndex_.emplace(texts_[i], static_cast<uint32_t>(i));
+}
+
 uint32_t RejectedNodes::intern(std::string_view text) {
-  auto [it, added] =
-      textIndex_.try_emplace(std::string(text), static_cast<uint32_t>(texts_.size()));
-  if (added) texts_.emplace_back(text);
-  return it->second;
+  if (auto it = textIndex_.find(text); it != textIndex_.end()) return it->second;
+  const auto index = static_cast<uint32_t>(texts_.size());
+  textIndex_.emplace(texts_.emplace_back(text), index);
+  return index;
 }
 
 void RejectedNodes::append(std::string_view node, NodeId nodeId, uint32_t op, uint32_t kind,

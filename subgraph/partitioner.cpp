@@ -59,15 +59,19 @@ const char* reasonKindName(ReasonKind kind) {
 // a large graph pays a byte per node rather than a string per node.
 class NodeReasons {
  public:
-  explicit NodeReasons(size_t nodes) : kinds_(nodes, ReasonKind::kNone) {}
+  explicit NodeReasons(size_t nodes) : kinds_(nodes, ReasonKind::kNone), hasText_(nodes, 0) {}
   ReasonKind kind(NodeId id) const { return kinds_[id]; }
   const std::string& text(NodeId id) const {
     static const std::string kEmpty;
+    // Most nodes have no text; asking the map for each would be a cache
+    // miss per node on a large graph.
+    if (!hasText_[id]) return kEmpty;
     auto it = texts_.find(id);
     return it == texts_.end() ? kEmpty : it->second;
   }
   void set(NodeId id, ReasonKind kind, std::string text) {
     kinds_[id] = kind;
+    hasText_[id] = !text.empty();
     if (!text.empty())
       texts_[id] = std::move(text);
     else
@@ -76,6 +80,7 @@ class NodeReasons {
 
  private:
   std::vector<ReasonKind> kinds_;
+  std::vector<uint8_t> hasText_;
   std::unordered_map<NodeId, std::string> texts_;
 };
 
@@ -832,7 +837,6 @@ void fillReport(RunState& run, const std::vector<NodeId>& inputOrder,
   // Texts are interned once per distinct op, kind and reason, not per node:
   // a graph no backend applies to rejects every node for the same reason.
   std::unordered_map<const OpKey*, uint32_t> opIndex;
-  std::unordered_map<std::string_view, uint32_t> reasonIndex;
   std::array<int64_t, kReasonKinds> kindIndex;
   kindIndex.fill(-1);
   auto internKind = [&](ReasonKind kind) {
@@ -886,9 +890,7 @@ void fillReport(RunState& run, const std::vector<NodeId>& inputOrder,
     } else if (text.empty()) {
       reason = matchedNone();
     } else {
-      auto [it, added] = reasonIndex.try_emplace(text, 0);
-      if (added) it->second = out.intern(text);
-      reason = it->second;
+      reason = out.intern(text);
     }
     auto [op, newOp] = opIndex.try_emplace(&n->opKey(), 0);
     if (newOp) op->second = out.intern(n->qualifiedOpType());

@@ -81,7 +81,11 @@ TEST(RejectedNodes, ReadsBackWhatWasAddedInOrder) {
   {
     RejectedNodes copy = list;
     list = RejectedNodes();
-    for (const RejectedNode& n : copy) copied.push_back(n);
+    // The copy's index keys on its own texts, and a move keeps them put.
+    EXPECT_EQ(copy.intern("Cos"), op);
+    RejectedNodes moved = std::move(copy);
+    EXPECT_EQ(moved.intern("dropped by Filter"), reason);
+    for (const RejectedNode& n : moved) copied.push_back(n);
   }
   ASSERT_EQ(copied.size(), 3u);
   EXPECT_EQ(copied[0].node, "first");

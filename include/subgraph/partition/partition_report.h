@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <iterator>
 #include <ostream>
 #include <string>
@@ -125,6 +126,13 @@ class RejectedNodes {
   };
   using iterator = const_iterator;
 
+  RejectedNodes() = default;
+  /// Copies rebuild the text index, whose keys view this list's own texts.
+  RejectedNodes(const RejectedNodes& other);
+  RejectedNodes& operator=(const RejectedNodes& other);
+  RejectedNodes(RejectedNodes&&) = default;
+  RejectedNodes& operator=(RejectedNodes&&) = default;
+
   size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
   const_iterator begin() const { return {this, 0}; }
@@ -149,10 +157,14 @@ class RejectedNodes {
     NodeId nodeId;
     uint32_t op, kind, reason;
   };
+  void reindex();
+
   std::vector<Entry> entries_;
   std::string names_;
-  std::vector<std::string> texts_;
-  std::unordered_map<std::string, uint32_t> textIndex_;
+  // A deque, so that the texts stay put as it grows (and when the list is
+  // moved) and the index can key on views of them: each text is stored once.
+  std::deque<std::string> texts_;
+  std::unordered_map<std::string_view, uint32_t> textIndex_;
 };
 
 /// The outcome of one partitionGraph() call.
