@@ -284,6 +284,7 @@ class PropertyPass final : private PartitionState {
   RunState& run_;
   Graph& graph_;
   PassScratch& tables_;
+  bool contracted_ = false;  // whether any region was contracted in dag_
   QuotientDag& dag_;
   RegionBodyBuilder& bodies_;
   std::vector<int>& taken_;           // pending region index by node id, or -1
@@ -325,8 +326,11 @@ Status PropertyPass::run() {
     Status init = dag_.init(graph_);
     if (!init) return fail(init.message());
   }
-  // Whatever happens next changes the graph.
+  // Whatever happens next may change the graph.
   tables_.dagIsCurrent = false;
+  const uint64_t edgesBefore = graph_.edgesAdded();
+  const NodeId boundBefore = graph_.nodeIdBound();
+  const size_t nodesBefore = graph_.numNodes();
 
   const NodeId bound = graph_.nodeIdBound();
   taken_.assign(bound, -1);
@@ -345,6 +349,14 @@ Status PropertyPass::run() {
   std::vector<FusedRegion> fused = materializeAll();
   Status post = property_.PostPartition(graph_, fused);
   if (!post) return fail("PostPartition failed: " + post.message());
+  // A pass that fused nothing, and whose hook added no edge and added or
+  // removed no node (ids are never reused), leaves the graph as init()
+  // ranked it: the next pass and the final acyclicity check can trust the
+  // ranks instead of reading every edge again. A model that no property of
+  // a backend applies to is the common case.
+  if (!contracted_ && graph_.edgesAdded() == edgesBefore && graph_.nodeIdBound() == boundBefore &&
+      graph_.numNodes() == nodesBefore)
+    tables_.dagIsCurrent = true;
   return Status::ok();
 }
 
@@ -576,6 +588,7 @@ void PropertyPass::commit(std::span<Node* const> part) {
   ++run_.nextRegionId;
   run_.regionBackend.push_back(backendIndex_);
   dag_.contract(part);
+  contracted_ = true;
   const int index = static_cast<int>(pending_.size());
   for (Node* n : part) taken_[n->id()] = index;
   region.firstMember = members_.size();

@@ -262,7 +262,9 @@ std::string Graph::uniqueValueName(std::string_view hint) const {
 //===--- Uses -----------------------------------------------------------===//
 
 void Graph::addUse(Value* value, Node* user, uint32_t index) {
-  if (value) value->uses_.push_back(Use{user, index});
+  if (!value) return;
+  value->uses_.push_back(Use{user, index});
+  ++edgesAdded_;
 }
 
 void Graph::dropUse(Value* value, Node* user, uint32_t index) {
@@ -309,6 +311,7 @@ Node* Graph::addNode(const OpKey* op, std::vector<Value*> inputs, std::vector<Va
     Value* out = raw->outputs_[i];
     out->producer_ = raw;
     out->producerIndex_ = static_cast<uint32_t>(i);
+    ++edgesAdded_;
   }
   nodes_.push_back(std::move(node));
   ++liveNodes_;
@@ -407,6 +410,7 @@ void Graph::rebindOutput(Node* node, size_t index, Value* value) {
   node->outputs_[index] = value;
   value->producer_ = node;
   value->producerIndex_ = static_cast<uint32_t>(index);
+  ++edgesAdded_;
 }
 
 void Graph::dropForeignUses(std::span<Value* const> values) {

@@ -125,6 +125,26 @@ TEST(GraphMutation, AdoptNodeAndRebindLeavesBothGraphsConsistent) {
   EXPECT_EQ(body.node(a->id()), a);
 }
 
+//   %x -> Relu(a) -> Neg(b) -> %y
+/// edgesAdded() counts every edge that appears (a node's inputs and its
+/// outputs' producer link, a rewired input) and never goes down; removing
+/// a node or an input adds nothing.
+TEST(GraphMutation, CountsTheEdgesThatAppear) {
+  Graph g("g");
+  Value* x = g.addInput("x", kF32x4);
+  EXPECT_EQ(g.edgesAdded(), 0u);
+  Node* a = g.addNode("Relu", {x}, 1, {}, "a");
+  EXPECT_EQ(g.edgesAdded(), 2u) << "one input and one produced output";
+  Node* b = g.addNode("Neg", {a->output(0)}, 1, {}, "b");
+  EXPECT_EQ(g.edgesAdded(), 4u);
+  g.setNodeInput(b, 0, x);
+  EXPECT_EQ(g.edgesAdded(), 5u) << "rewiring adds the new use";
+  const uint64_t before = g.edgesAdded();
+  g.removeNode(b);
+  g.removeNode(a);
+  EXPECT_EQ(g.edgesAdded(), before) << "removing edges must not count";
+}
+
 /// Negative: until the caller rebinds them, the moved node's edges cross
 /// the graphs, and the old graph still lists its use; adoptValue refuses a
 /// graph output and a name the new graph already has.

@@ -808,5 +808,32 @@ TEST(Partitioner, DoesNotLetAHookCloseACycle) {
   EXPECT_THAT(report.status().message(), HasSubstr("not acyclic"));
 }
 
+/// Fuses nothing, then closes a cycle among the nodes it was shown.
+class CyclingPostProperty : public LambdaProperty {
+ public:
+  CyclingPostProperty()
+      : LambdaProperty("nothing",
+                       [] { return std::make_unique<OpTypeSelector>(std::set<std::string>{}); }) {}
+  Status PostPartition(Graph& graph, std::span<const FusedRegion>) override {
+    graph.setNodeInput(graph.findNode("a"), 0, graph.findNode("b")->output(0));
+    return Status::ok();
+  }
+};
+
+//   %x -> Relu(a) -> Sin(s) -> Neg(b) -> %y, then the hook feeds %y to a
+/// Negative: a pass that fuses nothing may keep its ranks for the final
+/// check only while its hook adds no edge; a hook that closes a cycle
+/// after such a pass is still caught.
+TEST(Partitioner, DoesNotTrustTheRanksAfterAHookAddsAnEdge) {
+  auto g = parseGraphOrThrow(kChainAroundSin);
+  std::vector<std::unique_ptr<SubgraphProperty>> properties;
+  properties.push_back(std::make_unique<CyclingPostProperty>());
+  std::vector<SubgraphBackend> backends;
+  backends.push_back(makeBackend("test", std::move(properties)));
+  StatusOr<PartitionReport> report = partitionGraph(*g, backends);
+  ASSERT_FALSE(report.isOk());
+  EXPECT_THAT(report.status().message(), HasSubstr("not acyclic"));
+}
+
 }  // namespace
 }  // namespace subgraph::partition

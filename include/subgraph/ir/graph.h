@@ -207,6 +207,11 @@ class Graph {
   LiveRange<Node> nodes() const { return LiveRange<Node>(nodes_); }
   /// Number of live nodes.
   size_t numNodes() const { return liveNodes_; }
+  /// How many edges were ever added: each use a node's input gains and each
+  /// value given a producer. Removing edges does not count. A caller that
+  /// proved the graph acyclic and sees the same count (and the same nodes)
+  /// later knows no cycle can have appeared since.
+  uint64_t edgesAdded() const { return edgesAdded_; }
   /// One past the largest node id ever handed out; size id-indexed tables
   /// with it.
   NodeId nodeIdBound() const { return static_cast<NodeId>(nodes_.size()); }
@@ -280,6 +285,7 @@ class Graph {
   std::vector<Value*> outputs_;
   // Slot: (hash >> 32) << 32 | (id + 1); 0 is empty, kTombstone erased.
   std::vector<uint64_t> nameSlots_;
+  uint64_t edgesAdded_ = 0;
   size_t nameSlotsUsed_ = 0;  // live entries plus tombstones
 };
 
