@@ -92,10 +92,10 @@ bool isFusedOp(const Node& node) { return node.domain().starts_with("subgraph.")
 struct RunState {
   explicit RunState(Graph& g) : graph(g), inputBound(g.nodeIdBound()), reasons(inputBound) {
     regionOf.assign(inputBound, -1);
-    // Fused nodes already in the input are recognized by their op where it
-    // matters (isFused(), fillReport) rather than by a pass over every node
-    // here: on a large graph each node's first touch is a cache miss.
-    fused.assign(inputBound, 0);
+    // `fused` covers only the fused nodes this run makes (markFused). Those
+    // already in the input are recognized by their op where it matters
+    // (isFused(), fillReport) rather than by a pass over every node here:
+    // on a large graph each node's first touch is a cache miss.
   }
 
   void note(const Node& node, ReasonKind kind, std::string text) {
@@ -284,7 +284,6 @@ class PropertyPass final : private PartitionState {
   RunState& run_;
   Graph& graph_;
   PassScratch& tables_;
-  bool contracted_ = false;  // whether any region was contracted in dag_
   QuotientDag& dag_;
   RegionBodyBuilder& bodies_;
   std::vector<int>& taken_;           // pending region index by node id, or -1
@@ -329,7 +328,6 @@ Status PropertyPass::run() {
   // Whatever happens next may change the graph.
   tables_.dagIsCurrent = false;
   const uint64_t edgesBefore = graph_.edgesAdded();
-  const NodeId boundBefore = graph_.nodeIdBound();
   const size_t nodesBefore = graph_.numNodes();
 
   const NodeId bound = graph_.nodeIdBound();
@@ -354,7 +352,9 @@ Status PropertyPass::run() {
   // ranked it: the next pass and the final acyclicity check can trust the
   // ranks instead of reading every edge again. A model that no property of
   // a backend applies to is the common case.
-  if (!contracted_ && graph_.edgesAdded() == edgesBefore && graph_.nodeIdBound() == boundBefore &&
+  // Every contracted region is pending, so no pending region means no
+  // contraction.
+  if (pending_.empty() && graph_.edgesAdded() == edgesBefore && graph_.nodeIdBound() == bound &&
       graph_.numNodes() == nodesBefore)
     tables_.dagIsCurrent = true;
   return Status::ok();
@@ -588,7 +588,6 @@ void PropertyPass::commit(std::span<Node* const> part) {
   ++run_.nextRegionId;
   run_.regionBackend.push_back(backendIndex_);
   dag_.contract(part);
-  contracted_ = true;
   const int index = static_cast<int>(pending_.size());
   for (Node* n : part) taken_[n->id()] = index;
   region.firstMember = members_.size();
@@ -850,24 +849,11 @@ void fillReport(RunState& run, const std::vector<NodeId>& inputOrder,
   // Texts are interned once per distinct op, kind and reason, not per node:
   // a graph no backend applies to rejects every node for the same reason.
   std::unordered_map<const OpKey*, uint32_t> opIndex;
-  std::array<int64_t, kReasonKinds> kindIndex;
-  kindIndex.fill(-1);
-  auto internKind = [&](ReasonKind kind) {
-    int64_t& index = kindIndex[static_cast<size_t>(kind)];
-    if (index < 0) index = out.intern(reasonKindName(kind));
-    return static_cast<uint32_t>(index);
-  };
-  int64_t noSelectorIndex = -1, matchedNoneIndex = -1;
-  auto noSelector = [&] {
-    if (noSelectorIndex < 0)
-      noSelectorIndex =
-          out.intern(backends.empty() ? "no backend is active" : "no selector matched");
-    return static_cast<uint32_t>(noSelectorIndex);
-  };
-  auto matchedNone = [&] {
-    if (matchedNoneIndex < 0) matchedNoneIndex = out.intern("no selector matched");
-    return static_cast<uint32_t>(matchedNoneIndex);
-  };
+  std::array<uint32_t, kReasonKinds> kindIndex;
+  for (size_t k = 0; k < kReasonKinds; ++k)
+    kindIndex[k] = out.intern(reasonKindName(static_cast<ReasonKind>(k)));
+  const uint32_t matchedNone = out.intern("no selector matched");
+  const uint32_t noSelector = backends.empty() ? out.intern("no backend is active") : matchedNone;
   std::string unnamed;
   for (NodeId id : inputOrder) {
     if (run.regionOf[id] >= 0) {
@@ -899,9 +885,9 @@ void fillReport(RunState& run, const std::vector<NodeId>& inputOrder,
       reason =
           out.intern("already a fused node (" + n->qualifiedOpType() + "); fused nodes are final");
     } else if (kind == ReasonKind::kNone) {
-      reason = noSelector();
+      reason = noSelector;
     } else if (text.empty()) {
-      reason = matchedNone();
+      reason = matchedNone;
     } else {
       reason = out.intern(text);
     }
@@ -912,7 +898,7 @@ void fillReport(RunState& run, const std::vector<NodeId>& inputOrder,
       unnamed = n->displayName();
       name = unnamed;
     }
-    out.append(name, id, op->second, internKind(kind), reason);
+    out.append(name, id, op->second, kindIndex[static_cast<size_t>(kind)], reason);
   }
 }
 
