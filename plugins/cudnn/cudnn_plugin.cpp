@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 #include <subgraph/sdk/plugin.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -50,16 +51,28 @@ class CudnnRegionKernel final : public sdk::Kernel {
     // decline before planning: a plan copies and folds every weight.
     if (!haveDevice)
       throw sdk::Unsupported(
-          "cudnn: no CUDA device (selection-only mode); the region runs on "
+          "cudnn: selection-only mode (no CUDA device used); the region runs on "
           "the default executor");
     std::optional<sdk::GraphView> body = node.body();
     if (!body) throw sdk::Unsupported("cudnn: fused node '" + node.name() + "' has no body");
     cudnn::PlanResult planned = cudnn::buildRegionPlan(*body);
     if (!planned.plan) throw sdk::Unsupported(planned.reason);
     plan_ = std::move(*planned.plan);
+    name_ = node.name();
   }
 
-  void sessionPrologue() override { region_ = std::make_unique<cudnn::DeviceRegion>(plan_); }
+  void sessionPrologue() override {
+    // SUBGRAPH_CUDNN_VERBOSE=1 names each region's engine, and prints where
+    // its time went when the session ends (docs/cudnn.md).
+    const char* v = std::getenv("SUBGRAPH_CUDNN_VERBOSE");
+    const bool verbose = v && std::strcmp(v, "1") == 0;
+    region_ = std::make_unique<cudnn::DeviceRegion>(plan_, cudnn::precisionFromEnvironment(), name_,
+                                                    verbose);
+    if (verbose)
+      std::fprintf(stderr, "cudnn: %s (%s, %s): %s\n", name_.c_str(), plan_.summary.c_str(),
+                   cudnn::precisionName(cudnn::precisionFromEnvironment()),
+                   region_->engine().c_str());
+  }
 
   void run(std::span<const sdk::Tensor> in, std::span<const sdk::Tensor> out) override {
     if (!region_) throw sdk::Error("cudnn: run before the session prologue");
@@ -90,6 +103,7 @@ class CudnnRegionKernel final : public sdk::Kernel {
   }
 
   cudnn::RegionPlan plan_;
+  std::string name_;
   std::unique_ptr<cudnn::DeviceRegion> region_;
 };
 
@@ -98,14 +112,18 @@ class CudnnRegionKernel final : public sdk::Kernel {
 SUBGRAPH_PLUGIN("cudnn", "0.1.0",
                 "cuDNN 9 on NVIDIA GPUs: Conv+BN+Add+activation, MatMul/Gemm+bias+activation, "
                 "pooling and element-wise chains as fused operation graphs") {
-  const std::string noDevice = cudnn::probeDevice();
-  const bool haveDevice = noDevice.empty();
-  if (!haveDevice && !selectionOnlyRequested())
+  // Selection-only mode never touches the device, even where there is one,
+  // so partitions (and the tests) are the same on every machine.
+  const bool selectionOnly = selectionOnlyRequested();
+  const std::string noDevice = selectionOnly ? "" : cudnn::probeDevice();
+  const bool haveDevice = !selectionOnly && noDevice.empty();
+  if (!haveDevice && !selectionOnly)
     throw sdk::Error(
         "cudnn: " + noDevice + "; set SUBGRAPH_CUDNN_SELECTION_ONLY=1 to partition without a GPU",
         SG_UNAVAILABLE);
   cudnn::addCudnnProperties(
-      plugin, haveDevice ? cudnn::EngineCheck(&cudnn::checkEngine) : cudnn::EngineCheck());
+      plugin, haveDevice ? cudnn::EngineCheck(&cudnn::checkEngine) : cudnn::EngineCheck(),
+      cudnn::selectionOptionsFromEnvironment());
   for (const char* op : cudnn::kFusedOps)
     plugin.addKernel(op, [haveDevice](const sdk::NodeView& node, const sdk::KernelContext&) {
       return std::make_unique<CudnnRegionKernel>(node, haveDevice);

@@ -9,17 +9,26 @@
 // descriptors CUDNN_TYPE_BACKEND_DESCRIPTOR, scalars of float math
 // CUDNN_TYPE_FLOAT, pooling geometry CUDNN_TYPE_FRACTION.
 //
-// NOT RUN ON A GPU: this file compiles against CUDA 13 / cuDNN 9 and its
-// error paths were exercised on a machine without a device; no kernel has
-// executed (docs/cudnn.md).
+// Precision: float32 tensors run on engines without the TENSOR_CORE
+// numerical note unless TF32 is allowed, because on Ampere and later that
+// note on a float32 graph means TF32 math (about 1e-3 relative error,
+// which --check's 1e-4 tolerance rightly refuses); fp16 mode keeps the
+// device tensors in binary16 and every compute type float32.
+//
+// Run on an NVIDIA H100 with cuDNN 9.14 (docs/cudnn.md has the figures).
 //
 //===----------------------------------------------------------------------===//
 #include "device.h"
+
+#include "layout.h"
 
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -102,10 +111,61 @@ std::vector<cudnnFraction_t> fractions(const std::vector<int64_t>& v) {
   return out;
 }
 
-size_t tensorBytes(const PlanTensor& t) {
+size_t elements(const PlanTensor& t) {
   size_t n = 1;
   for (int64_t d : t.dims) n *= static_cast<size_t>(d);
-  return n * sizeof(float);
+  return n;
+}
+
+size_t elementBytes(Precision p) { return p == Precision::kFp16 ? 2 : 4; }
+
+/// Whether an engine with these numerical notes may run in `p`. TF32 only
+/// changes products that are summed (convolution, matmul); pooling and
+/// pointwise graphs keep their tensor-core engines in fp32 (cuDNN 9.14 has
+/// no other engine for them).
+bool engineAllowed(const std::vector<cudnnBackendNumericalNote_t>& notes, Precision p,
+                   bool reducesProducts) {
+  if (p != Precision::kFp32 || !reducesProducts) return true;
+  return std::find(notes.begin(), notes.end(), CUDNN_NUMERICAL_NOTE_TENSOR_CORE) == notes.end();
+}
+
+/// Host NCHW float -> the device's layout and type, into `dst` (pinned).
+void pack(const float* src, void* dst, const PlanTensor& t, Precision p) {
+  const auto n = static_cast<int64_t>(elements(t));
+  if (p != Precision::kFp16) {
+    if (t.channelsLast)
+      nchwToNhwc(src, static_cast<float*>(dst), t.dims[0], t.dims[1], t.dims[2] * t.dims[3]);
+    else
+      std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+    return;
+  }
+  uint16_t* h = static_cast<uint16_t*>(dst);
+  if (t.channelsLast)
+    transposeBatches(src, h, t.dims[0], t.dims[1], t.dims[2] * t.dims[3], floatToHalf);
+  else
+    convertElements(src, h, n, floatToHalf);
+}
+
+/// The device's layout and type in `src` (pinned) -> host NCHW float.
+void unpack(const void* src, float* dst, const PlanTensor& t, Precision p) {
+  const auto n = static_cast<int64_t>(elements(t));
+  if (p != Precision::kFp16) {
+    if (t.channelsLast)
+      nhwcToNchw(static_cast<const float*>(src), dst, t.dims[0], t.dims[1], t.dims[2] * t.dims[3]);
+    else
+      std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+    return;
+  }
+  const uint16_t* h = static_cast<const uint16_t*>(src);
+  if (t.channelsLast)
+    transposeBatches(h, dst, t.dims[0], t.dims[2] * t.dims[3], t.dims[1], halfToFloat);
+  else
+    convertElements(h, dst, n, halfToFloat);
+}
+
+/// Milliseconds since `t0`.
+double msSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace
@@ -139,16 +199,19 @@ void* DeviceAllocator::allocate(size_t bytes) {
     used_[p] = size;
     return p;
   }
-  void* p = nullptr;
-  cudaError_t e = cudaMalloc(&p, size);
-  if (e != cudaSuccess) {
+  void* p = obtain(size);
+  if (!p) {
     // Give cached blocks back and try once more before failing.
     for (auto& [s, q] : free_) {
-      cudaFree(q);
+      release(q);
       reserved_ -= s;
     }
     free_.clear();
-    checkCuda(cudaMalloc(&p, size), "cudaMalloc");
+    p = obtain(size);
+    if (!p)
+      throw std::runtime_error(std::string("cudnn plugin: ") +
+                               (kind_ == Kind::kDevice ? "cudaMalloc" : "cudaHostAlloc") + " of " +
+                               std::to_string(size) + " bytes failed");
   }
   reserved_ += size;
   used_[p] = size;
@@ -169,13 +232,36 @@ size_t DeviceAllocator::reservedBytes() const {
   return reserved_;
 }
 
+void* DeviceAllocator::obtain(size_t bytes) {
+  void* p = nullptr;
+  cudaError_t e = kind_ == Kind::kDevice ? cudaMalloc(&p, bytes)
+                                         : cudaHostAlloc(&p, bytes, cudaHostAllocDefault);
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky-free error state for the retry
+    return nullptr;
+  }
+  return p;
+}
+
+void DeviceAllocator::release(void* p) {
+  if (kind_ == Kind::kDevice)
+    cudaFree(p);
+  else
+    cudaFreeHost(p);
+}
+
 DeviceAllocator::~DeviceAllocator() {
-  for (auto& [s, p] : free_) cudaFree(p);
-  for (auto& [p, s] : used_) cudaFree(p);
+  for (auto& [s, p] : free_) release(p);
+  for (auto& [p, s] : used_) release(p);
 }
 
 DeviceAllocator& deviceAllocator() {
   static DeviceAllocator* allocator = new DeviceAllocator();  // never destroyed: outlives kernels
+  return *allocator;
+}
+
+DeviceAllocator& pinnedAllocator() {
+  static DeviceAllocator* allocator = new DeviceAllocator(DeviceAllocator::Kind::kPinnedHost);
   return *allocator;
 }
 
@@ -193,16 +279,20 @@ namespace {
 /// device is needed for any of it. Non-virtual tensor uids go to `uids`.
 std::vector<cudnnBackendDescriptor_t> buildOperations(const RegionPlan& plan,
                                                       std::vector<Desc>& keep,
-                                                      std::vector<int64_t>& uids) {
+                                                      std::vector<int64_t>& uids,
+                                                      Precision precision) {
   keep.reserve(plan.tensors.size() + 4 * plan.ops.size() + 4);
   const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
+  // Tensors in memory take the precision's type; virtual ones (inside a
+  // fused kernel) and every compute type stay float32.
+  const cudnnDataType_t stored = precision == Precision::kFp16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
   std::vector<size_t> tensorDesc(plan.tensors.size());
   for (size_t i = 0; i < plan.tensors.size(); ++i) {
     const PlanTensor& t = plan.tensors[i];
     const bool isVirtual = t.role == TensorRole::kIntermediate;
     const int64_t alignment = 16;
     Desc d(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-    d.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f32)
+    d.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, isVirtual ? &f32 : &stored)
         .setInts(CUDNN_ATTR_TENSOR_DIMENSIONS, t.dims)
         .setInts(CUDNN_ATTR_TENSOR_STRIDES, t.strides)
         .set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &t.uid)
@@ -329,7 +419,7 @@ std::string validateDescriptors(const RegionPlan& plan) {
   try {
     std::vector<Desc> keep;
     std::vector<int64_t> uids;
-    std::vector<cudnnBackendDescriptor_t> ops = buildOperations(plan, keep, uids);
+    std::vector<cudnnBackendDescriptor_t> ops = buildOperations(plan, keep, uids, Precision::kFp32);
     if (ops.size() != plan.ops.size()) return "cudnn: an operation was not built";
     // cuDNN 9 finalizes an operation graph without a handle (the handle
     // attribute is deprecated there), which checks how the operations
@@ -345,10 +435,48 @@ std::string validateDescriptors(const RegionPlan& plan) {
   }
 }
 
-ExecutablePlan::ExecutablePlan(const RegionPlan& plan, cudnnContext* handle)
+namespace {
+
+/// The engine behind an engine configuration: its global index and its
+/// numerical notes (TENSOR_CORE, REDUCED_PRECISION_REDUCTION, ...).
+std::pair<int64_t, std::vector<cudnnBackendNumericalNote_t>> engineOf(const Desc& config) {
+  Desc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  cudnnBackendDescriptor_t e = engine.get();
+  int64_t n = 0;
+  checkCudnn(cudnnBackendGetAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE,
+                                      CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &e),
+             "engine of a configuration");
+  int64_t index = -1;
+  checkCudnn(
+      cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n, &index),
+      "engine index");
+  std::vector<cudnnBackendNumericalNote_t> notes(CUDNN_NUMERICAL_NOTE_TYPE_COUNT);
+  checkCudnn(
+      cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                               static_cast<int64_t>(notes.size()), &n, notes.data()),
+      "engine numerical notes");
+  notes.resize(static_cast<size_t>(n));
+  return {index, std::move(notes)};
+}
+
+const char* noteName(cudnnBackendNumericalNote_t note) {
+  switch (note) {
+    case CUDNN_NUMERICAL_NOTE_TENSOR_CORE: return "tensor core";
+    case CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS: return "down-converts inputs";
+    case CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION: return "reduced-precision reduction";
+    case CUDNN_NUMERICAL_NOTE_FFT: return "FFT";
+    case CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC: return "nondeterministic";
+    case CUDNN_NUMERICAL_NOTE_WINOGRAD: return "Winograd";
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+ExecutablePlan::ExecutablePlan(const RegionPlan& plan, cudnnContext* handle, Precision precision)
     : d_(std::make_unique<Descriptors>()) {
   std::vector<Desc>& keep = d_->keep;
-  std::vector<cudnnBackendDescriptor_t> ops = buildOperations(plan, keep, uids_);
+  std::vector<cudnnBackendDescriptor_t> ops = buildOperations(plan, keep, uids_, precision);
 
   Desc graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
   cudnnHandle_t h = handle;
@@ -357,43 +485,76 @@ ExecutablePlan::ExecutablePlan(const RegionPlan& plan, cudnnContext* handle)
            static_cast<int64_t>(ops.size()), ops.data())
       .finalize("operation graph");
 
-  const cudnnBackendHeurMode_t heurMode = CUDNN_HEUR_MODE_A;
-  Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-  heur.setDesc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph)
-      .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &heurMode)
-      .finalize("engine heuristics");
-  constexpr int64_t kMaxConfigs = 16;
-  std::vector<Desc> configs;
-  std::vector<cudnnBackendDescriptor_t> raw;
-  for (int64_t i = 0; i < kMaxConfigs; ++i) {
-    configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-    raw.push_back(configs.back().get());
-  }
-  int64_t found = 0;
-  checkCudnn(
-      cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
-                               CUDNN_TYPE_BACKEND_DESCRIPTOR, kMaxConfigs, &found, raw.data()),
-      "heuristics results");
+  // Mode A's list first (ranked for speed), then the fallback list, whose
+  // engines cover more graphs; the first configuration the precision
+  // allows and that finalizes wins.
   std::string lastError = "heuristics returned no engine configuration";
-  for (int64_t i = 0; i < found && !d_->plan; ++i) {
+  int skipped = 0;
+  const bool reducesProducts = std::any_of(plan.ops.begin(), plan.ops.end(), [](const PlanOp& op) {
+    return op.kind == PlanOp::Kind::kConvForward || op.kind == PlanOp::Kind::kMatMul;
+  });
+  for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+    Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
     try {
-      auto p = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
-      p->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h)
-          .setDesc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, configs[static_cast<size_t>(i)])
-          .finalize("execution plan");
-      int64_t count = 0;
-      checkCudnn(cudnnBackendGetAttribute(p->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                          CUDNN_TYPE_INT64, 1, &count, &workspace_),
-                 "workspace size");
-      d_->plan = std::move(p);
+      heur.setDesc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph)
+          .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode)
+          .finalize("engine heuristics");
     } catch (const std::exception& e) {
       lastError = e.what();
+      continue;
     }
+    constexpr int64_t kMaxConfigs = 64;
+    std::vector<Desc> configs;
+    std::vector<cudnnBackendDescriptor_t> raw;
+    for (int64_t i = 0; i < kMaxConfigs; ++i) {
+      configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+      raw.push_back(configs.back().get());
+    }
+    int64_t found = 0;
+    if (cudnnStatus_t st = cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                                    CUDNN_TYPE_BACKEND_DESCRIPTOR, kMaxConfigs,
+                                                    &found, raw.data());
+        st != CUDNN_STATUS_SUCCESS) {
+      lastError = std::string("heuristics results: ") + cudnnGetErrorString(st);
+      continue;
+    }
+    for (int64_t i = 0; i < std::min(found, kMaxConfigs) && !d_->plan; ++i) {
+      try {
+        const Desc& config = configs[static_cast<size_t>(i)];
+        auto [index, notes] = engineOf(config);
+        if (!engineAllowed(notes, precision, reducesProducts)) {
+          ++skipped;
+          continue;
+        }
+        auto p = std::make_unique<Desc>(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+        p->set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h)
+            .setDesc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, config)
+            .finalize("execution plan");
+        int64_t count = 0;
+        checkCudnn(cudnnBackendGetAttribute(p->get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                            CUDNN_TYPE_INT64, 1, &count, &workspace_),
+                   "workspace size");
+        d_->plan = std::move(p);
+        engine_ = "engine " + std::to_string(index) + " (heuristics " +
+                  (mode == CUDNN_HEUR_MODE_A ? "A" : "fallback") + " #" + std::to_string(i + 1);
+        for (cudnnBackendNumericalNote_t note : notes)
+          if (const char* name = noteName(note)) engine_ += std::string("; ") + name;
+        engine_ += ")";
+      } catch (const std::exception& e) {
+        lastError = e.what();
+      }
+    }
+    keep.push_back(std::move(heur));
+    if (d_->plan) break;
   }
-  if (!d_->plan)
-    throw std::runtime_error("cudnn: no engine for " + plan.summary + " (" + lastError + ")");
+  if (!d_->plan) {
+    if (skipped > 0)
+      lastError += "; " + std::to_string(skipped) + " tensor-core (TF32) engine(s) skipped in " +
+                   precisionName(precision) + ", allow them with --precision tf32";
+    throw std::runtime_error("cudnn: no " + std::string(precisionName(precision)) + " engine for " +
+                             plan.summary + " (" + lastError + ")");
+  }
   keep.push_back(std::move(graph));
-  keep.push_back(std::move(heur));
 }
 
 ExecutablePlan::~ExecutablePlan() = default;
@@ -414,34 +575,52 @@ void ExecutablePlan::execute(cudnnContext* handle, const std::vector<void*>& poi
 
 // --- DeviceRegion ---
 
-DeviceRegion::DeviceRegion(const RegionPlan& plan) : plan_(plan) {
+DeviceRegion::DeviceRegion(const RegionPlan& plan, Precision precision, std::string name,
+                           bool verbose)
+    : plan_(plan), precision_(precision), verbose_(verbose), name_(std::move(name)) {
   checkCuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
   checkCudnn(cudnnCreate(&handle_), "cudnnCreate");
   checkCudnn(cudnnSetStream(handle_, stream_), "cudnnSetStream");
-  exec_ = std::make_unique<ExecutablePlan>(plan, handle_);
+  exec_ = std::make_unique<ExecutablePlan>(plan, handle_, precision);
   DeviceAllocator& alloc = deviceAllocator();
+  const size_t width = elementBytes(precision);
   pointers_.assign(plan.tensors.size(), nullptr);
-  size_t staging = 0;
   for (size_t i = 0; i < plan.tensors.size(); ++i) {
     const PlanTensor& t = plan.tensors[i];
     if (t.role == TensorRole::kIntermediate) continue;
-    pointers_[i] = alloc.allocate(tensorBytes(t));
-    if (t.role == TensorRole::kConstant) {
-      const std::vector<float>& c = plan.constants[t.index];
-      checkCuda(cudaMemcpyAsync(pointers_[i], c.data(), c.size() * sizeof(float),
-                                cudaMemcpyHostToDevice, stream_),
-                "cudaMemcpyAsync (constants)");
-    } else if (t.channelsLast) {
-      staging = std::max(staging, tensorBytes(t) / sizeof(float));
+    pointers_[i] = alloc.allocate(elements(t) * width);
+    if (t.role != TensorRole::kConstant) continue;
+    // Constants once: already in device layout (weights were reordered
+    // when planned), so only fp16 needs a conversion.
+    const std::vector<float>& c = plan.constants[t.index];
+    if (precision == Precision::kFp16) {
+      std::vector<uint16_t> h(c.size());
+      std::transform(c.begin(), c.end(), h.begin(), floatToHalf);
+      checkCuda(cudaMemcpy(pointers_[i], h.data(), h.size() * 2, cudaMemcpyHostToDevice),
+                "cudaMemcpy (constants)");
+    } else {
+      checkCuda(cudaMemcpy(pointers_[i], c.data(), c.size() * 4, cudaMemcpyHostToDevice),
+                "cudaMemcpy (constants)");
     }
   }
   if (exec_->workspaceBytes() > 0)
     workspace_ = alloc.allocate(static_cast<size_t>(exec_->workspaceBytes()));
-  staging_.resize(staging);
-  checkCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  if (verbose_) {
+    events_.resize(4);
+    for (cudaEvent_t& e : events_) checkCuda(cudaEventCreate(&e), "cudaEventCreate");
+  }
 }
 
 DeviceRegion::~DeviceRegion() {
+  if (verbose_ && timing_.runs > 0) {
+    const double n = timing_.runs;
+    std::fprintf(stderr,
+                 "cudnn: %s: %d runs, per run: pack %.3f ms, upload %.3f ms, cuDNN %.3f ms, "
+                 "download %.3f ms, unpack %.3f ms\n",
+                 name_.c_str(), timing_.runs, timing_.packMs / n, timing_.uploadMs / n,
+                 timing_.executeMs / n, timing_.downloadMs / n, timing_.unpackMs / n);
+  }
+  for (cudaEvent_t e : events_) cudaEventDestroy(e);
   DeviceAllocator& alloc = deviceAllocator();
   for (void* p : pointers_) alloc.deallocate(p);
   alloc.deallocate(workspace_);
@@ -453,31 +632,61 @@ DeviceRegion::~DeviceRegion() {
 void DeviceRegion::run(const std::vector<const float*>& inputs,
                        const std::vector<float*>& outputs) {
   std::lock_guard<std::mutex> lock(mutex_);
+  DeviceAllocator& pinned = pinnedAllocator();
+  const size_t width = elementBytes(precision_);
+  // Pinned staging for this request; returned to the cache on every path.
+  std::vector<void*> staging;
+  struct Release {
+    DeviceAllocator& pinned;
+    std::vector<void*>& blocks;
+    ~Release() {
+      for (void* b : blocks) pinned.deallocate(b);
+    }
+  } release{pinned, staging};
+  auto tensor = [&](int ti) -> const PlanTensor& { return plan_.tensors[static_cast<size_t>(ti)]; };
+
+  auto t0 = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < plan_.inputTensors.size(); ++i) {
+    const PlanTensor& t = tensor(plan_.inputTensors[i]);
+    staging.push_back(pinned.allocate(elements(t) * width));
+    pack(inputs[i], staging.back(), t, precision_);
+  }
+  for (size_t o = 0; o < plan_.outputTensors.size(); ++o)
+    staging.push_back(pinned.allocate(elements(tensor(plan_.outputTensors[o])) * width));
+  if (verbose_) timing_.packMs += msSince(t0);
+
+  // Everything queued on the region's stream, one wait at the end.
+  if (verbose_) checkCuda(cudaEventRecord(events_[0], stream_), "cudaEventRecord");
   for (size_t i = 0; i < plan_.inputTensors.size(); ++i) {
     const int ti = plan_.inputTensors[i];
-    const PlanTensor& t = plan_.tensors[static_cast<size_t>(ti)];
-    const float* src = inputs[i];
-    if (t.channelsLast) {
-      nchwToNhwc(src, staging_.data(), t.dims[0], t.dims[1], t.dims[2] * t.dims[3]);
-      src = staging_.data();
-    }
-    // On the region's stream, and waited for, so staging_ can be reused
-    // for the next input and the execution is ordered after the copy.
-    checkCuda(cudaMemcpyAsync(pointers_[static_cast<size_t>(ti)], src, tensorBytes(t),
-                              cudaMemcpyHostToDevice, stream_),
+    checkCuda(cudaMemcpyAsync(pointers_[static_cast<size_t>(ti)], staging[i],
+                              elements(tensor(ti)) * width, cudaMemcpyHostToDevice, stream_),
               "cudaMemcpyAsync (input)");
-    checkCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
+  if (verbose_) checkCuda(cudaEventRecord(events_[1], stream_), "cudaEventRecord");
   exec_->execute(handle_, pointers_, workspace_);
+  if (verbose_) checkCuda(cudaEventRecord(events_[2], stream_), "cudaEventRecord");
+  const size_t firstOut = plan_.inputTensors.size();
   for (size_t o = 0; o < plan_.outputTensors.size(); ++o) {
     const int ti = plan_.outputTensors[o];
-    const PlanTensor& t = plan_.tensors[static_cast<size_t>(ti)];
-    float* dst = t.channelsLast ? staging_.data() : outputs[o];
-    checkCuda(cudaMemcpyAsync(dst, pointers_[static_cast<size_t>(ti)], tensorBytes(t),
-                              cudaMemcpyDeviceToHost, stream_),
+    checkCuda(cudaMemcpyAsync(staging[firstOut + o], pointers_[static_cast<size_t>(ti)],
+                              elements(tensor(ti)) * width, cudaMemcpyDeviceToHost, stream_),
               "cudaMemcpyAsync (output)");
-    checkCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-    if (t.channelsLast) nhwcToNchw(dst, outputs[o], t.dims[0], t.dims[1], t.dims[2] * t.dims[3]);
+  }
+  if (verbose_) checkCuda(cudaEventRecord(events_[3], stream_), "cudaEventRecord");
+  checkCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+
+  t0 = std::chrono::steady_clock::now();
+  for (size_t o = 0; o < plan_.outputTensors.size(); ++o)
+    unpack(staging[firstOut + o], outputs[o], tensor(plan_.outputTensors[o]), precision_);
+  if (verbose_) {
+    timing_.unpackMs += msSince(t0);
+    float ms[3] = {0, 0, 0};
+    for (int k = 0; k < 3; ++k) cudaEventElapsedTime(&ms[k], events_[k], events_[k + 1]);
+    timing_.uploadMs += ms[0];
+    timing_.executeMs += ms[1];
+    timing_.downloadMs += ms[2];
+    ++timing_.runs;
   }
 }
 
@@ -490,7 +699,7 @@ std::string checkEngine(const RegionPlan& plan) {
   std::lock_guard<std::mutex> lock(mutex);
   try {
     if (!handle) checkCudnn(cudnnCreate(&handle), "cudnnCreate");
-    ExecutablePlan exec(plan, handle);
+    ExecutablePlan exec(plan, handle, precisionFromEnvironment());
     return {};
   } catch (const std::exception& e) {
     return e.what();

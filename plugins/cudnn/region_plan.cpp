@@ -13,9 +13,13 @@
 //===----------------------------------------------------------------------===//
 #include "region_plan.h"
 
+#include "layout.h"
+
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <span>
 #include <utility>
 
@@ -54,19 +58,21 @@ std::vector<float> floatData(const ValueView& v) {
 
 class PlanBuilder {
  public:
-  explicit PlanBuilder(const sdk::GraphView& body) : body_(body) {}
+  PlanBuilder(std::vector<ValueView> inputs, std::vector<NodeView> nodes,
+              std::vector<ValueView> outputs)
+      : inputs_(std::move(inputs)), nodes_(std::move(nodes)), outputs_(std::move(outputs)) {}
 
   RegionPlan build() {
-    std::vector<ValueView> inputs = body_.inputs();
+    const std::vector<ValueView>& inputs = inputs_;
     plan_.inputTensors.assign(inputs.size(), -1);
     for (size_t i = 0; i < inputs.size(); ++i) inputIndex_[inputs[i].handle()] = i;
-    for (const NodeView& n : body_.nodes()) {
+    for (const NodeView& n : nodes_) {
       checkTypes(n);
       plan_.summary += (plan_.summary.empty() ? "" : "+") + n.opType();
       addNode(n);
     }
     if (plan_.ops.empty()) unplannable("the region has no operations");
-    std::vector<ValueView> outputs = body_.outputs();
+    const std::vector<ValueView>& outputs = outputs_;
     for (size_t o = 0; o < outputs.size(); ++o) {
       auto it = tensorOf_.find(outputs[o].handle());
       if (it == tensorOf_.end() || plan_.tensors[it->second].role != TensorRole::kIntermediate)
@@ -394,7 +400,9 @@ class PlanBuilder {
     plan_.ops.push_back(std::move(op));
   }
 
-  const sdk::GraphView& body_;
+  std::vector<ValueView> inputs_;
+  std::vector<NodeView> nodes_;
+  std::vector<ValueView> outputs_;
   RegionPlan plan_;
   std::map<const SgValue*, int> tensorOf_;
   std::map<const SgValue*, size_t> inputIndex_;
@@ -414,18 +422,68 @@ void finish(RegionPlan& plan) {
   }
 }
 
-}  // namespace
-
-PlanResult buildRegionPlan(const sdk::GraphView& body) {
+PlanResult plan(PlanBuilder builder) {
   PlanResult result;
   try {
-    RegionPlan plan = PlanBuilder(body).build();
+    RegionPlan plan = builder.build();
     finish(plan);
     result.plan = std::move(plan);
   } catch (const Unplannable& u) {
     result.reason = u.reason;
   }
   return result;
+}
+
+}  // namespace
+
+PlanResult buildRegionPlan(const sdk::GraphView& body) {
+  return plan(PlanBuilder(body.inputs(), body.nodes(), body.outputs()));
+}
+
+PlanResult buildChainPlan(const std::vector<sdk::NodeView>& chain) {
+  if (chain.empty()) return {std::nullopt, "cudnn: the region has no operations"};
+  // The chain's inputs are the non-constant values its nodes read and do
+  // not compute, in order of first use; its one output is the last node's.
+  std::vector<ValueView> inputs;
+  std::set<const SgValue*> seen;
+  for (const NodeView& n : chain)
+    for (size_t o = 0; o < n.numOutputs(); ++o)
+      if (n.output(o)) seen.insert(n.output(o).handle());
+  for (const NodeView& n : chain)
+    for (size_t i = 0; i < n.numInputs(); ++i) {
+      ValueView v = n.input(i);
+      if (v && !v.isConstant() && seen.insert(v.handle()).second) inputs.push_back(v);
+    }
+  return plan(PlanBuilder(std::move(inputs), chain, {chain.back().output(0)}));
+}
+
+std::string planKey(const RegionPlan& p) {
+  // Everything cuDNN's engine choice can depend on, and no constant data.
+  std::string key = p.summary;
+  auto ints = [&](const std::vector<int64_t>& v) {
+    key += '[';
+    for (int64_t x : v) key += std::to_string(x) + ',';
+    key += ']';
+  };
+  for (const PlanTensor& t : p.tensors) {
+    key += 't' + std::to_string(static_cast<int>(t.role));
+    ints(t.dims);
+    ints(t.strides);
+  }
+  for (const PlanOp& op : p.ops) {
+    key += 'o' + std::to_string(static_cast<int>(op.kind)) + ':' +
+           std::to_string(static_cast<int>(op.pointwise)) + ':' +
+           std::to_string(static_cast<int>(op.pool)) + ':' + std::to_string(op.x) + ',' +
+           std::to_string(op.w) + ',' + std::to_string(op.y) + ':' + std::to_string(op.reluLower) +
+           ',' + std::to_string(op.reluUpper) + ',' + std::to_string(op.reluSlope) +
+           (op.hasUpperClip ? "u" : "");
+    ints(op.strides);
+    ints(op.padsBegin);
+    ints(op.padsEnd);
+    ints(op.dilations);
+    ints(op.window);
+  }
+  return key;
 }
 
 void foldBatchNorm(std::vector<float>& weights, std::vector<float>& bias,
@@ -441,15 +499,78 @@ void foldBatchNorm(std::vector<float>& weights, std::vector<float>& bias,
 }
 
 void nchwToNhwc(const float* src, float* dst, int64_t n, int64_t c, int64_t hw) {
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t ch = 0; ch < c; ++ch)
-      for (int64_t p = 0; p < hw; ++p) dst[(b * hw + p) * c + ch] = src[(b * c + ch) * hw + p];
+  transposeBatches(src, dst, n, c, hw, [](float v) { return v; });
 }
 
 void nhwcToNchw(const float* src, float* dst, int64_t n, int64_t c, int64_t hw) {
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t ch = 0; ch < c; ++ch)
-      for (int64_t p = 0; p < hw; ++p) dst[(b * c + ch) * hw + p] = src[(b * hw + p) * c + ch];
+  transposeBatches(src, dst, n, hw, c, [](float v) { return v; });
+}
+
+Precision precisionFromEnvironment() {
+  const char* v = std::getenv("SUBGRAPH_CUDNN_PRECISION");
+  if (!v || !*v) v = std::getenv("SUBGRAPH_PRECISION");
+  const std::string p = v ? v : "";
+  if (p == "fp16") return Precision::kFp16;
+  if (p == "tf32") return Precision::kTf32;
+  return Precision::kFp32;
+}
+
+const char* precisionName(Precision p) {
+  switch (p) {
+    case Precision::kFp32: return "fp32";
+    case Precision::kTf32: return "tf32";
+    case Precision::kFp16: return "fp16";
+  }
+  return "fp32";
+}
+
+uint16_t floatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, sizeof x);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const uint32_t absx = x & 0x7fffffffu;
+  if (absx >= 0x7f800000u)  // Inf or NaN (NaN keeps a quiet payload bit)
+    return static_cast<uint16_t>(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0u));
+  if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds past 65504
+  if (absx < 0x38800000u) {
+    // Subnormal half (or zero): shift the full mantissa into place and
+    // round to nearest even on the bits shifted out.
+    if (absx < 0x33000000u) return static_cast<uint16_t>(sign);  // below half the smallest
+    const uint32_t mant = (absx & 0x7fffffu) | 0x800000u;
+    const int shift = 126 - static_cast<int>(absx >> 23);  // 14..24
+    uint32_t h = mant >> shift;
+    const uint32_t rest = mant & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+    if (rest > halfway || (rest == halfway && (h & 1u))) ++h;
+    return static_cast<uint16_t>(sign | h);
+  }
+  // Normal: rebias the exponent, round the 13 dropped mantissa bits.
+  uint32_t h = ((absx - 0x38000000u) >> 13);
+  const uint32_t rest = absx & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
+  return static_cast<uint16_t>(sign | h);
+}
+
+float halfToFloat(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu, x;
+  if (exp == 0x1f) {
+    x = sign | 0x7f800000u | (mant << 13);
+  } else if (exp != 0) {
+    x = sign | ((exp + 112) << 23) | (mant << 13);
+  } else if (mant == 0) {
+    x = sign;
+  } else {
+    // Subnormal: normalize.
+    exp = 113;
+    while (!(mant & 0x400u)) {
+      mant <<= 1;
+      --exp;
+    }
+    x = sign | (exp << 23) | ((mant & 0x3ffu) << 13);
+  }
+  float f;
+  std::memcpy(&f, &x, sizeof f);
+  return f;
 }
 
 std::vector<int64_t> packedStrides(const std::vector<int64_t>& dims) {

@@ -29,6 +29,18 @@
 
 namespace subgraph::cudnn {
 
+/// What the plugin computes in, read from
+/// $SUBGRAPH_CUDNN_PRECISION, else $SUBGRAPH_PRECISION (`run --precision`).
+enum class Precision {
+  kFp32,  ///< float32 everywhere; engines that would use TF32 tensor cores are skipped
+  kTf32,  ///< float32 tensors, TF32 tensor cores allowed (about 10 mantissa bits)
+  kFp16,  ///< float16 tensors on the device (tensor cores), float32 accumulation
+};
+/// The precision the environment asks for (fp32 when unset or unknown).
+Precision precisionFromEnvironment();
+/// "fp32", "tf32" or "fp16".
+const char* precisionName(Precision p);
+
 /// Where a tensor of the plan gets its data.
 enum class TensorRole {
   kInput,         ///< Runtime input `index` of the fused node.
@@ -113,6 +125,17 @@ struct PlanResult {
 /// Never throws for unsupported content: that is a reason.
 PlanResult buildRegionPlan(const sdk::GraphView& body);
 
+/// Builds the plan of a linear chain of nodes of a graph (not yet a
+/// region): its inputs are the non-constant values the chain reads and does
+/// not compute, its output the last node's first. Selectors use it to ask
+/// whether a shorter chain has an engine before the region exists.
+PlanResult buildChainPlan(const std::vector<sdk::NodeView>& chain);
+
+/// A key of everything about `plan` that cuDNN's engine choice depends on
+/// (tensor dims, strides and roles, operations and their attributes), and
+/// none of its constant data: equal keys get the same engines.
+std::string planKey(const RegionPlan& plan);
+
 /// Folds y = gamma * (conv(x) + bias - mean) / sqrt(var + eps) + beta into
 /// the convolution: weights (K x rest, row-major) and bias (K) in place.
 void foldBatchNorm(std::vector<float>& weights, std::vector<float>& bias,
@@ -123,6 +146,12 @@ void foldBatchNorm(std::vector<float>& weights, std::vector<float>& bias,
 void nchwToNhwc(const float* src, float* dst, int64_t n, int64_t c, int64_t hw);
 /// NHWC -> NCHW copy of an n x hw x c tensor.
 void nhwcToNchw(const float* src, float* dst, int64_t n, int64_t c, int64_t hw);
+
+/// IEEE binary16 from float, rounded to nearest even (overflow gives
+/// infinity, NaN stays NaN). Host side of the fp16 mode's copies.
+uint16_t floatToHalf(float f);
+/// Float from IEEE binary16 (exact).
+float halfToFloat(uint16_t h);
 
 /// Packed row-major strides of `dims`.
 std::vector<int64_t> packedStrides(const std::vector<int64_t>& dims);

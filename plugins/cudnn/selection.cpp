@@ -10,7 +10,12 @@
 //===----------------------------------------------------------------------===//
 #include "selection.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -59,6 +64,9 @@ Decision singleUse(const NodeView& tail) {
 /// A linear chain grown from a seed in stage order.
 class ChainSelector : public sdk::SubgraphSelector {
  public:
+  ChainSelector(EngineCheck check, SelectionOptions options)
+      : check_(std::move(check)), options_(options) {}
+
   Decision SelectOutput(const NodeView& node, const NodeView& consumer) override {
     if (!tail_ || !(node == *tail_)) return Decision::no();
     if (Decision d = singleUse(node); !d) return d;
@@ -67,10 +75,25 @@ class ChainSelector : public sdk::SubgraphSelector {
     if (next <= stage_) return Decision::no();
     stage_ = next;
     tail_ = consumer;
+    chain_.push_back(consumer);
     return Decision::yes();
+  }
+  /// Shrinks the chain to what cuDNN has an engine for (trimToEngine).
+  std::vector<NodeView> Filter(const std::vector<NodeView>& candidates) override {
+    if (!check_ || chain_.size() < 2) return candidates;
+    // The chain in stage order, as far as the partitioner kept it; if it
+    // kept something else, CreateSubgraphNode decides on the whole.
+    std::vector<NodeView> chain;
+    for (const NodeView& n : chain_) {
+      if (std::find(candidates.begin(), candidates.end(), n) == candidates.end()) break;
+      chain.push_back(n);
+    }
+    if (chain.size() != candidates.size()) return candidates;
+    return trimToEngine(std::move(chain), check_);
   }
   void Reset() override {
     tail_.reset();
+    chain_.clear();
     stage_ = 0;
   }
 
@@ -81,16 +104,21 @@ class ChainSelector : public sdk::SubgraphSelector {
   Decision seed(const NodeView& node, Decision d) {
     if (d) {
       tail_ = node;
+      chain_ = {node};
       stage_ = 1;
     }
     return d;
   }
+  EngineCheck check_;
+  SelectionOptions options_;
   int stage_ = 0;
   std::optional<NodeView> tail_;
+  std::vector<NodeView> chain_;
 };
 
 class ConvSelector final : public ChainSelector {
  public:
+  using ChainSelector::ChainSelector;
   Decision Select(const NodeView& n) override {
     if (!n.is("Conv")) return Decision::no();
     if (!n.input(1) || !n.input(1).isConstant())
@@ -102,7 +130,10 @@ class ConvSelector final : public ChainSelector {
 
  private:
   int stageOf(const NodeView& c) override {
+    // Folding a BatchNormalization is a weight transform, not a fusion: it
+    // happens with fusion off too.
     if (c.is("BatchNormalization")) return 2;
+    if (!options_.fuse) return 0;
     if (c.is("Add")) return 3;
     if (isOnnx(c, kActivations)) return 4;
     return 0;
@@ -111,6 +142,7 @@ class ConvSelector final : public ChainSelector {
 
 class MatMulSelector final : public ChainSelector {
  public:
+  using ChainSelector::ChainSelector;
   Decision Select(const NodeView& n) override {
     if (!n.is("MatMul") && !n.is("Gemm")) return Decision::no();
     if (!n.input(1) || !n.input(1).isConstant())
@@ -120,6 +152,7 @@ class MatMulSelector final : public ChainSelector {
 
  private:
   int stageOf(const NodeView& c) override {
+    if (!options_.fuse) return 0;
     if (c.is("Add")) {
       // The bias: one operand must be constant.
       for (size_t i = 0; i < c.numInputs(); ++i)
@@ -132,6 +165,7 @@ class MatMulSelector final : public ChainSelector {
 
 class EltwiseSelector final : public ChainSelector {
  public:
+  using ChainSelector::ChainSelector;
   Decision Select(const NodeView& n) override {
     if (!isOnnx(n, kElementwise)) return Decision::no();
     if (n.output(0).dims().size() > 4)
@@ -142,7 +176,7 @@ class EltwiseSelector final : public ChainSelector {
  private:
   int stageOf(const NodeView& c) override {
     // Stages only count up here: any element-wise op extends the chain.
-    if (!isOnnx(c, kElementwise) || stage_ >= kMaxEltwiseChain) return 0;
+    if (!options_.fuse || !isOnnx(c, kElementwise) || stage_ >= kMaxEltwiseChain) return 0;
     return stage_ + 1;
   }
 };
@@ -170,11 +204,40 @@ class PlannedProperty : public sdk::SubgraphProperty {
 template <typename S>
 class ChainProperty final : public PlannedProperty {
  public:
-  using PlannedProperty::PlannedProperty;
+  ChainProperty(std::string name, EngineCheck check, SelectionOptions options)
+      : PlannedProperty(std::move(name), check), check_(std::move(check)), options_(options) {}
   std::unique_ptr<sdk::SubgraphSelector> CreateSubgraphSelector() const override {
-    return std::make_unique<S>();
+    return std::make_unique<S>(check_, options_);
   }
+
+ private:
+  EngineCheck check_;
+  SelectionOptions options_;
 };
+
+/// `check`, asked once per plan key (the selectors' trimming and
+/// CreateSubgraphNode ask about the same region; ResNet-50 repeats shapes).
+EngineCheck memoized(EngineCheck check) {
+  if (!check) return check;
+  struct Cache {
+    std::mutex mutex;
+    std::map<std::string, std::string> answers;
+  };
+  auto cache = std::make_shared<Cache>();
+  return [check = std::move(check), cache](const RegionPlan& plan) {
+    // The precision is part of the question: fp16 and fp32 have different engines.
+    const std::string key =
+        std::string(precisionName(precisionFromEnvironment())) + ' ' + planKey(plan);
+    {
+      std::lock_guard<std::mutex> lock(cache->mutex);
+      if (auto it = cache->answers.find(key); it != cache->answers.end()) return it->second;
+    }
+    std::string answer = check(plan);
+    std::lock_guard<std::mutex> lock(cache->mutex);
+    cache->answers.emplace(key, answer);
+    return answer;
+  };
+}
 
 /// Single pooling nodes: a declarative one-node pattern is enough.
 class PoolProperty final : public PlannedProperty {
@@ -193,11 +256,32 @@ class PoolProperty final : public PlannedProperty {
 
 }  // namespace
 
-void addCudnnProperties(sdk::Plugin& plugin, EngineCheck check) {
-  plugin.addProperty(std::make_unique<ChainProperty<ConvSelector>>("conv_fused", check));
-  plugin.addProperty(std::make_unique<ChainProperty<MatMulSelector>>("matmul_fused", check));
+SelectionOptions selectionOptionsFromEnvironment() {
+  SelectionOptions options;
+  if (const char* v = std::getenv("SUBGRAPH_CUDNN_FUSION"))
+    options.fuse = !(std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0);
+  return options;
+}
+
+std::vector<NodeView> trimToEngine(std::vector<NodeView> chain, const EngineCheck& check) {
+  PlanResult whole = buildChainPlan(chain);
+  if (!check || !whole.plan || check(*whole.plan).empty()) return chain;
+  std::vector<NodeView> prefix = chain;
+  while (prefix.size() > 1) {
+    prefix.pop_back();
+    PlanResult p = buildChainPlan(prefix);
+    if (p.plan && check(*p.plan).empty()) return prefix;
+  }
+  return chain;
+}
+
+void addCudnnProperties(sdk::Plugin& plugin, EngineCheck check, SelectionOptions options) {
+  check = memoized(std::move(check));
+  plugin.addProperty(std::make_unique<ChainProperty<ConvSelector>>("conv_fused", check, options));
+  plugin.addProperty(
+      std::make_unique<ChainProperty<MatMulSelector>>("matmul_fused", check, options));
   plugin.addProperty(std::make_unique<PoolProperty>(check));
-  plugin.addProperty(std::make_unique<ChainProperty<EltwiseSelector>>("eltwise", check));
+  plugin.addProperty(std::make_unique<ChainProperty<EltwiseSelector>>("eltwise", check, options));
 }
 
 }  // namespace subgraph::cudnn

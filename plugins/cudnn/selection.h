@@ -21,6 +21,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "region_plan.h"
 
@@ -30,9 +31,29 @@ namespace subgraph::cudnn {
 /// empty string if so, else the reason to reject the region.
 using EngineCheck = std::function<std::string(const RegionPlan& plan)>;
 
+/// How much the selectors fuse.
+struct SelectionOptions {
+  /// False: one ONNX compute op per region (a BatchNormalization still
+  /// folds into its Conv), for measuring what fusion buys
+  /// (SUBGRAPH_CUDNN_FUSION=0).
+  bool fuse = true;
+};
+
+/// The options the environment asks for (SUBGRAPH_CUDNN_FUSION=0: no fusion).
+SelectionOptions selectionOptionsFromEnvironment();
+
 /// Registers the four properties on `plugin`; `check` may be empty (no
-/// device: regions are accepted on the plan alone).
-void addCudnnProperties(sdk::Plugin& plugin, EngineCheck check);
+/// device: regions are accepted on the plan alone). The check is memoized
+/// per plan key, so a region is asked about once however often it is seen.
+void addCudnnProperties(sdk::Plugin& plugin, EngineCheck check, SelectionOptions options = {});
+
+/// The longest prefix of `chain` (a linear chain grown by a selector, in
+/// stage order) that plans and that `check` accepts, when the whole chain
+/// plans but `check` finds no engine for it; otherwise `chain` unchanged,
+/// so CreateSubgraphNode gives the plan's reason. cuDNN's fused engines
+/// cover fewer graphs than its single-operation ones, so Conv+BN+Add+Relu
+/// without an engine becomes Conv+BN+Add or Conv+BN rather than nothing.
+std::vector<sdk::NodeView> trimToEngine(std::vector<sdk::NodeView> chain, const EngineCheck& check);
 
 /// The fused op types (qualified) the kernels are registered for.
 inline constexpr const char* kFusedOps[] = {"subgraph.cudnn.conv_fused",

@@ -24,10 +24,12 @@
 // the command fail after the report. The report also gives the largest
 // error scaled by the output's largest reference magnitude, the figure that
 // means something for reduced precision, where outputs near zero make the
-// relative error meaningless. --precision bf16 asks the backends for bf16
-// compute where they offer it (oneDNN on AVX512-BF16/AMX); it reaches
-// them, plugins included, as $SUBGRAPH_PRECISION, and makes --check's
-// default tolerance 1e-1 instead of 1e-4. --json prints one JSON object
+// relative error meaningless. --precision asks the backends for a reduced
+// precision where they offer it: bf16 (oneDNN on AVX512-BF16/AMX), fp16
+// and tf32 (cuDNN's tensor cores); it reaches them, plugins included, as
+// $SUBGRAPH_PRECISION, and widens --check's default tolerance from 1e-4
+// (bf16 1e-1, fp16 and tf32 5e-2). Backends without that precision stay in
+// fp32. --json prints one JSON object
 // instead of text; --profile adds a per-node and per-region time table.
 //
 //===----------------------------------------------------------------------===//
@@ -295,13 +297,19 @@ void runRun(const RunCommandOptions& options) {
   if (!(options.tolerance >= 0)) throw UsageError("--tolerance must not be negative");
   double tolerance = options.tolerance;
   if (!options.precision.empty()) {
-    if (options.precision != "fp32" && options.precision != "bf16")
-      throw UsageError("--precision must be fp32 or bf16, not '" + options.precision + "'");
+    if (options.precision != "fp32" && options.precision != "bf16" && options.precision != "fp16" &&
+        options.precision != "tf32")
+      throw UsageError("--precision must be fp32, bf16, fp16 or tf32, not '" + options.precision +
+                       "'");
     // Set before any backend is created: backends and plugins read it when
     // they build their regions.
     setenv("SUBGRAPH_PRECISION", options.precision.c_str(), 1);
     // bf16 keeps 8 mantissa bits; errors compound over a network's depth.
     if (options.precision == "bf16" && !options.toleranceGiven) tolerance = 1e-1;
+    // fp16 keeps 11 mantissa bits and tf32 11 (10 stored); both accumulate
+    // in fp32.
+    if ((options.precision == "fp16" || options.precision == "tf32") && !options.toleranceGiven)
+      tolerance = 5e-2;
   }
 #ifdef SUBGRAPH_CLI_HAVE_PLUGINS
   std::optional<plugins::BackendSelection> selection = chosenSelection(options);
@@ -530,11 +538,12 @@ const CommandRegistration kRun("run", [](CLI::App& app) {
                 "Compare with the unpartitioned graph on the reference backend");
   cmd->add_option("--tolerance", options->tolerance,
                   "Allowed |a-b| <= T*(1+|b|) for --check (default 1e-4; 1e-1 with "
-                  "--precision bf16)")
+                  "--precision bf16, 5e-2 with fp16 or tf32)")
       ->each([options](const std::string&) { options->toleranceGiven = true; });
   cmd->add_option("--precision", options->precision,
-                  "fp32 or bf16: compute precision for backends that offer a choice (onednn: "
-                  "bf16 on AVX512-BF16/AMX CPUs); sets $SUBGRAPH_PRECISION");
+                  "fp32, bf16, fp16 or tf32: compute precision for backends that offer it "
+                  "(onednn: bf16 on AVX512-BF16/AMX CPUs; cudnn: fp16, tf32); sets "
+                  "$SUBGRAPH_PRECISION");
   cmd->add_flag("--json", options->json, "Print one JSON object");
   cmd->add_flag("--profile", options->profile, "Print per-node and per-region times");
   cmd->add_flag("--allow-unknown-ops", options->allowUnknownOps,

@@ -22,12 +22,15 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "device.h"
 #include "host_api.h"
+#include "layout.h"
 #include "region_plan.h"
+#include "selection.h"
 #include "subgraph/ir/text_format.h"
 #include "subgraph/plugins/plugin_loader.h"
 #include "subgraph/runtime/session.h"
@@ -254,11 +257,11 @@ TEST(CudnnSelection, DoesNotFuseFloat16) {
   EXPECT_NE(reasonFor(r, "relu").find("float32"), std::string::npos) << reasonFor(r, "relu");
 }
 
-/// Without a device the kernels decline, so a partitioned graph runs its
-/// regions on the default executor and matches the reference exactly:
-/// nothing pretends to be a GPU result.
-TEST(CudnnSelection, WithoutADeviceRegionsRunOnTheDefaultExecutor) {
-  if (haveDevice()) GTEST_SKIP() << "a CUDA device is present: kernels would run on it";
+/// In selection-only mode (no device, or one the mode does not touch) the
+/// kernels decline, so a partitioned graph runs its regions on the default
+/// executor and matches the reference exactly: nothing pretends to be a
+/// GPU result.
+TEST(CudnnSelection, SelectionOnlyRegionsRunOnTheDefaultExecutor) {
   plugins::BackendSelection s = selectCudnn();
   Tensor x = Tensor::fromVector<float>(DataType::kFloat32, {1, 2, 3, 3},
                                        {-1, 2, 3, 4, -5, 6, 7, 8, 9, 1, 2, -3, 4, 5, 6, 7, -8, 9});
@@ -435,47 +438,284 @@ TEST(CudnnHost, ChannelsLastRoundTrip) {
   EXPECT_EQ(back, nchw);
 }
 
+/// The tiled, parallel transpose handles sizes that are not multiples of
+/// its tile, converts types on the way, and round-trips.
+TEST(CudnnHost, LargeChannelsLastRoundTripWithHalves) {
+  const int64_t n = 2, c = 67, hw = 33 * 35;  // 154,770 elements: the parallel path
+  std::vector<float> nchw(static_cast<size_t>(n * c * hw)), nhwc(nchw.size()), back(nchw.size());
+  for (size_t i = 0; i < nchw.size(); ++i) nchw[i] = static_cast<float>(i % 2048);
+  nchwToNhwc(nchw.data(), nhwc.data(), n, c, hw);
+  // (b1, p5, c66) in NHWC is (b1, c66, p5) in NCHW.
+  EXPECT_EQ(nhwc[static_cast<size_t>((1 * hw + 5) * c + 66)],
+            nchw[static_cast<size_t>((1 * c + 66) * hw + 5)]);
+  nhwcToNchw(nhwc.data(), back.data(), n, c, hw);
+  EXPECT_EQ(back, nchw);
+  std::vector<uint16_t> halves(nchw.size());
+  transposeBatches(nchw.data(), halves.data(), n, c, hw, floatToHalf);
+  transposeBatches(halves.data(), back.data(), n, hw, c, halfToFloat);
+  EXPECT_EQ(back, nchw);  // integers below 2048 are exact in binary16
+}
+
 TEST(CudnnHost, AllocatorRoundsToBins) {
   EXPECT_EQ(DeviceAllocator::roundedSize(1), 256u);
   EXPECT_EQ(DeviceAllocator::roundedSize(257), 512u);
   EXPECT_EQ(DeviceAllocator::roundedSize((1u << 20) + 1), 2u << 20);
 }
 
+/// binary16 conversion rounds to nearest even, saturates to infinity past
+/// 65504 and keeps subnormals; every finite half survives a round trip.
+TEST(CudnnHost, HalfConversionRoundsToNearestEven) {
+  EXPECT_EQ(floatToHalf(1.0f), 0x3c00);
+  EXPECT_EQ(floatToHalf(-2.0f), 0xc000);
+  EXPECT_EQ(floatToHalf(65504.0f), 0x7bff);
+  EXPECT_EQ(floatToHalf(65520.0f), 0x7c00);                          // rounds past the largest half
+  EXPECT_EQ(floatToHalf(1.0f + std::ldexp(1.0f, -11)), 0x3c00);      // tie: to even
+  EXPECT_EQ(floatToHalf(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);  // tie: to even (up)
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -24)), 0x0001);             // smallest subnormal
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -25)), 0x0000);             // tie with zero: to even
+  EXPECT_EQ(floatToHalf(std::ldexp(3.0f, -26)), 0x0001);             // 0.75 of a unit: up
+  EXPECT_EQ(floatToHalf(std::ldexp(1.0f, -14)), 0x0400);             // smallest normal
+  EXPECT_TRUE(std::isnan(halfToFloat(floatToHalf(std::nanf("")))));
+  EXPECT_EQ(halfToFloat(0x7c00), INFINITY);
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    if ((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu)) continue;  // NaN payloads
+    ASSERT_EQ(floatToHalf(halfToFloat(static_cast<uint16_t>(h))), h) << std::hex << h;
+  }
+}
+
+//   %x -> Conv -> BatchNormalization -> Add(%r) -> Relu -> %y
+constexpr const char* kConvBnAddRelu = R"(
+  graph @g(%x: f32[1, 2, 3, 3], %r: f32[1, 2, 3, 3]) {
+    %w = const f32[2, 2, 1, 1] [1.0, 0.0, 0.0, 2.0]
+    %s = const f32[2] [2.0, 1.0]
+    %b = const f32[2] [0.5, 0.0]
+    %m = const f32[2] [1.0, 0.0]
+    %v = const f32[2] [3.0, 0.0]
+    %c: f32[1, 2, 3, 3] = Conv(%x, %w) {kernel_shape = [1, 1]} @conv
+    %n: f32[1, 2, 3, 3] = BatchNormalization(%c, %s, %b, %m, %v) {epsilon = 1.0} @bn
+    %a: f32[1, 2, 3, 3] = Add(%n, %r) @add
+    %y: f32[1, 2, 3, 3] = Relu(%a) @relu
+    return %y
+  })";
+
+/// When cuDNN has no engine for the whole chain, the longest prefix that
+/// has one is kept; each prefix is planned on its own (its inputs are what
+/// it reads and does not compute).
+TEST(CudnnSelection, TrimsAChainToWhatHasAnEngine) {
+  std::unique_ptr<Graph> g = parseGraphOrThrow(kConvBnAddRelu);
+  sdk::GraphView view(plugins::host::hostApi(), plugins::host::toC(g.get()));
+  std::vector<sdk::NodeView> chain = view.nodes();
+  ASSERT_EQ(chain.size(), 4u);
+  std::vector<std::string> asked;
+  auto noActivation = [&](const RegionPlan& p) -> std::string {
+    asked.push_back(p.summary);
+    return p.summary.find("Relu") == std::string::npos ? "" : "no engine with Relu";
+  };
+  std::vector<sdk::NodeView> kept = trimToEngine(chain, noActivation);
+  ASSERT_EQ(kept.size(), 3u);
+  EXPECT_EQ(kept.back().opType(), "Add");
+  EXPECT_EQ(asked, (std::vector<std::string>{"Conv+BatchNormalization+Add+Relu",
+                                             "Conv+BatchNormalization+Add"}));
+  PlanResult prefix = buildChainPlan(kept);
+  ASSERT_TRUE(prefix.plan) << prefix.reason;
+  EXPECT_EQ(prefix.plan->inputTensors.size(), 2u);  // %x and the residual %r
+}
+
+/// Negative: a chain that has an engine is not trimmed, and a chain that
+/// does not plan is left whole, so CreateSubgraphNode reports the plan's
+/// reason instead of a shorter region hiding it.
+TEST(CudnnSelection, DoesNotTrimWhatHasAnEngineOrDoesNotPlan) {
+  std::unique_ptr<Graph> g = parseGraphOrThrow(kConvBnAddRelu);
+  sdk::GraphView view(plugins::host::hostApi(), plugins::host::toC(g.get()));
+  std::vector<sdk::NodeView> chain = view.nodes();
+  auto yes = [](const RegionPlan&) { return std::string(); };
+  EXPECT_EQ(trimToEngine(chain, yes).size(), 4u);
+  // BN then Conv is not a chain the planner takes.
+  std::vector<sdk::NodeView> unplannable = {chain[1], chain[0]};
+  auto no = [](const RegionPlan&) { return std::string("no engine"); };
+  EXPECT_EQ(trimToEngine(unplannable, no).size(), 2u);
+  // And with nothing shorter that has an engine, the whole chain stays.
+  EXPECT_EQ(trimToEngine(chain, no).size(), 4u);
+}
+
+/// SUBGRAPH_CUDNN_FUSION=0: every region is one compute op, except that a
+/// BatchNormalization still folds into its Conv (a weight transform).
+TEST(CudnnSelection, WithoutFusionEachComputeOpIsARegion) {
+  std::string text = resnetBlockText();
+  ScopedEnv off("SUBGRAPH_CUDNN_FUSION", "0");
+  PartitionReport r = partitionText(text.c_str());
+  size_t conv = 0, eltwise = 0;
+  for (const auto& region : r.regions) {
+    if (region.property == "conv_fused") {
+      ++conv;
+      EXPECT_EQ(region.nodes.size(), 2u);  // Conv + BatchNormalization
+    } else {
+      EXPECT_EQ(region.property, "eltwise");
+      EXPECT_EQ(region.nodes.size(), 1u);
+      ++eltwise;
+    }
+  }
+  EXPECT_EQ(conv, 4u);
+  EXPECT_EQ(eltwise, 4u);  // two Relus inside, the Add, the last Relu
+  EXPECT_EQ(r.nodesInRegions, r.nodesTotal);
+}
+
 // ---------------------------------------------------------------------------
 // GPU (skip without a device)
 
-/// Conv+BN+Relu run by cuDNN matches the reference backend.
-TEST(CudnnGpu, ConvBnReluMatchesTheReference) {
-  if (std::string why = probeDevice(); !why.empty()) GTEST_SKIP() << why;
+/// Outputs of `text` on the reference backend.
+std::vector<float> runReference(const std::string& text, const Tensor& x) {
+  runtime::Session reference;
+  EXPECT_TRUE(reference.load(parseGraphOrThrow(text)).isOk());
+  EXPECT_TRUE(reference.compile().isOk());
+  Tensor want = reference.run({{"x", x}}).value().outputs[0].tensor;
+  auto d = want.data<float>();
+  return {d.begin(), d.end()};
+}
+
+/// `text` partitioned for cudnn and run; `onDevice` counts the region steps
+/// whose kernel the plugin made (not the default executor's fallback).
+struct CudnnRun {
+  std::vector<float> output;
+  int onDevice = 0;
+  int regions = 0;
+};
+
+CudnnRun runOnCudnn(const std::string& text, const Tensor& x) {
+  CudnnRun out;
   plugins::SelectOptions options;
   options.searchPath = {SUBGRAPH_TEST_PLUGIN_DIR};
   StatusOr<plugins::BackendSelection> s = plugins::selectBackends("cudnn", options);
-  ASSERT_TRUE(s.isOk()) << s.status().message();
-  Tensor x = Tensor::fromVector<float>(DataType::kFloat32, {1, 2, 3, 3},
-                                       {-1, 2, 3, 4, -5, 6, 7, 8, 9, 1, 2, -3, 4, 5, 6, 7, -8, 9});
-  runtime::Session reference;
-  ASSERT_TRUE(reference.load(parseGraphOrThrow(kConvBnRelu)).isOk());
-  ASSERT_TRUE(reference.compile().isOk());
-  Tensor want = reference.run({{"x", x}}).value().outputs[0].tensor;
+  if (!s.isOk()) throw Error(s.status());
   runtime::SessionOptions so;
   auto backends = s->runtimeBackends(1);
-  ASSERT_TRUE(backends.isOk());
+  if (!backends.isOk()) throw Error(backends.status());
   so.backendInstances = std::move(backends).value();
   runtime::Session session(so);
-  ASSERT_TRUE(session.load(parseGraphOrThrow(kConvBnRelu)).isOk());
+  if (Status st = session.load(parseGraphOrThrow(text)); !st.isOk()) throw Error(st);
   Status st = session.partition([&](Graph& g) -> Status {
     auto report = s->partition(g);
+    if (report.isOk()) out.regions = static_cast<int>(report->regions.size());
     return report.isOk() ? Status::ok() : report.status();
   });
-  ASSERT_TRUE(st.isOk()) << st.message();
-  st = session.compile();
-  ASSERT_TRUE(st.isOk()) << st.message();
-  StatusOr<runtime::RunResult> got = session.run({{"x", x}});
-  ASSERT_TRUE(got.isOk()) << got.status().message();
-  auto a = got->outputs[0].tensor.data<float>();
-  auto b = want.data<float>();
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-4f) << i;
+  if (!st.isOk()) throw Error(st);
+  if (st = session.compile(); !st.isOk()) throw Error(st);
+  runtime::RunOptions ro;
+  ro.profile = true;
+  StatusOr<runtime::RunResult> got = session.run({{"x", x}}, ro);
+  if (!got.isOk()) throw Error(got.status());
+  for (const runtime::StepTiming& t : got->steps)
+    if (t.step.isRegion && t.step.backend == "cudnn" && t.step.provider != "region-executor")
+      ++out.onDevice;
+  auto d = got->outputs[0].tensor.data<float>();
+  out.output.assign(d.begin(), d.end());
+  return out;
+}
+
+/// How many elements of `got` miss `want` by more than tol * (1 + |want|).
+size_t pastTolerance(const std::vector<float>& got, const std::vector<float>& want, float tol) {
+  EXPECT_EQ(got.size(), want.size());
+  size_t bad = 0;
+  for (size_t i = 0; i < std::min(got.size(), want.size()); ++i)
+    if (!(std::fabs(got[i] - want[i]) <= tol * (1.0f + std::fabs(want[i])))) ++bad;
+  return bad;
+}
+
+/// A 3x3 Conv (64 -> 64 channels, 16x16) -> BN -> residual Add -> Relu with
+/// random weights, seeded: enough products per output (576) that TF32's 10
+/// mantissa bits show, which splat weights would hide.
+//
+//   %x ----------------------------.
+//    \-> Conv -> BatchNormalization -> Add -> Relu -> %y
+std::string randomConvBlock(uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f), pos(0.5f, 1.5f);
+  auto list = [&](size_t n, bool positive) {
+    std::string out = "[";
+    for (size_t i = 0; i < n; ++i)
+      out += (i ? ", " : "") + std::to_string(positive ? pos(rng) : u(rng) * 0.1f);
+    return out + "]";
+  };
+  return "graph @g(%x: f32[1, 64, 16, 16]) {\n"
+         "  %w = const f32[64, 64, 3, 3] " +
+         list(64 * 64 * 9, false) +
+         "\n"
+         "  %s = const f32[64] " +
+         list(64, true) +
+         "\n"
+         "  %b = const f32[64] " +
+         list(64, false) +
+         "\n"
+         "  %m = const f32[64] " +
+         list(64, false) +
+         "\n"
+         "  %v = const f32[64] " +
+         list(64, true) +
+         "\n"
+         "  %c: f32[1, 64, 16, 16] = Conv(%x, %w) {kernel_shape = [3, 3], pads = [1, 1, 1, 1]} "
+         "@conv\n"
+         "  %n: f32[1, 64, 16, 16] = BatchNormalization(%c, %s, %b, %m, %v) @bn\n"
+         "  %a: f32[1, 64, 16, 16] = Add(%n, %x) @add\n"
+         "  %y: f32[1, 64, 16, 16] = Relu(%a) @relu\n"
+         "  return %y\n"
+         "}\n";
+}
+
+Tensor randomInput(std::vector<int64_t> dims, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  size_t n = 1;
+  for (int64_t d : dims) n *= static_cast<size_t>(d);
+  std::vector<float> v(n);
+  for (float& f : v) f = u(rng);
+  return Tensor::fromVector<float>(DataType::kFloat32, dims, v);
+}
+
+/// Conv+BN+Relu run by cuDNN (not the default executor) matches the
+/// reference backend.
+TEST(CudnnGpu, ConvBnReluMatchesTheReference) {
+  if (std::string why = probeDevice(); !why.empty()) GTEST_SKIP() << why;
+  Tensor x = Tensor::fromVector<float>(DataType::kFloat32, {1, 2, 3, 3},
+                                       {-1, 2, 3, 4, -5, 6, 7, 8, 9, 1, 2, -3, 4, 5, 6, 7, -8, 9});
+  std::vector<float> want = runReference(kConvBnRelu, x);
+  CudnnRun got = runOnCudnn(kConvBnRelu, x);
+  EXPECT_EQ(got.onDevice, 1);
+  EXPECT_EQ(pastTolerance(got.output, want, 1e-5f), 0u);
+}
+
+/// In the default fp32 mode a random 3x3 block matches the reference to
+/// 1e-4: no TF32 engine was taken. Negative: the run must not fall back to
+/// the default executor, which would match trivially.
+TEST(CudnnGpu, Fp32TakesNoTf32Engine) {
+  if (std::string why = probeDevice(); !why.empty()) GTEST_SKIP() << why;
+  const uint32_t seed = 7;
+  std::cout << "seed " << seed << "\n";
+  std::string text = randomConvBlock(seed);
+  Tensor x = randomInput({1, 64, 16, 16}, seed + 1);
+  std::vector<float> want = runReference(text, x);
+  CudnnRun got = runOnCudnn(text, x);
+  // cuDNN 9.14 has no non-TF32 engine for the whole chain on an H100, so
+  // the Relu may be trimmed into a region of its own; either way every
+  // region runs on the device.
+  EXPECT_GE(got.regions, 1);
+  EXPECT_EQ(got.onDevice, got.regions);
+  EXPECT_EQ(pastTolerance(got.output, want, 1e-4f), 0u);
+}
+
+/// fp16 mode runs the same block in binary16 within 5e-2 (run --check's
+/// fp16 tolerance), and is not bit-identical to fp32 (it did change type).
+TEST(CudnnGpu, Fp16RunsInHalfPrecision) {
+  if (std::string why = probeDevice(); !why.empty()) GTEST_SKIP() << why;
+  const uint32_t seed = 11;
+  std::cout << "seed " << seed << "\n";
+  std::string text = randomConvBlock(seed);
+  Tensor x = randomInput({1, 64, 16, 16}, seed + 1);
+  std::vector<float> want = runReference(text, x);
+  ScopedEnv fp16("SUBGRAPH_CUDNN_PRECISION", "fp16");
+  CudnnRun got = runOnCudnn(text, x);
+  EXPECT_EQ(got.onDevice, 1);
+  EXPECT_EQ(pastTolerance(got.output, want, 5e-2f), 0u);
+  EXPECT_GT(pastTolerance(got.output, want, 1e-6f), 0u);
 }
 
 }  // namespace
