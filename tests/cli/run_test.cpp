@@ -183,7 +183,7 @@ TEST(CliRun, UnknownPrecisionIsUsageError) {
   TempDir dir;
   std::string model = dir.write("relu.sg", kRelu);
   EXPECT_TRUE(failsWithOneLine(
-      runCli({"run", model, "--random-inputs", "1", "--precision", "fp16"}), 2, "--precision"));
+      runCli({"run", model, "--random-inputs", "1", "--precision", "int4"}), 2, "--precision"));
 }
 
 /// An input without data is a one-line error saying how to give it.
