@@ -671,6 +671,21 @@ Tensor randomInput(std::vector<int64_t> dims, uint32_t seed) {
   return Tensor::fromVector<float>(DataType::kFloat32, dims, v);
 }
 
+/// randomConvBlock(seed), an input from the next seed, and the reference
+/// backend's output for it; prints the seed.
+struct BlockCase {
+  std::string text;
+  Tensor x;
+  std::vector<float> want;
+};
+
+BlockCase randomBlockCase(uint32_t seed) {
+  std::cout << "seed " << seed << "\n";
+  BlockCase c{randomConvBlock(seed), randomInput({1, 64, 16, 16}, seed + 1), {}};
+  c.want = runReference(c.text, c.x);
+  return c;
+}
+
 /// Conv+BN+Relu run by cuDNN (not the default executor) matches the
 /// reference backend.
 TEST(CudnnGpu, ConvBnReluMatchesTheReference) {
@@ -688,34 +703,26 @@ TEST(CudnnGpu, ConvBnReluMatchesTheReference) {
 /// the default executor, which would match trivially.
 TEST(CudnnGpu, Fp32TakesNoTf32Engine) {
   if (std::string why = probeDevice(); !why.empty()) GTEST_SKIP() << why;
-  const uint32_t seed = 7;
-  std::cout << "seed " << seed << "\n";
-  std::string text = randomConvBlock(seed);
-  Tensor x = randomInput({1, 64, 16, 16}, seed + 1);
-  std::vector<float> want = runReference(text, x);
-  CudnnRun got = runOnCudnn(text, x);
+  BlockCase c = randomBlockCase(7);
+  CudnnRun got = runOnCudnn(c.text, c.x);
   // cuDNN 9.14 has no non-TF32 engine for the whole chain on an H100, so
   // the Relu may be trimmed into a region of its own; either way every
   // region runs on the device.
   EXPECT_GE(got.regions, 1);
   EXPECT_EQ(got.onDevice, got.regions);
-  EXPECT_EQ(pastTolerance(got.output, want, 1e-4f), 0u);
+  EXPECT_EQ(pastTolerance(got.output, c.want, 1e-4f), 0u);
 }
 
 /// fp16 mode runs the same block in binary16 within 5e-2 (run --check's
 /// fp16 tolerance), and is not bit-identical to fp32 (it did change type).
 TEST(CudnnGpu, Fp16RunsInHalfPrecision) {
   if (std::string why = probeDevice(); !why.empty()) GTEST_SKIP() << why;
-  const uint32_t seed = 11;
-  std::cout << "seed " << seed << "\n";
-  std::string text = randomConvBlock(seed);
-  Tensor x = randomInput({1, 64, 16, 16}, seed + 1);
-  std::vector<float> want = runReference(text, x);
+  BlockCase c = randomBlockCase(11);
   ScopedEnv fp16("SUBGRAPH_CUDNN_PRECISION", "fp16");
-  CudnnRun got = runOnCudnn(text, x);
+  CudnnRun got = runOnCudnn(c.text, c.x);
   EXPECT_EQ(got.onDevice, 1);
-  EXPECT_EQ(pastTolerance(got.output, want, 5e-2f), 0u);
-  EXPECT_GT(pastTolerance(got.output, want, 1e-6f), 0u);
+  EXPECT_EQ(pastTolerance(got.output, c.want, 5e-2f), 0u);
+  EXPECT_GT(pastTolerance(got.output, c.want, 1e-6f), 0u);
 }
 
 }  // namespace
