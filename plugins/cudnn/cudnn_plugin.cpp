@@ -37,8 +37,9 @@ namespace {
 namespace sdk = subgraph::sdk;
 namespace cudnn = subgraph::cudnn;
 
-bool selectionOnlyRequested() {
-  const char* v = std::getenv("SUBGRAPH_CUDNN_SELECTION_ONLY");
+/// Whether environment variable `name` is "1".
+bool envFlag(const char* name) {
+  const char* v = std::getenv(name);
   return v && std::strcmp(v, "1") == 0;
 }
 
@@ -64,14 +65,12 @@ class CudnnRegionKernel final : public sdk::Kernel {
   void sessionPrologue() override {
     // SUBGRAPH_CUDNN_VERBOSE=1 names each region's engine, and prints where
     // its time went when the session ends (docs/cudnn.md).
-    const char* v = std::getenv("SUBGRAPH_CUDNN_VERBOSE");
-    const bool verbose = v && std::strcmp(v, "1") == 0;
-    region_ = std::make_unique<cudnn::DeviceRegion>(plan_, cudnn::precisionFromEnvironment(), name_,
-                                                    verbose);
+    const bool verbose = envFlag("SUBGRAPH_CUDNN_VERBOSE");
+    const cudnn::Precision precision = cudnn::precisionFromEnvironment();
+    region_ = std::make_unique<cudnn::DeviceRegion>(plan_, precision, name_, verbose);
     if (verbose)
       std::fprintf(stderr, "cudnn: %s (%s, %s): %s\n", name_.c_str(), plan_.summary.c_str(),
-                   cudnn::precisionName(cudnn::precisionFromEnvironment()),
-                   region_->engine().c_str());
+                   cudnn::precisionName(precision), region_->engine().c_str());
   }
 
   void run(std::span<const sdk::Tensor> in, std::span<const sdk::Tensor> out) override {
@@ -114,13 +113,13 @@ SUBGRAPH_PLUGIN("cudnn", "0.1.0",
                 "pooling and element-wise chains as fused operation graphs") {
   // Selection-only mode never touches the device, even where there is one,
   // so partitions (and the tests) are the same on every machine.
-  const bool selectionOnly = selectionOnlyRequested();
-  const std::string noDevice = selectionOnly ? "" : cudnn::probeDevice();
-  const bool haveDevice = !selectionOnly && noDevice.empty();
-  if (!haveDevice && !selectionOnly)
-    throw sdk::Error(
-        "cudnn: " + noDevice + "; set SUBGRAPH_CUDNN_SELECTION_ONLY=1 to partition without a GPU",
-        SG_UNAVAILABLE);
+  const bool haveDevice = !envFlag("SUBGRAPH_CUDNN_SELECTION_ONLY");
+  if (haveDevice) {
+    if (std::string noDevice = cudnn::probeDevice(); !noDevice.empty())
+      throw sdk::Error(
+          "cudnn: " + noDevice + "; set SUBGRAPH_CUDNN_SELECTION_ONLY=1 to partition without a GPU",
+          SG_UNAVAILABLE);
+  }
   cudnn::addCudnnProperties(
       plugin, haveDevice ? cudnn::EngineCheck(&cudnn::checkEngine) : cudnn::EngineCheck(),
       cudnn::selectionOptionsFromEnvironment());

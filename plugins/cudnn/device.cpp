@@ -28,7 +28,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -129,38 +128,36 @@ bool engineAllowed(const std::vector<cudnnBackendNumericalNote_t>& notes, Precis
   return std::find(notes.begin(), notes.end(), CUDNN_NUMERICAL_NOTE_TENSOR_CORE) == notes.end();
 }
 
-/// Host NCHW float -> the device's layout and type, into `dst` (pinned).
-void pack(const float* src, void* dst, const PlanTensor& t, Precision p) {
-  const auto n = static_cast<int64_t>(elements(t));
-  if (p != Precision::kFp16) {
-    if (t.channelsLast)
-      nchwToNhwc(src, static_cast<float*>(dst), t.dims[0], t.dims[1], t.dims[2] * t.dims[3]);
-    else
-      std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+/// Copies `src` into `dst` for tensor `t`, converting each element with
+/// `convert` and transposing NCHW <-> NHWC where `t` is channels-last
+/// (`toDevice` says which way).
+template <typename In, typename Out, typename Convert>
+void convertTensor(const In* src, Out* dst, const PlanTensor& t, bool toDevice, Convert convert) {
+  if (!t.channelsLast) {
+    convertElements(src, dst, static_cast<int64_t>(elements(t)), convert);
     return;
   }
-  uint16_t* h = static_cast<uint16_t*>(dst);
-  if (t.channelsLast)
-    transposeBatches(src, h, t.dims[0], t.dims[1], t.dims[2] * t.dims[3], floatToHalf);
+  const int64_t c = t.dims[1], hw = t.dims[2] * t.dims[3];
+  transposeBatches(src, dst, t.dims[0], toDevice ? c : hw, toDevice ? hw : c, convert);
+}
+
+/// A lambda, not a function: transposeBatches inlines it per element.
+constexpr auto same = [](float v) { return v; };
+
+/// Host NCHW float -> the device's layout and type, into `dst` (pinned).
+void pack(const float* src, void* dst, const PlanTensor& t, Precision p) {
+  if (p == Precision::kFp16)
+    convertTensor(src, static_cast<uint16_t*>(dst), t, true, floatToHalf);
   else
-    convertElements(src, h, n, floatToHalf);
+    convertTensor(src, static_cast<float*>(dst), t, true, same);
 }
 
 /// The device's layout and type in `src` (pinned) -> host NCHW float.
 void unpack(const void* src, float* dst, const PlanTensor& t, Precision p) {
-  const auto n = static_cast<int64_t>(elements(t));
-  if (p != Precision::kFp16) {
-    if (t.channelsLast)
-      nhwcToNchw(static_cast<const float*>(src), dst, t.dims[0], t.dims[1], t.dims[2] * t.dims[3]);
-    else
-      std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
-    return;
-  }
-  const uint16_t* h = static_cast<const uint16_t*>(src);
-  if (t.channelsLast)
-    transposeBatches(h, dst, t.dims[0], t.dims[2] * t.dims[3], t.dims[1], halfToFloat);
+  if (p == Precision::kFp16)
+    convertTensor(static_cast<const uint16_t*>(src), dst, t, false, halfToFloat);
   else
-    convertElements(h, dst, n, halfToFloat);
+    convertTensor(static_cast<const float*>(src), dst, t, false, same);
 }
 
 /// Milliseconds since `t0`.
@@ -593,15 +590,15 @@ DeviceRegion::DeviceRegion(const RegionPlan& plan, Precision precision, std::str
     // Constants once: already in device layout (weights were reordered
     // when planned), so only fp16 needs a conversion.
     const std::vector<float>& c = plan.constants[t.index];
+    std::vector<uint16_t> halves;
+    const void* bytes = c.data();
     if (precision == Precision::kFp16) {
-      std::vector<uint16_t> h(c.size());
-      std::transform(c.begin(), c.end(), h.begin(), floatToHalf);
-      checkCuda(cudaMemcpy(pointers_[i], h.data(), h.size() * 2, cudaMemcpyHostToDevice),
-                "cudaMemcpy (constants)");
-    } else {
-      checkCuda(cudaMemcpy(pointers_[i], c.data(), c.size() * 4, cudaMemcpyHostToDevice),
-                "cudaMemcpy (constants)");
+      halves.resize(c.size());
+      std::transform(c.begin(), c.end(), halves.begin(), floatToHalf);
+      bytes = halves.data();
     }
+    checkCuda(cudaMemcpy(pointers_[i], bytes, c.size() * width, cudaMemcpyHostToDevice),
+              "cudaMemcpy (constants)");
   }
   if (exec_->workspaceBytes() > 0)
     workspace_ = alloc.allocate(static_cast<size_t>(exec_->workspaceBytes()));

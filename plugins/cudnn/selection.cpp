@@ -16,7 +16,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -68,13 +67,12 @@ class ChainSelector : public sdk::SubgraphSelector {
       : check_(std::move(check)), options_(options) {}
 
   Decision SelectOutput(const NodeView& node, const NodeView& consumer) override {
-    if (!tail_ || !(node == *tail_)) return Decision::no();
+    if (chain_.empty() || !(node == chain_.back())) return Decision::no();
     if (Decision d = singleUse(node); !d) return d;
     if (Decision d = staticFloat(consumer); !d) return d;
     int next = stageOf(consumer);
     if (next <= stage_) return Decision::no();
     stage_ = next;
-    tail_ = consumer;
     chain_.push_back(consumer);
     return Decision::yes();
   }
@@ -92,7 +90,6 @@ class ChainSelector : public sdk::SubgraphSelector {
     return trimToEngine(std::move(chain), check_);
   }
   void Reset() override {
-    tail_.reset();
     chain_.clear();
     stage_ = 0;
   }
@@ -103,7 +100,6 @@ class ChainSelector : public sdk::SubgraphSelector {
   virtual int stageOf(const NodeView& consumer) = 0;
   Decision seed(const NodeView& node, Decision d) {
     if (d) {
-      tail_ = node;
       chain_ = {node};
       stage_ = 1;
     }
@@ -112,7 +108,7 @@ class ChainSelector : public sdk::SubgraphSelector {
   EngineCheck check_;
   SelectionOptions options_;
   int stage_ = 0;
-  std::optional<NodeView> tail_;
+  /// The chain grown so far, seed first; its back is the tail that grows.
   std::vector<NodeView> chain_;
 };
 
@@ -197,7 +193,7 @@ class PlannedProperty : public sdk::SubgraphProperty {
     return sdk::FusedNode::accept();
   }
 
- private:
+ protected:
   EngineCheck check_;
 };
 
@@ -205,13 +201,12 @@ template <typename S>
 class ChainProperty final : public PlannedProperty {
  public:
   ChainProperty(std::string name, EngineCheck check, SelectionOptions options)
-      : PlannedProperty(std::move(name), check), check_(std::move(check)), options_(options) {}
+      : PlannedProperty(std::move(name), std::move(check)), options_(options) {}
   std::unique_ptr<sdk::SubgraphSelector> CreateSubgraphSelector() const override {
     return std::make_unique<S>(check_, options_);
   }
 
  private:
-  EngineCheck check_;
   SelectionOptions options_;
 };
 
