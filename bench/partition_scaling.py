@@ -3,9 +3,9 @@
 
 Usage (from the repository root, on a Release build):
 
-    cmake -S . -B build/rel -G Ninja -DCMAKE_BUILD_TYPE=Release
-    cmake --build build/rel --target partition_bench
-    python3 bench/partition_scaling.py --bench build/rel/bin/partition_bench
+    cmake --preset release
+    cmake --build --preset release --target partition_bench
+    python3 bench/partition_scaling.py
 
 It runs bench/partition_bench.cpp with JSON output (or reads a saved run with
 --json), fits the log-log slope of CPU time against node count from 10^4 to
@@ -220,7 +220,7 @@ def section(series, context, svg_rel):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bench", default="build/h7rel/bin/partition_bench",
+    parser.add_argument("--bench", default="build/release/bin/partition_bench",
                         help="partition_bench binary (Release build)")
     parser.add_argument("--json", help="use a saved --benchmark_format=json run instead")
     parser.add_argument("--save-json", help="also save the benchmark JSON here")

@@ -71,11 +71,15 @@ class NodeReasons {
   }
   void set(NodeId id, ReasonKind kind, std::string text) {
     kinds_[id] = kind;
-    hasText_[id] = !text.empty();
-    if (!text.empty())
+    // Only a node that had a text can have one to erase: asking the map
+    // for every textless node was a hash lookup (and a cache miss) per node.
+    if (!text.empty()) {
       texts_[id] = std::move(text);
-    else
+      hasText_[id] = 1;
+    } else if (hasText_[id]) {
       texts_.erase(id);
+      hasText_[id] = 0;
+    }
   }
 
  private:

@@ -43,7 +43,10 @@ const Node* nodeOnCycle(const Graph& graph, const std::vector<uint32_t>& pending
 void QuotientDag::reserve(size_t nodes) {
   for (auto* table : {&parent_, &next_}) table->reserve(nodes);
   for (auto* table : {&rank_, &memberEpoch_, &visitEpoch_, &pending_}) table->reserve(nodes);
-  // Not ready_: Kahn's stack holds one layer of the graph, not all of it.
+  succBegin_.reserve(nodes + 1);
+  // Not readyIds_: Kahn's stack holds one layer of the graph, not all of it;
+  // and not succ_, whose size is the edge count, which the caller does not
+  // know.
   order_.reserve(nodes);
 }
 
@@ -63,30 +66,48 @@ Status QuotientDag::init(const Graph& graph) {
   // Kahn's algorithm with a stack: the consumer that a node makes ready is
   // ordered next, so a chain Conv -> BatchNormalization -> Relu gets
   // consecutive ranks and the rank windows of typical regions stay tiny.
+  //
+  // The edges are read from the nodes once, in id order, into a compact
+  // successor table (CSR), and the stack then runs on ids alone. Id order
+  // is allocation order, so that one pass walks the heap forwards and the
+  // hardware prefetchers keep up; the depth-first order would instead chase
+  // each node's consumers wherever they are, a cache miss per edge once
+  // the graph outgrows the cache (about 40% of this function at 10^6
+  // nodes before the change, docs/partitioning.md).
   std::vector<uint32_t>& pending = pending_;
   pending.assign(bound, 0);
-  // A value and its producer live in the same graph, so asking the value
-  // spares a load of the producer per edge (a cache miss on large graphs).
-  for (Node* n : graph.nodes())
+  succBegin_.resize(size_t{bound} + 1);
+  succ_.clear();
+  for (NodeId id = 0; id < bound; ++id) {
+    succBegin_[id] = static_cast<uint32_t>(succ_.size());
+    const Node* n = graph.node(id);
+    if (!n) continue;
+    // A value and its producer live in the same graph, so asking the value
+    // spares a load of the producer per edge.
     for (Value* v : n->inputs())
-      if (v && v->producer() && v->graph() == &graph) ++pending[n->id()];
-  ready_.clear();
-  for (NodeId id = bound; id-- > 0;)
-    if (Node* n = graph.node(id); n && pending[id] == 0) ready_.push_back(n);
-  order_.clear();
-  order_.reserve(graph.numNodes());
-  while (!ready_.empty()) {
-    Node* n = ready_.back();
-    ready_.pop_back();
-    rank_[n->id()] = static_cast<uint32_t>(order_.size());
-    order_.push_back(n);
-    fresh_.clear();
+      if (v && v->producer() && v->graph() == &graph) ++pending[id];
     for (Value* out : n->outputs()) {
       if (out->producer() != n) continue;
-      for (const Use& use : out->uses())
-        if (--pending[use.user->id()] == 0) fresh_.push_back(use.user);
+      for (const Use& use : out->uses()) succ_.push_back(use.user->id());
     }
-    ready_.insert(ready_.end(), fresh_.rbegin(), fresh_.rend());
+  }
+  succBegin_[bound] = static_cast<uint32_t>(succ_.size());
+  readyIds_.clear();
+  for (NodeId id = bound; id-- > 0;)
+    if (pending[id] == 0 && graph.node(id)) readyIds_.push_back(id);
+  order_.clear();
+  order_.reserve(graph.numNodes());
+  while (!readyIds_.empty()) {
+    const NodeId id = readyIds_.back();
+    readyIds_.pop_back();
+    rank_[id] = static_cast<uint32_t>(order_.size());
+    order_.push_back(graph.node(id));
+    // Newly ready consumers go on the stack in reverse, so the first of
+    // them in use order is ordered next.
+    const size_t top = readyIds_.size();
+    for (uint32_t k = succBegin_[id]; k < succBegin_[id + 1]; ++k)
+      if (--pending[succ_[k]] == 0) readyIds_.push_back(succ_[k]);
+    std::reverse(readyIds_.begin() + static_cast<std::ptrdiff_t>(top), readyIds_.end());
   }
   if (order_.size() != graph.numNodes()) {
     for (Node* n : graph.nodes())

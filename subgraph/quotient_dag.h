@@ -116,8 +116,9 @@ class QuotientDag {
   // Scratch buffers reused across calls so a region costs no allocation.
   std::vector<std::pair<NodeId, Node*>> stack_;
   std::vector<uint32_t> pending_;
-  std::vector<Node*> ready_;
-  std::vector<Node*> fresh_;
+  std::vector<uint32_t> succBegin_;  // init's successor table: node id -> first in succ_
+  std::vector<NodeId> succ_;         // consumers' ids, a use each, by producer
+  std::vector<NodeId> readyIds_;
   std::vector<NodeId> forward_;
   std::vector<NodeId> backward_;
   std::vector<uint32_t> pool_;

@@ -16,6 +16,7 @@ using ::testing::EndsWith;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::MatchesRegex;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 /// Without a command the program shows its help, listing the commands,
@@ -43,9 +44,24 @@ TEST(CliUsage, VersionNamesTheHeapAllocator) {
   CliResult r = runCli({"--version"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
 #if SUBGRAPH_CLI_TEST_HAVE_MIMALLOC
-  EXPECT_THAT(r.out, MatchesRegex(".*\\(heap: mimalloc [0-9]+\\.[0-9]+\\.[0-9]+\\)\n"));
+  EXPECT_THAT(r.out,
+              MatchesRegex(".*\\(heap: mimalloc [0-9]+\\.[0-9]+\\.[0-9]+, large OS pages\\)\n"));
 #else
   EXPECT_THAT(r.out, EndsWith("(heap: system malloc)\n"));
+#endif
+}
+
+/// Large OS pages are mimalloc's default here, not a forced setting: the
+/// environment can still turn them off, and --version then must not claim
+/// them (nor any build without mimalloc).
+TEST(CliUsage, LargePagesFollowTheEnvironment) {
+  setenv("MIMALLOC_LARGE_OS_PAGES", "0", 1);
+  CliResult r = runCli({"--version"});
+  unsetenv("MIMALLOC_LARGE_OS_PAGES");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_THAT(r.out, Not(HasSubstr("large OS pages")));
+#if SUBGRAPH_CLI_TEST_HAVE_MIMALLOC
+  EXPECT_THAT(r.out, MatchesRegex(".*\\(heap: mimalloc [0-9]+\\.[0-9]+\\.[0-9]+\\)\n"));
 #endif
 }
 
