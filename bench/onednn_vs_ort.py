@@ -11,8 +11,10 @@ the median latency of each over all rounds and the ratio subgraph/ORT.
 Each precision mode asked for (fp32, and bf16 where the CPU has native
 bf16) takes its turn in every round, so ONNX Runtime fp32 is measured
 once per round against both. It also measures the machine's fp32 peak with
-a oneDNN matmul (dnnl_sgemm through ctypes), reports each model's share of
-it, and with --ablation times the onednn conv family at fusion levels
+a oneDNN matmul (dnnl_sgemm through ctypes) and, when bf16 is asked for,
+the bf16 peak with a bf16 MatMul run by subgraph's onednn backend, reports
+each model's share of the peak of its precision and what share of the bf16
+peak the bf16 target would take, and with --ablation times the onednn conv family at fusion levels
 none / bn / act / all ($SUBGRAPH_ONEDNN_FUSION). Accuracy comes from
 `subgraph run --check` against the reference backend; inputs come from
 `subgraph run --random-inputs`, which writes them as .npy files.
@@ -231,6 +233,29 @@ def peak_flops(threads):
     return 2.0 * n ** 3 / best
 
 
+BF16_PEAK_N = 2048
+
+
+def bf16_peak_flops(subgraph, threads, workdir):
+    """Best bf16 FLOP/s of subgraph's onednn backend on a 2048^3 MatMul in
+    --precision bf16 (bf16 operands, f32 accumulation and output), the best
+    of twelve requests. Debian's oneDNN 2.6 exports no bf16 gemm through its
+    C API, so the kernel is reached the way the models reach it. A request
+    also converts the f32 input to bf16 (4M elements, about 1% of the time
+    at this size), so this is a slight underestimate of the kernel's peak."""
+    n = BF16_PEAK_N
+    path = os.path.join(workdir, "bf16_peak.sg")
+    with open(path, "w") as f:
+        f.write(f"graph @bf16_peak(%a: f32[{n}, {n}]) opset(ai.onnx = 17) {{\n"
+                f"  %b = const f32[{n}, {n}] splat(0.25)\n"
+                f"  %c = MatMul(%a, %b) @matmul\n"
+                f"  return %c\n"
+                f"}}\n")
+    out = sg_run(subgraph, path, [], threads, 12, 2, extra=("--random-inputs", "1",
+                                                             "--precision", "bf16"))
+    return 2.0 * n ** 3 / (out["latency_ms"]["min"] / 1e3)
+
+
 def cpu_has_native_bf16():
     try:
         with open("/proc/cpuinfo") as f:
@@ -310,18 +335,23 @@ def check_cell(mode):
             f"output scale)")
 
 
-def render(results, peak, args):
+def render(results, peak, args, bf16_peak=None):
     """The Markdown tables of one benchmark run."""
-    lines = [f"fp32 peak: {peak / 1e9:.1f} GFLOP/s (oneDNN sgemm 1024^3, {args.threads} threads)",
-             ""]
+    lines = [f"fp32 peak: {peak / 1e9:.1f} GFLOP/s (oneDNN sgemm 1024^3, {args.threads} threads)"]
+    if bf16_peak:
+        lines.append(f"; bf16 peak: {bf16_peak / 1e9:.1f} GFLOP/s ({bf16_peak / peak:.2f}x fp32; "
+                     f"subgraph onednn MatMul {BF16_PEAK_N}^3 in --precision bf16)")
+        lines = ["".join(lines)]
+    lines.append("")
     lines.append("| model | precision | subgraph onednn (ms) | ONNX Runtime fp32 (ms) | "
-                 "subgraph/ORT | target | share of fp32 peak | --check vs reference |")
+                 "subgraph/ORT | target | share of its precision's peak | --check vs reference |")
     lines.append("|---|---|---|---|---|---|---|---|")
     for r in results:
         for precision, mode in r["modes"].items():
             ms = mode["median_ms"]
             ratio = ms / r["ort_ms"]
-            share = f"{100 * r['flops'] / (ms / 1e3) / peak:.0f}%" if r["flops"] else "n/a"
+            own_peak = bf16_peak if precision == "bf16" and bf16_peak else peak
+            share = f"{100 * r['flops'] / (ms / 1e3) / own_peak:.0f}%" if r["flops"] else "n/a"
             target = BF16_TARGET if precision == "bf16" else TARGETS.get(r["case"])
             if target is None:
                 cell = "n/a"
@@ -330,6 +360,18 @@ def render(results, peak, args):
                 cell += " met" if ratio <= target else " **missed**"
             lines.append(f"| {r['case']} | {precision} | {ms:.2f} | {r['ort_ms']:.2f} | "
                          f"{ratio:.2f}x | {cell} | {share} | {check_cell(mode)} |")
+    if bf16_peak and "bf16" in args.precisions:
+        lines += ["", "What the bf16 target asks (2.5x ONNX Runtime fp32's speed, in the FLOPs "
+                  "the model's Conv, MatMul and Gemm nodes count; bf16 has no Winograd in oneDNN "
+                  "2.6, so every one of them is executed):", "",
+                  "| model | ONNX Runtime fp32 | bf16 target | GFLOP/s it needs | of the bf16 peak |",
+                  "|---|---|---|---|---|"]
+        for r in results:
+            if not r["flops"] or "bf16" not in r["modes"]:
+                continue
+            need = r["flops"] / (r["ort_ms"] * BF16_TARGET / 1e3)
+            lines.append(f"| {r['case']} | {r['ort_ms']:.2f} ms | {r['ort_ms'] * BF16_TARGET:.2f} ms "
+                         f"| {need / 1e9:.0f} | {100 * need / bf16_peak:.0f}% |")
     if args.ablation:
         lines += ["", "Fusion ablation (fp32; each step's speed-up over the previous one):", "",
                   "| model | no fusion | + BN folding | + activation | + sum (all) |",
@@ -427,8 +469,10 @@ def write_docs_section(table, args, plotted, loads):
         f"{args.runs} requests on subgraph in each precision (after 2 warm-ups) and then "
         f"{args.runs} on ONNX Runtime (whose session stays loaded), for {args.rounds} rounds; the "
         "table gives the median over rounds of each round's median. The peak is the best of "
-        "twelve 1024^3 oneDNN sgemm calls; a model's share of it counts Conv, MatMul and Gemm "
-        "FLOPs only. Accuracy is `subgraph run --check` against the reference backend: the "
+        "twelve 1024^3 oneDNN sgemm calls, the bf16 peak the best of twelve 2048^3 bf16 MatMul "
+        "requests on subgraph's onednn backend; a model's share of its precision's peak counts "
+        "Conv, MatMul and Gemm FLOPs only (Winograd convolutions do fewer multiplications than "
+        "they count, so fp32 shares can pass 100%). Accuracy is `subgraph run --check` against the reference backend: the "
         "largest error divided by the output's largest reference magnitude.",
         "",
         f"Machine: {cpu}, {os.cpu_count()} cores, {args.threads} threads; "
@@ -496,6 +540,11 @@ def main():
     loads = [load_average()]
     peak = peak_flops(args.threads)
     log(f"fp32 peak (oneDNN sgemm 1024^3, {args.threads} threads): {peak / 1e9:.1f} GFLOP/s")
+    bf16_peak = None
+    if "bf16" in args.precisions:
+        bf16_peak = bf16_peak_flops(subgraph, args.threads, workdir)
+        log(f"bf16 peak (subgraph onednn MatMul {BF16_PEAK_N}^3, {args.threads} threads): "
+            f"{bf16_peak / 1e9:.1f} GFLOP/s")
     results = []
     for label, name, batch in CASES:
         if wanted and label not in wanted:
@@ -504,14 +553,14 @@ def main():
         results.append(measure_case(subgraph, workdir, label, name, batch, args))
     loads.append(load_average())
 
-    table = render(results, peak, args)
+    table = render(results, peak, args, bf16_peak)
     print(table)
     if args.write_docs:
         plotted = plot(results, args, PLOT)
         write_docs_section(table, args, plotted, loads)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"peak_flops": peak, "threads": args.threads,
+            json.dump({"peak_flops": peak, "bf16_peak_flops": bf16_peak, "threads": args.threads,
                        "precisions": args.precisions, "load_average": loads,
                        "results": results}, f, indent=2)
 

@@ -713,8 +713,8 @@ TEST(CudnnGpu, Fp32TakesNoTf32Engine) {
   EXPECT_EQ(pastTolerance(got.output, c.want, 1e-4f), 0u);
 }
 
-/// fp16 mode runs the same block in binary16 within 5e-2 (run --check's
-/// fp16 tolerance), and is not bit-identical to fp32 (it did change type).
+/// fp16 mode runs the same block in binary16 within 5e-2 of each element,
+/// and is not bit-identical to fp32 (it did change type).
 TEST(CudnnGpu, Fp16RunsInHalfPrecision) {
   if (std::string why = probeDevice(); !why.empty()) GTEST_SKIP() << why;
   BlockCase c = randomBlockCase(11);
