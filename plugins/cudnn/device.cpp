@@ -141,15 +141,12 @@ void convertTensor(const In* src, Out* dst, const PlanTensor& t, bool toDevice, 
   transposeBatches(src, dst, t.dims[0], toDevice ? c : hw, toDevice ? hw : c, convert);
 }
 
-/// A lambda, not a function: transposeBatches inlines it per element.
-constexpr auto same = [](float v) { return v; };
-
 /// Host NCHW float -> the device's layout and type, into `dst` (pinned).
 void pack(const float* src, void* dst, const PlanTensor& t, Precision p) {
   if (p == Precision::kFp16)
     convertTensor(src, static_cast<uint16_t*>(dst), t, true, floatToHalf);
   else
-    convertTensor(src, static_cast<float*>(dst), t, true, same);
+    convertTensor(src, static_cast<float*>(dst), t, true, kSameFloat);
 }
 
 /// The device's layout and type in `src` (pinned) -> host NCHW float.
@@ -157,7 +154,7 @@ void unpack(const void* src, float* dst, const PlanTensor& t, Precision p) {
   if (p == Precision::kFp16)
     convertTensor(static_cast<const uint16_t*>(src), dst, t, false, halfToFloat);
   else
-    convertTensor(static_cast<const float*>(src), dst, t, false, same);
+    convertTensor(static_cast<const float*>(src), dst, t, false, kSameFloat);
 }
 
 /// Milliseconds since `t0`.
@@ -594,7 +591,7 @@ DeviceRegion::DeviceRegion(const RegionPlan& plan, Precision precision, std::str
     const void* bytes = c.data();
     if (precision == Precision::kFp16) {
       halves.resize(c.size());
-      std::transform(c.begin(), c.end(), halves.begin(), floatToHalf);
+      convertElements(c.data(), halves.data(), static_cast<int64_t>(c.size()), floatToHalf);
       bytes = halves.data();
     }
     checkCuda(cudaMemcpy(pointers_[i], bytes, c.size() * width, cudaMemcpyHostToDevice),

@@ -20,6 +20,10 @@
 
 namespace subgraph::cudnn {
 
+/// The conversion of a float copy that keeps the type. A lambda, not a
+/// function: transposeBatches and convertElements inline it per element.
+inline constexpr auto kSameFloat = [](float v) { return v; };
+
 /// For each of `n` batches, dst (cols x rows) = convert(src (rows x cols))
 /// transposed. NCHW -> NHWC is rows = C, cols = H*W; the reverse swaps them.
 template <typename In, typename Out, typename Convert>

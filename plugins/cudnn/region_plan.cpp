@@ -499,11 +499,11 @@ void foldBatchNorm(std::vector<float>& weights, std::vector<float>& bias,
 }
 
 void nchwToNhwc(const float* src, float* dst, int64_t n, int64_t c, int64_t hw) {
-  transposeBatches(src, dst, n, c, hw, [](float v) { return v; });
+  transposeBatches(src, dst, n, c, hw, kSameFloat);
 }
 
 void nhwcToNchw(const float* src, float* dst, int64_t n, int64_t c, int64_t hw) {
-  transposeBatches(src, dst, n, hw, c, [](float v) { return v; });
+  transposeBatches(src, dst, n, hw, c, kSameFloat);
 }
 
 Precision precisionFromEnvironment() {
