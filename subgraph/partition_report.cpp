@@ -58,6 +58,11 @@ uint32_t RejectedNodes::intern(std::string_view text) {
   return index;
 }
 
+uint32_t RejectedNodes::addText(std::string text) {
+  texts_.push_back(std::move(text));
+  return static_cast<uint32_t>(texts_.size() - 1);
+}
+
 void RejectedNodes::append(std::string_view node, NodeId nodeId, uint32_t op, uint32_t kind,
                            uint32_t reason) {
   names_.append(node);

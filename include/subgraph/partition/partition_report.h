@@ -148,6 +148,13 @@ class RejectedNodes {
   /// adding it when it is new. For producers that append many entries
   /// sharing texts: intern each text once, then append() by index.
   uint32_t intern(std::string_view text);
+  /// Adds `text` to the table without looking it up or indexing it, and
+  /// returns its index: for a producer that knows the text is (almost
+  /// always) new, such as a reason naming the node it is about. Hashing
+  /// such a text only to find nothing cost a cache miss or three per node
+  /// on a large graph. A later intern() of an equal text adds a copy; the
+  /// entries read the same either way.
+  uint32_t addText(std::string text);
   /// Appends an entry whose op, kind and reason are intern() indices.
   void append(std::string_view node, NodeId nodeId, uint32_t op, uint32_t kind, uint32_t reason);
 
