@@ -66,7 +66,7 @@ const char* reasonKindName(ReasonKind kind) {
 // the list until the run ends.
 class NodeReasons {
  public:
-  /// What text() returns for a node without one.
+  /// What textIndex() returns for a node without a text.
   static constexpr uint32_t kNoText = UINT32_MAX;
 
   explicit NodeReasons(size_t nodes) : kinds_(nodes, ReasonKind::kNone), textOf_(nodes, kNoText) {}
@@ -838,6 +838,35 @@ std::vector<uint64_t> lowerPriorityWishes(const RunState& run, std::span<Subgrap
   return wanted;
 }
 
+// The ranks the final acyclicity checks compare: a node's group rank in
+// the last pass's quotient DAG, or, for a fused node that pass made, its
+// region's (RunState::rankOfFused).
+class EdgeRanks {
+ public:
+  EdgeRanks(const Graph& graph, const QuotientDag& dag, const RunState& run)
+      : graph_(graph), dag_(dag), run_(run) {}
+  uint32_t of(const Node& n) const {
+    uint32_t rank = dag_.rankAtInit(n);
+    return rank != QuotientDag::kNoRank ? rank : run_.rankOfFused(n);
+  }
+  // True when every producer in the graph of `node`'s inputs ranks below
+  // `rank`, the node's own.
+  bool producersBelow(const Node& node, uint32_t rank) const {
+    for (const Value* v : node.inputs()) {
+      const Node* p = v ? v->producer() : nullptr;
+      if (!p || p->graph() != &graph_) continue;
+      const uint32_t producerRank = of(*p);
+      if (producerRank == QuotientDag::kNoRank || producerRank >= rank) return false;
+    }
+    return true;
+  }
+
+ private:
+  const Graph& graph_;
+  const QuotientDag& dag_;
+  const RunState& run_;
+};
+
 // True when every edge of `graph` runs from a lower rank to a higher one,
 // ranking each node as the last pass's quotient DAG did: nodes that DAG
 // ranked by their group, the fused nodes it made by their region's group.
@@ -847,19 +876,10 @@ std::vector<uint64_t> lowerPriorityWishes(const RunState& run, std::span<Subgrap
 // nothing. False proves nothing (a PostPartition hook may have added nodes
 // the DAG never ranked, or rewired edges); the caller then sorts.
 bool ranksOrderEveryEdge(const Graph& graph, const QuotientDag& dag, const RunState& run) {
-  auto rankOf = [&](const Node& n) {
-    uint32_t rank = dag.rankAtInit(n);
-    return rank != QuotientDag::kNoRank ? rank : run.rankOfFused(n);
-  };
+  const EdgeRanks ranks(graph, dag, run);
   for (const Node* n : graph.nodes()) {
-    const uint32_t rank = rankOf(*n);
-    if (rank == QuotientDag::kNoRank) return false;
-    for (const Value* v : n->inputs()) {
-      const Node* p = v ? v->producer() : nullptr;
-      if (!p || p->graph() != &graph) continue;
-      const uint32_t producerRank = rankOf(*p);
-      if (producerRank == QuotientDag::kNoRank || producerRank >= rank) return false;
-    }
+    const uint32_t rank = ranks.of(*n);
+    if (rank == QuotientDag::kNoRank || !ranks.producersBelow(*n, rank)) return false;
   }
   return true;
 }
@@ -875,23 +895,14 @@ bool ranksOrderEveryEdge(const Graph& graph, const QuotientDag& dag, const RunSt
 // have a million nodes (a cache miss per producer there).
 bool fusedEdgesFollowRanks(const Graph& graph, std::span<const Node* const> fused,
                            const QuotientDag& dag, const RunState& run) {
-  auto rankOf = [&](const Node& n) {
-    uint32_t rank = dag.rankAtInit(n);
-    return rank != QuotientDag::kNoRank ? rank : run.rankOfFused(n);
-  };
+  const EdgeRanks ranks(graph, dag, run);
   for (const Node* f : fused) {
     const uint32_t rank = run.rankOfFused(*f);
-    if (rank == QuotientDag::kNoRank) return false;
-    for (const Value* v : f->inputs()) {
-      const Node* p = v ? v->producer() : nullptr;
-      if (!p || p->graph() != &graph) continue;
-      const uint32_t producerRank = rankOf(*p);
-      if (producerRank == QuotientDag::kNoRank || producerRank >= rank) return false;
-    }
+    if (rank == QuotientDag::kNoRank || !ranks.producersBelow(*f, rank)) return false;
     for (const Value* v : f->outputs())
       for (const Use& use : v->uses()) {
         if (use.user->graph() != &graph) continue;
-        const uint32_t userRank = rankOf(*use.user);
+        const uint32_t userRank = ranks.of(*use.user);
         if (userRank == QuotientDag::kNoRank || userRank <= rank) return false;
       }
   }
