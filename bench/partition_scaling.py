@@ -263,10 +263,19 @@ def main():
                                   check=False).stdout.splitlines()[0]
     except (OSError, IndexError):
         pass
-    load = f"{load_before:.1f} before and {os.getloadavg()[0]:.1f} after the run"
+    # A saved run is described by its own context (Google Benchmark records
+    # the load and date when it starts), not by the machine as it is now.
+    if args.json:
+        saved_load = ctx.get("load_avg") or []
+        load = (f"{saved_load[0]:.1f} at the start of the run" if saved_load
+                else "not recorded")
+        date = str(ctx.get("date", "")).split("T")[0] or "date not recorded"
+    else:
+        load = f"{load_before:.1f} before and {os.getloadavg()[0]:.1f} after the run"
+        date = datetime.date.today().isoformat()
     context = {"cpu": cpu_model(), "cores": os.cpu_count(), "load": load, "compiler": compiler,
                "heap": ctx.get("heap_allocator", "heap allocator not reported"),
-               "date": datetime.date.today().isoformat(), "checks": []}
+               "date": date, "checks": []}
     svg_rel = os.path.relpath(args.svg, os.path.dirname(args.doc))
     text, ok = section(series, context, svg_rel)
 
