@@ -14,10 +14,11 @@ once per round against both. It also measures the machine's fp32 peak with
 a oneDNN matmul (dnnl_sgemm through ctypes) and, when bf16 is asked for,
 the bf16 peak with a bf16 MatMul run by subgraph's onednn backend, reports
 each model's share of the peak of its precision and what share of the bf16
-peak the bf16 target would take, and with --ablation times the onednn conv family at fusion levels
-none / bn / act / all ($SUBGRAPH_ONEDNN_FUSION). Accuracy comes from
-`subgraph run --check` against the reference backend; inputs come from
-`subgraph run --random-inputs`, which writes them as .npy files.
+peak the bf16 target would take, and with --ablation times the onednn conv
+family at fusion levels none / bn / act / all ($SUBGRAPH_ONEDNN_FUSION).
+Accuracy comes from `subgraph run --check` against the reference backend;
+inputs come from `subgraph run --random-inputs`, which writes them as .npy
+files.
 
 Setup:  the script runs `npm install --ignore-scripts` in bench/ when
         onnxruntime-node is missing (npm: `apt-get install npm`); the plot
@@ -360,7 +361,7 @@ def render(results, peak, args, bf16_peak=None):
                 cell += " met" if ratio <= target else " **missed**"
             lines.append(f"| {r['case']} | {precision} | {ms:.2f} | {r['ort_ms']:.2f} | "
                          f"{ratio:.2f}x | {cell} | {share} | {check_cell(mode)} |")
-    if bf16_peak and "bf16" in args.precisions:
+    if bf16_peak:  # measured only when bf16 was asked for
         lines += ["", "What the bf16 target asks (2.5x ONNX Runtime fp32's speed, in the FLOPs "
                   "the model's Conv, MatMul and Gemm nodes count; bf16 has no Winograd in oneDNN "
                   "2.6, so every one of them is executed):", "",
@@ -472,8 +473,9 @@ def write_docs_section(table, args, plotted, loads):
         "twelve 1024^3 oneDNN sgemm calls, the bf16 peak the best of twelve 2048^3 bf16 MatMul "
         "requests on subgraph's onednn backend; a model's share of its precision's peak counts "
         "Conv, MatMul and Gemm FLOPs only (Winograd convolutions do fewer multiplications than "
-        "they count, so fp32 shares can pass 100%). Accuracy is `subgraph run --check` against the reference backend: the "
-        "largest error divided by the output's largest reference magnitude.",
+        "they count, so fp32 shares can pass 100%). Accuracy is `subgraph run --check` against "
+        "the reference backend: the largest error divided by the output's largest reference "
+        "magnitude.",
         "",
         f"Machine: {cpu}, {os.cpu_count()} cores, {args.threads} threads; "
         f"{time.strftime('%Y-%m-%d')}. Load average (1 min) {loads[0]:.1f} before and "

@@ -6,10 +6,11 @@
 // pattern selector).
 //
 // Reported per configuration, besides CPU time: nodes, regions, the page
-// faults and kernel time inside the timed calls, and heap use per node, measured in one extra
-// untimed run with a counting operator new (below): bytes_per_node is the peak on top of the input
-// graph, working_bytes_per_node the part of it that is neither input nor
-// result (the region bodies the result holds). Run it through
+// faults and kernel time inside the timed calls, and heap use per node,
+// measured in one extra untimed run with a counting operator new (below):
+// bytes_per_node is the peak on top of the input graph,
+// working_bytes_per_node the part of it that is neither input nor result
+// (the region bodies the result holds). Run it through
 // bench/partition_scaling.py, which derives the log-log slope and writes
 // docs/benchmarks.md.
 //

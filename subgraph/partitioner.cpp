@@ -79,12 +79,10 @@ class NodeReasons {
     kinds_[id] = kind;
     if (text.empty()) {
       textOf_[id] = kNoText;
-    } else if (texts_.empty() || texts_.back() != text) {
-      texts_.push_back(std::move(text));
-      textOf_[id] = static_cast<uint32_t>(texts_.size() - 1);
-    } else {
-      textOf_[id] = static_cast<uint32_t>(texts_.size() - 1);
+      return;
     }
+    if (texts_.empty() || texts_.back() != text) texts_.push_back(std::move(text));
+    textOf_[id] = static_cast<uint32_t>(texts_.size() - 1);
   }
 
  private:
