@@ -33,6 +33,16 @@
  *  1  The first release: properties (declarative patterns or selector
  *     callbacks), op definitions, graph transforms, kernel creators, a
  *     device allocator.
+ *  2  Layouts and scratch memory: a plugin names memory layouts of its own
+ *     (SgLayoutDesc, e.g. oneDNN's nChw16c) and the copies between them and
+ *     plain row-major (SgCopyDesc); a kernel says which layout it reads and
+ *     writes each value in (SgKernelDesc::input_layout, output_layout), so
+ *     a value passed between two of the plugin's regions stays in its
+ *     layout and the host converts it only where it leaves the plugin. A
+ *     kernel may also ask for planned scratch memory (scratch_size,
+ *     run_with_scratch). Version 1 plugins load unchanged: the host reads
+ *     these slots only from tables that declare version 2 and are large
+ *     enough to hold them.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef SUBGRAPH_PLUGIN_ABI_H
@@ -46,7 +56,7 @@ extern "C" {
 #endif
 
 /** The ABI version this header describes. */
-#define SG_PLUGIN_ABI_VERSION 1u
+#define SG_PLUGIN_ABI_VERSION 2u
 /** The oldest plugin ABI version this host still loads. */
 #define SG_PLUGIN_ABI_MIN_VERSION 1u
 /** The one symbol a plugin exports. */
@@ -137,7 +147,10 @@ typedef struct SgAttrValue {
   size_t count;
 } SgAttrValue;
 
-/** A run-time tensor: a dense row-major buffer in the device's memory. */
+/** A run-time tensor: a dense row-major buffer in the device's memory, or,
+ *  where the kernel or copy asked for one of its plugin's layouts (since 2),
+ *  a buffer in that layout. `dims` are always the logical (plain) dims;
+ *  `bytes` is what the layout's byte_size gave for them. */
 typedef struct SgTensor {
   SgDataType dtype;
   int32_t rank;
@@ -379,6 +392,14 @@ typedef struct SgTransformDesc {
   SgStatus (*run)(void* user, SgGraph* graph, int32_t* changed, SgMessage* message);
 } SgTransformDesc;
 
+/** A memory layout of a plugin's own (since 2); defined below. */
+typedef struct SgLayoutDesc SgLayoutDesc;
+
+/** sizeof() of the structs that grew since version 1, as version 1 had
+ *  them: the smallest struct_size the host accepts for each. */
+#define SG_KERNEL_DESC_V1_SIZE 72u
+#define SG_PLUGIN_V1_SIZE 120u
+
 /** What a kernel creator learns about the session it serves. */
 typedef struct SgKernelContext {
   uint32_t abi_version;
@@ -416,7 +437,64 @@ typedef struct SgKernelDesc {
   /** Computes outputs (dense row-major, e.g. float32 NCHW) from inputs. */
   SgStatus (*run)(void* kernel, const SgTensor* inputs, size_t num_inputs, const SgTensor* outputs,
                   size_t num_outputs, SgMessage* message);
+
+  /* --- since 2: layouts and scratch; each slot may be NULL --- */
+  /** The layout `kernel` reads input i in: one of its plugin's `layouts`,
+   *  or NULL for plain row-major. Asked once per input right after create;
+   *  the host inserts the plugin's copy where a value arrives in another
+   *  layout. NULL slot: every input plain. */
+  const SgLayoutDesc* (*input_layout)(void* kernel, size_t i);
+  /** The layout `kernel` writes output i in (NULL: plain). NULL slot:
+   *  every output plain. */
+  const SgLayoutDesc* (*output_layout)(void* kernel, size_t i);
+  /** Bytes of scratch memory run_with_scratch needs for these inputs;
+   *  asked after resize, once per input signature. The host plans it like
+   *  any other buffer, live only while the kernel runs. */
+  SgStatus (*scratch_size)(void* kernel, const SgTensorShape* inputs, size_t num_inputs,
+                           size_t* bytes, SgMessage* message);
+  /** Like run, with the scratch memory scratch_size asked for (64-byte
+   *  aligned; NULL when 0 bytes). When set, the host calls it instead of
+   *  run. */
+  SgStatus (*run_with_scratch)(void* kernel, const SgTensor* inputs, size_t num_inputs,
+                               const SgTensor* outputs, size_t num_outputs, void* scratch,
+                               size_t scratch_bytes, SgMessage* message);
 } SgKernelDesc;
+
+/** A memory layout of the plugin's own (since 2), e.g. channels blocked by
+ *  16. The host never interprets such a buffer: it sizes it with
+ *  byte_size, hands it only to the plugin's kernels and copies, and
+ *  compares layouts by address (two plugins' "nChw16c" are different
+ *  layouts). Every layout needs a copy from plain and one to plain (for
+ *  the same element types), so a value can enter and leave the plugin. */
+struct SgLayoutDesc {
+  uint32_t abi_version;
+  uint32_t struct_size;
+  /** Short name for messages and profiles, unique within the plugin
+   *  (letters, digits, '_', '-', '.'). */
+  const char* name;
+  void* user;
+  /** Bytes a tensor of `dtype` with logical dims `dims` (`rank` of them)
+   *  occupies in this layout; 0 if the layout cannot hold it. */
+  size_t (*byte_size)(void* user, SgDataType dtype, int32_t rank, const int64_t* dims);
+};
+
+/** A copy between two layouts of the plugin (since 2): `from` and `to` are
+ *  entries of the plugin's `layouts` or NULL for plain row-major, not both
+ *  NULL (plain-to-plain copies are the host's). */
+typedef struct SgCopyDesc {
+  uint32_t abi_version;
+  uint32_t struct_size;
+  const SgLayoutDesc* from;
+  const SgLayoutDesc* to;
+  /** The element type it copies; SG_DTYPE_UNDEFINED: any. */
+  SgDataType dtype;
+  /** 1 if run uses a thread pool of its own (as SgKernelDesc's). */
+  int32_t uses_own_threads;
+  void* user;
+  /** Writes `dst` (layout `to`) from `src` (layout `from`); same dtype and
+   *  logical dims. Thread-safe, like a kernel's run. */
+  SgStatus (*run)(void* user, const SgTensor* src, const SgTensor* dst, SgMessage* message);
+} SgCopyDesc;
 
 /** The device the plugin's kernels run on, with its allocator. Version 1
  *  supports host-addressable memory only (kind "cpu"). */
@@ -454,6 +532,14 @@ typedef struct SgPlugin {
   void* user;
   /** Called once before the library is unloaded; frees the plugin's state. */
   void (*release)(void* user);
+
+  /* --- since 2 --- */
+  /** The plugin's own memory layouts, and the copies between them and
+   *  plain row-major. */
+  size_t num_layouts;
+  const SgLayoutDesc* const* layouts;
+  size_t num_copies;
+  const SgCopyDesc* const* copies;
 } SgPlugin;
 
 /** The entry point: checks the host (host->abi_version) and fills *plugin.
@@ -511,15 +597,26 @@ SG_ABI_FROZEN(SgKernelContext, num_threads, 8);
 SG_ABI_STATIC_ASSERT(sizeof(SgKernelContext) == 12, "SgKernelContext v1 size");
 SG_ABI_FROZEN(SgKernelDesc, create, 32);
 SG_ABI_FROZEN(SgKernelDesc, run, 64);
-SG_ABI_STATIC_ASSERT(sizeof(SgKernelDesc) == 72, "SgKernelDesc v1 size");
+
 SG_ABI_FROZEN(SgDeviceDesc, deallocate, 32);
 SG_ABI_STATIC_ASSERT(sizeof(SgDeviceDesc) == 40, "SgDeviceDesc v1 size");
 SG_ABI_FROZEN(SgPlugin, properties, 40);
 SG_ABI_FROZEN(SgPlugin, device, 96);
 SG_ABI_FROZEN(SgPlugin, release, 112);
-SG_ABI_STATIC_ASSERT(sizeof(SgPlugin) == 120, "SgPlugin v1 size");
+
 SG_ABI_STATIC_ASSERT(sizeof(SgTensor) == 32, "SgTensor v1 size");
 SG_ABI_STATIC_ASSERT(sizeof(SgTensorShape) == 136, "SgTensorShape v1 size");
+/* End of version 2: v1 structs grew at their ends only. */
+SG_ABI_FROZEN(SgKernelDesc, input_layout, SG_KERNEL_DESC_V1_SIZE);
+SG_ABI_FROZEN(SgKernelDesc, run_with_scratch, 96);
+SG_ABI_STATIC_ASSERT(sizeof(SgKernelDesc) == 104, "SgKernelDesc v2 size");
+SG_ABI_FROZEN(SgLayoutDesc, byte_size, 24);
+SG_ABI_STATIC_ASSERT(sizeof(SgLayoutDesc) == 32, "SgLayoutDesc v2 size");
+SG_ABI_FROZEN(SgCopyDesc, run, 40);
+SG_ABI_STATIC_ASSERT(sizeof(SgCopyDesc) == 48, "SgCopyDesc v2 size");
+SG_ABI_FROZEN(SgPlugin, num_layouts, SG_PLUGIN_V1_SIZE);
+SG_ABI_FROZEN(SgPlugin, copies, 144);
+SG_ABI_STATIC_ASSERT(sizeof(SgPlugin) == 152, "SgPlugin v2 size");
 #endif
 
 #endif /* SUBGRAPH_PLUGIN_ABI_H */

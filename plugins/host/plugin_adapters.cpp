@@ -266,14 +266,62 @@ class PluginAllocator final : public runtime::Allocator {
   runtime::AllocatorStats stats_;
 };
 
+// Plain SgTensorShapes of a kernel's input descs (logical dims whatever the
+// layout); false if a rank does not fit.
+bool toShapes(const runtime::ResizeContext& ctx, std::vector<SgTensorShape>& in) {
+  in.assign(ctx.numInputs(), SgTensorShape{});
+  for (size_t i = 0; i < ctx.numInputs(); ++i) {
+    if (!ctx.hasInput(i)) continue;
+    const runtime::TensorDesc& d = ctx.inputDesc(i);
+    if (d.dims.size() > SG_MAX_RANK) return false;
+    in[i].dtype = static_cast<SgDataType>(d.dtype);
+    in[i].rank = static_cast<int32_t>(d.dims.size());
+    std::copy(d.dims.begin(), d.dims.end(), in[i].dims);
+  }
+  return true;
+}
+
+// A runtime tensor as the ABI's SgTensor: logical dims, and the bytes its
+// layout (plain or the plugin's) takes.
+SgTensor toTensor(const runtime::TensorView& v) {
+  SgTensor t{};
+  t.dtype = static_cast<SgDataType>(v.desc().dtype);
+  t.rank = static_cast<int32_t>(v.desc().dims.size());
+  t.dims = v.desc().dims.data();
+  t.data = v.raw();
+  t.bytes = v.desc().byteSize();
+  return t;
+}
+
+// A layout that cannot hold a tensor sizes it as 0 bytes; only an empty
+// tensor may legitimately take none.
+bool layoutHolds(const runtime::TensorDesc& d) {
+  return d.isPlain() || d.numElements() == 0 || d.byteSize() > 0;
+}
+
 class PluginKernel final : public runtime::Kernel {
  public:
+  // `inputLayouts`/`outputLayouts`: what the kernel asked for, resolved
+  // to the plugin's runtime layouts when it was created (null: plain).
   PluginKernel(std::shared_ptr<const LoadedPlugin> plugin, const SgKernelDesc* desc, void* handle,
-               const Node& node)
-      : plugin_(std::move(plugin)), desc_(desc), handle_(handle), node_(&node) {}
+               const Node& node, std::vector<const runtime::Layout*> inputLayouts,
+               std::vector<const runtime::Layout*> outputLayouts)
+      : plugin_(std::move(plugin)),
+        desc_(desc),
+        handle_(handle),
+        node_(&node),
+        v2_(hasV2Slots(*desc)),
+        inputLayouts_(std::move(inputLayouts)),
+        outputLayouts_(std::move(outputLayouts)) {}
   ~PluginKernel() override { desc_->destroy(desc_->user, handle_); }
 
   bool usesOwnThreads() const override { return desc_->uses_own_threads != 0; }
+  const runtime::Layout* inputLayout(size_t i) const override {
+    return i < inputLayouts_.size() ? inputLayouts_[i] : nullptr;
+  }
+  const runtime::Layout* outputLayout(size_t o) const override {
+    return o < outputLayouts_.size() ? outputLayouts_[o] : nullptr;
+  }
 
   Status onSessionPrologue(runtime::SessionPrologueContext&) override {
     if (!desc_->session_prologue) return Status::ok();
@@ -284,16 +332,64 @@ class PluginKernel final : public runtime::Kernel {
   }
 
   Status resize(runtime::ResizeContext& ctx) const override {
+    std::vector<SgTensorShape> in;
+    if (!toShapes(ctx, in)) return ctx.fail("input rank above SG_MAX_RANK");
+    Status st = resizeOutputs(ctx, in);
+    if (!st.isOk()) return st;
+    for (size_t o = 0; o < ctx.numOutputs(); ++o)
+      if (!layoutHolds(ctx.outputDesc(o)))
+        return ctx.fail(prefix() + "layout " + std::string(outputLayouts_[o]->name()) +
+                        " cannot hold output " + std::to_string(o) + " (" +
+                        ctx.outputDesc(o).toString() + ")");
+    if (v2_ && desc_->scratch_size) {
+      size_t bytes = 0;
+      SgMessage m;
+      if (desc_->scratch_size(handle_, in.data(), in.size(), &bytes, &m) != SG_OK)
+        return ctx.fail(prefix() + "scratch_size: " + host::messageOr(m, "failed"));
+      ctx.requestScratch(bytes);
+    }
+    return Status::ok();
+  }
+
+  Status run(runtime::RunContext& ctx) const override {
+    std::vector<SgTensor> in(ctx.numInputs()), out(ctx.numOutputs());
+    // The session converts every value into the layout the kernel asked
+    // for; a mismatch here is the host's bug, so it is checked, not
+    // trusted, before the plugin reads a buffer in the wrong layout.
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (!ctx.hasInput(i)) continue;
+      if (ctx.input(i).desc().layout != inputLayout(i))
+        return ctx.fail(prefix() + "input " + std::to_string(i) + " arrived in layout " +
+                        ctx.input(i).desc().toString() + ", not the one the kernel asked for");
+      in[i] = toTensor(ctx.input(i));
+    }
+    for (size_t o = 0; o < out.size(); ++o) {
+      if (ctx.output(o).desc().layout != outputLayout(o))
+        return ctx.fail(prefix() + "output " + std::to_string(o) + " is in layout " +
+                        ctx.output(o).desc().toString() + ", not the one the kernel asked for");
+      out[o] = toTensor(ctx.output(o));
+    }
+    SgMessage m;
+    SgStatus st = SG_OK;
+    if (v2_ && desc_->run_with_scratch) {
+      std::span<std::byte> scratch = ctx.scratch();
+      st = desc_->run_with_scratch(handle_, in.data(), in.size(), out.data(), out.size(),
+                                   scratch.empty() ? nullptr : scratch.data(), scratch.size(), &m);
+    } else {
+      st = desc_->run(handle_, in.data(), in.size(), out.data(), out.size(), &m);
+    }
+    if (st != SG_OK) return ctx.fail(prefix() + host::messageOr(m, "run failed"));
+    return Status::ok();
+  }
+
+ private:
+  std::string prefix() const { return "plugin '" + plugin_->name() + "': "; }
+
+  // Output descs from the plugin's resize, or else the node's static
+  // output types; either way in the layouts the kernel asked for.
+  Status resizeOutputs(runtime::ResizeContext& ctx, std::vector<SgTensorShape>& in) const {
     if (desc_->resize) {
-      std::vector<SgTensorShape> in(ctx.numInputs()), out(ctx.numOutputs());
-      for (size_t i = 0; i < ctx.numInputs(); ++i) {
-        if (!ctx.hasInput(i)) continue;
-        const runtime::TensorDesc& d = ctx.inputDesc(i);
-        if (d.dims.size() > SG_MAX_RANK) return ctx.fail("input rank above SG_MAX_RANK");
-        in[i].dtype = static_cast<SgDataType>(d.dtype);
-        in[i].rank = static_cast<int32_t>(d.dims.size());
-        std::copy(d.dims.begin(), d.dims.end(), in[i].dims);
-      }
+      std::vector<SgTensorShape> out(ctx.numOutputs());
       SgMessage m;
       SgStatus st = desc_->resize(handle_, in.data(), in.size(), out.data(), out.size(), &m);
       if (st == SG_OK) {
@@ -303,6 +399,7 @@ class PluginKernel final : public runtime::Kernel {
           runtime::TensorDesc d;
           d.dtype = static_cast<DataType>(out[o].dtype);
           d.dims.assign(out[o].dims, out[o].dims + out[o].rank);
+          d.layout = outputLayout(o);
           ctx.setOutput(o, std::move(d));
         }
         return Status::ok();
@@ -310,7 +407,6 @@ class PluginKernel final : public runtime::Kernel {
       if (st != SG_UNSUPPORTED)
         return ctx.fail(prefix() + "resize: " + host::messageOr(m, "failed"));
     }
-    // Without a resize of its own, the node's static output types decide.
     for (size_t o = 0; o < ctx.numOutputs(); ++o) {
       const Value* v = node_->output(o);
       if (!v || !v->type().shape || !isStaticShape(*v->type().shape))
@@ -319,42 +415,154 @@ class PluginKernel final : public runtime::Kernel {
       runtime::TensorDesc d;
       d.dtype = v->type().dtype;
       for (const Dim& dim : *v->type().shape) d.dims.push_back(dim.size());
+      d.layout = outputLayout(o);
       ctx.setOutput(o, std::move(d));
     }
     return Status::ok();
   }
 
-  Status run(runtime::RunContext& ctx) const override {
-    std::vector<SgTensor> in(ctx.numInputs()), out(ctx.numOutputs());
-    auto fill = [&](const runtime::TensorView& v, SgTensor& t) -> bool {
-      if (!v.valid()) return true;
-      if (!v.desc().isPlain()) return false;
-      t.dtype = static_cast<SgDataType>(v.desc().dtype);
-      t.rank = static_cast<int32_t>(v.desc().dims.size());
-      t.dims = v.desc().dims.data();
-      t.data = v.raw();
-      t.bytes = v.desc().byteSize();
-      return true;
-    };
-    for (size_t i = 0; i < in.size(); ++i)
-      if (ctx.hasInput(i) && !fill(ctx.input(i), in[i]))
-        return ctx.fail(prefix() + "input " + std::to_string(i) + " is not in plain layout");
-    for (size_t o = 0; o < out.size(); ++o)
-      if (!fill(ctx.output(o), out[o]))
-        return ctx.fail(prefix() + "output " + std::to_string(o) + " is not in plain layout");
-    SgMessage m;
-    if (desc_->run(handle_, in.data(), in.size(), out.data(), out.size(), &m) != SG_OK)
-      return ctx.fail(prefix() + host::messageOr(m, "run failed"));
-    return Status::ok();
-  }
-
- private:
-  std::string prefix() const { return "plugin '" + plugin_->name() + "': "; }
-
   std::shared_ptr<const LoadedPlugin> plugin_;
   const SgKernelDesc* desc_;
   void* handle_;
   const Node* node_;
+  bool v2_;
+  std::vector<const runtime::Layout*> inputLayouts_;
+  std::vector<const runtime::Layout*> outputLayouts_;
+};
+
+// One of a plugin's copies (SgCopyDesc) as a runtime copy kernel.
+class PluginCopyKernel final : public runtime::Kernel {
+ public:
+  PluginCopyKernel(std::shared_ptr<const LoadedPlugin> plugin, const SgCopyDesc* desc)
+      : plugin_(std::move(plugin)),
+        desc_(desc),
+        from_(plugin_->layoutFor(desc->from)),
+        to_(plugin_->layoutFor(desc->to)) {}
+
+  bool usesOwnThreads() const override { return desc_->uses_own_threads != 0; }
+  const runtime::Layout* inputLayout(size_t) const override { return from_; }
+  const runtime::Layout* outputLayout(size_t) const override { return to_; }
+
+  Status resize(runtime::ResizeContext& ctx) const override {
+    runtime::TensorDesc out = ctx.inputDesc(0);
+    out.layout = to_;
+    if (!layoutHolds(out))
+      return ctx.fail("plugin '" + plugin_->name() + "': layout " + std::string(to_->name()) +
+                      " cannot hold " + out.toString());
+    ctx.setOutput(0, std::move(out));
+    return Status::ok();
+  }
+
+  Status run(runtime::RunContext& ctx) const override {
+    SgTensor src = toTensor(ctx.input(0)), dst = toTensor(ctx.output(0));
+    SgMessage m;
+    if (desc_->run(desc_->user, &src, &dst, &m) != SG_OK)
+      return ctx.fail("plugin '" + plugin_->name() + "' copy: " + host::messageOr(m, "failed"));
+    return Status::ok();
+  }
+
+  /// The copy's runtime layouts (null: plain).
+  const runtime::Layout* from() const { return from_; }
+  const runtime::Layout* to() const { return to_; }
+
+ private:
+  std::shared_ptr<const LoadedPlugin> plugin_;
+  const SgCopyDesc* desc_;
+  const runtime::Layout* from_;
+  const runtime::Layout* to_;
+};
+
+// Two copies through plain row-major, for layouts with no direct copy
+// (two layouts of one plugin, or of two plugins): the plain tensor lives
+// in the step's scratch memory.
+class TwoStepCopyKernel final : public runtime::Kernel {
+ public:
+  TwoStepCopyKernel(std::unique_ptr<PluginCopyKernel> toPlain,
+                    std::unique_ptr<PluginCopyKernel> fromPlain)
+      : toPlain_(std::move(toPlain)), fromPlain_(std::move(fromPlain)) {}
+
+  bool usesOwnThreads() const override {
+    return toPlain_->usesOwnThreads() || fromPlain_->usesOwnThreads();
+  }
+  const runtime::Layout* inputLayout(size_t) const override { return toPlain_->from(); }
+  const runtime::Layout* outputLayout(size_t) const override { return fromPlain_->to(); }
+
+  Status resize(runtime::ResizeContext& ctx) const override {
+    runtime::TensorDesc plain = ctx.inputDesc(0);
+    plain.layout = nullptr;
+    runtime::TensorDesc out = ctx.inputDesc(0);
+    out.layout = fromPlain_->to();
+    if (!layoutHolds(out))
+      return ctx.fail("layout " + std::string(out.layout->name()) + " cannot hold " +
+                      out.toString());
+    ctx.requestScratch(plain.byteSize());
+    ctx.setOutput(0, std::move(out));
+    return Status::ok();
+  }
+
+  Status run(runtime::RunContext& ctx) const override {
+    runtime::TensorDesc plain = ctx.input(0).desc();
+    plain.layout = nullptr;
+    runtime::TensorView mid(&plain, ctx.scratch().data());
+    runtime::TensorView in[] = {ctx.input(0)}, midOut[] = {mid}, midIn[] = {mid},
+                        out[] = {ctx.output(0)};
+    runtime::RunContext first(ctx.node(), in, midOut, {}, nullptr);
+    if (Status st = toPlain_->run(first); !st.isOk()) return st;
+    runtime::RunContext second(ctx.node(), midIn, out, {}, nullptr);
+    return fromPlain_->run(second);
+  }
+
+ private:
+  std::unique_ptr<PluginCopyKernel> toPlain_;
+  std::unique_ptr<PluginCopyKernel> fromPlain_;
+};
+
+// The plugin's copy from `from` to `to` (null: plain) for `dtype`, or null.
+const SgCopyDesc* findCopy(const SgPlugin& p, const SgLayoutDesc* from, const SgLayoutDesc* to,
+                           DataType dtype) {
+  if (!hasV2Slots(p)) return nullptr;
+  for (size_t i = 0; i < p.num_copies; ++i) {
+    const SgCopyDesc* c = p.copies[i];
+    if (c->from == from && c->to == to &&
+        (c->dtype == SG_DTYPE_UNDEFINED || c->dtype == static_cast<SgDataType>(dtype)))
+      return c;
+  }
+  return nullptr;
+}
+
+// The host CPU as a plugin's backend: its kernels, plus copies between
+// plugin layouts and plain row-major. A copy between two plugin layouts
+// with no direct copy goes through plain, each leg by its layout's owner.
+class PluginBackend final : public runtime::Backend {
+ public:
+  PluginBackend(std::shared_ptr<const LoadedPlugin> plugin,
+                std::shared_ptr<runtime::Allocator> allocator)
+      : runtime::Backend(plugin->name(), runtime::Device{"cpu", 0}, std::move(allocator),
+                         std::make_unique<runtime::InlineWorkQueue>()) {}
+
+  std::unique_ptr<runtime::Kernel> createCopy(const runtime::CopyRequest& request) const override {
+    auto* from = dynamic_cast<const PluginLayout*>(request.fromLayout);
+    auto* to = dynamic_cast<const PluginLayout*>(request.toLayout);
+    // Plain to plain, another device, or a layout of an in-process backend
+    // (which makes its own copies): not a plugin copy.
+    if (!request.from.isHost() || !request.to.isHost() || (!from && !to) ||
+        (request.fromLayout && !from) || (request.toLayout && !to))
+      return runtime::Backend::createCopy(request);
+    auto leg = [&](const PluginLayout* owner, const SgLayoutDesc* src,
+                   const SgLayoutDesc* dst) -> std::unique_ptr<PluginCopyKernel> {
+      std::shared_ptr<const LoadedPlugin> plugin = owner->owner().shared_from_this();
+      const SgCopyDesc* c = findCopy(plugin->table(), src, dst, request.dtype);
+      return c ? std::make_unique<PluginCopyKernel>(std::move(plugin), c) : nullptr;
+    };
+    if (!to) return leg(from, from->desc(), nullptr);
+    if (!from) return leg(to, nullptr, to->desc());
+    if (&from->owner() == &to->owner())
+      if (auto direct = leg(from, from->desc(), to->desc())) return direct;
+    std::unique_ptr<PluginCopyKernel> toPlain = leg(from, from->desc(), nullptr);
+    std::unique_ptr<PluginCopyKernel> fromPlain = leg(to, nullptr, to->desc());
+    if (!toPlain || !fromPlain) return nullptr;
+    return std::make_unique<TwoStepCopyKernel>(std::move(toPlain), std::move(fromPlain));
+  }
 };
 
 }  // namespace
@@ -426,9 +634,7 @@ std::shared_ptr<runtime::Backend> LoadedPlugin::createRuntimeBackend(int threads
       plugin_->device ? std::shared_ptr<runtime::Allocator>(
                             std::make_shared<adapters::PluginAllocator>(self, plugin_->device))
                       : std::make_shared<runtime::HostAllocator>(info_.name + ":cpu");
-  auto backend = std::make_shared<runtime::Backend>(info_.name, runtime::Device{"cpu", 0},
-                                                    std::move(allocator),
-                                                    std::make_unique<runtime::InlineWorkQueue>());
+  auto backend = std::make_shared<adapters::PluginBackend>(self, std::move(allocator));
   auto provider = std::make_shared<runtime::Provider>(info_.name);
   for (size_t i = 0; i < plugin_->num_kernels; ++i) {
     const SgKernelDesc* desc = plugin_->kernels[i];
@@ -450,8 +656,33 @@ std::shared_ptr<runtime::Backend> LoadedPlugin::createRuntimeBackend(int threads
           if (st != SG_OK || !handle)
             return Status::invalid(runtime::nodeErrorPrefix(&node) + "plugin '" + self->name() +
                                    "' kernel creator failed: " + host::messageOr(m, "no message"));
-          return std::unique_ptr<runtime::Kernel>(
-              std::make_unique<adapters::PluginKernel>(self, desc, handle, node));
+          // The layouts are asked for once and checked here, so a kernel
+          // naming a layout that is not its plugin's fails to compile
+          // instead of handing the runtime a pointer it cannot size.
+          std::vector<const runtime::Layout*> inputs(node.numInputs()), outputs(node.numOutputs());
+          std::string bad;
+          if (adapters::hasV2Slots(*desc)) {
+            auto resolve = [&](auto slot, std::vector<const runtime::Layout*>& into,
+                               const char* what) {
+              if (!slot) return;
+              for (size_t k = 0; k < into.size() && bad.empty(); ++k) {
+                const SgLayoutDesc* l = slot(handle, k);
+                into[k] = l ? self->layoutFor(l) : nullptr;
+                if (l && !into[k])
+                  bad = std::string(what) + " " + std::to_string(k) +
+                        "'s layout is not one of the plugin's layouts";
+              }
+            };
+            resolve(desc->input_layout, inputs, "input");
+            resolve(desc->output_layout, outputs, "output");
+          }
+          if (!bad.empty()) {
+            desc->destroy(desc->user, handle);
+            return Status::invalid(runtime::nodeErrorPrefix(&node) + "plugin '" + self->name() +
+                                   "' kernel: " + bad);
+          }
+          return std::unique_ptr<runtime::Kernel>(std::make_unique<adapters::PluginKernel>(
+              self, desc, handle, node, std::move(inputs), std::move(outputs)));
         });
   }
   backend->addProvider(std::move(provider));

@@ -8,12 +8,48 @@
 #pragma once
 
 #include <memory>
+#include <span>
+#include <string>
+#include <string_view>
 
 #include "subgraph/partition/pattern_selector.h"
 #include "subgraph/plugin_abi.h"
 #include "subgraph/plugins/plugin_loader.h"
+#include "subgraph/runtime/tensor_view.h"
 
 namespace subgraph::plugins::adapters {
+
+/// True if `k` declares version 2 or later and is large enough for the
+/// since-2 slots (layouts and scratch); a version-1 table has neither.
+inline bool hasV2Slots(const SgKernelDesc& k) {
+  return k.abi_version >= 2 && k.struct_size >= sizeof(SgKernelDesc);
+}
+/// The same for the plugin table (its layouts and copies).
+inline bool hasV2Slots(const SgPlugin& p) {
+  return p.abi_version >= 2 && p.struct_size >= sizeof(SgPlugin);
+}
+
+/// One of a plugin's own memory layouts (SgLayoutDesc) as a runtime
+/// Layout: sized by the plugin, named "<plugin>.<layout>" in messages.
+class PluginLayout final : public runtime::Layout {
+ public:
+  /// `owner` owns this layout object, so it outlives it.
+  PluginLayout(const LoadedPlugin& owner, const SgLayoutDesc* desc)
+      : owner_(&owner), desc_(desc), name_(owner.name() + "." + desc->name) {}
+  std::string_view name() const override { return name_; }
+  size_t byteSize(DataType dtype, std::span<const int64_t> dims) const override {
+    return desc_->byte_size(desc_->user, static_cast<SgDataType>(dtype),
+                            static_cast<int32_t>(dims.size()), dims.data());
+  }
+  const SgLayoutDesc* desc() const { return desc_; }
+  /// The plugin the layout belongs to (which has its copies).
+  const LoadedPlugin& owner() const { return *owner_; }
+
+ private:
+  const LoadedPlugin* owner_;
+  const SgLayoutDesc* desc_;
+  std::string name_;
+};
 
 /// The host Pattern for a plugin's declarative pattern. Plugin predicates
 /// call into `plugin`, which they keep loaded; with a null `plugin` (the

@@ -195,7 +195,7 @@ std::string checkKernel(const SgKernelDesc* k, size_t index) {
   std::string what = "kernel " + std::to_string(index);
   if (!k) return what + " is null";
   if (std::string e =
-          checkHeader(what.c_str(), k->abi_version, k->struct_size, sizeof(SgKernelDesc));
+          checkHeader(what.c_str(), k->abi_version, k->struct_size, SG_KERNEL_DESC_V1_SIZE);
       !e.empty())
     return e;
   if (!k->op_type || !*k->op_type) return what + " has no op type";
@@ -220,7 +220,7 @@ std::string checkTransform(const SgTransformDesc* t, size_t index) {
 // Step 4: the reason the plugin's tables are unusable, or "".
 std::string checkTables(const SgPlugin* p) {
   if (!p) return "the entry point returned success but no plugin table";
-  if (std::string e = checkHeader("the plugin", p->abi_version, p->struct_size, sizeof(SgPlugin));
+  if (std::string e = checkHeader("the plugin", p->abi_version, p->struct_size, SG_PLUGIN_V1_SIZE);
       !e.empty())
     return e;
   if (!validName(p->name))
@@ -251,8 +251,65 @@ std::string checkTables(const SgPlugin* p) {
       return e;
     if (!d->kind || std::strcmp(d->kind, "cpu") != 0)
       return std::string("device kind '") + (d->kind ? d->kind : "") +
-             "' is not supported by plugin ABI version 1 (only 'cpu')";
+             "' is not supported by plugin ABI version " + std::to_string(SG_PLUGIN_ABI_VERSION) +
+             " (only 'cpu')";
     if (!d->allocate || !d->deallocate) return "the device lacks allocate or deallocate";
+  }
+  return {};
+}
+
+// The reason a since-2 struct header is unusable, or "".
+std::string checkV2Header(const std::string& what, uint32_t version, uint32_t size, size_t v2Size) {
+  if (version < 2)
+    return what + " declares plugin ABI version " + std::to_string(version) +
+           ", but it exists only since version 2";
+  return checkHeader(what.c_str(), version, size, v2Size);
+}
+
+// Step 4, version 2: the plugin's layouts and copies. Every layout must be
+// reachable from plain and back, or a value in it could never enter or
+// leave the plugin's kernels.
+std::string checkLayouts(const SgPlugin* p) {
+  if (!adapters::hasV2Slots(*p)) return {};
+  if ((p->num_layouts && !p->layouts) || (p->num_copies && !p->copies))
+    return "the plugin table has a layout or copy count with a null array";
+  std::set<std::string> names;
+  std::set<const SgLayoutDesc*> known;
+  for (size_t i = 0; i < p->num_layouts; ++i) {
+    const SgLayoutDesc* l = p->layouts[i];
+    std::string what = "layout " + std::to_string(i);
+    if (!l) return what + " is null";
+    if (std::string e = checkV2Header(what, l->abi_version, l->struct_size, sizeof(SgLayoutDesc));
+        !e.empty())
+      return e;
+    if (!validName(l->name)) return what + " has no valid name";
+    if (!l->byte_size) return "layout '" + std::string(l->name) + "' has no byte_size";
+    if (!names.insert(l->name).second)
+      return "two layouts are named '" + std::string(l->name) + "'";
+    known.insert(l);
+  }
+  std::set<const SgLayoutDesc*> toPlain, fromPlain;
+  for (size_t i = 0; i < p->num_copies; ++i) {
+    const SgCopyDesc* c = p->copies[i];
+    std::string what = "copy " + std::to_string(i);
+    if (!c) return what + " is null";
+    if (std::string e = checkV2Header(what, c->abi_version, c->struct_size, sizeof(SgCopyDesc));
+        !e.empty())
+      return e;
+    if (!c->run) return what + " has no run slot";
+    if (!c->from && !c->to) return what + " copies plain to plain (the host's job)";
+    if ((c->from && !known.count(c->from)) || (c->to && !known.count(c->to)))
+      return what + " names a layout that is not in the plugin's layouts";
+    if (!c->from) fromPlain.insert(c->to);
+    if (!c->to) toPlain.insert(c->from);
+  }
+  for (const SgLayoutDesc* l : known) {
+    if (!fromPlain.count(l))
+      return "layout '" + std::string(l->name) +
+             "' has no copy from plain row-major: no value could enter it";
+    if (!toPlain.count(l))
+      return "layout '" + std::string(l->name) +
+             "' has no copy to plain row-major: a value in it could never leave the plugin";
   }
   return {};
 }
@@ -336,10 +393,27 @@ PluginInfo describe(const SgPlugin& p, const std::filesystem::path& path) {
         std::string(p.transforms[i]->name) +
         (p.transforms[i]->stage == SG_TRANSFORM_PRE_PARTITION ? " (pre)" : " (post)"));
   info.device = p.device ? std::string(p.device->kind) + " (own allocator)" : "host memory";
+  if (adapters::hasV2Slots(p)) {
+    for (size_t i = 0; i < p.num_layouts; ++i) info.layouts.push_back(p.layouts[i]->name);
+    for (size_t i = 0; i < p.num_copies; ++i) {
+      const SgCopyDesc& c = *p.copies[i];
+      std::string dtype = c.dtype == SG_DTYPE_UNDEFINED
+                              ? "any type"
+                              : std::string(dataTypeName(static_cast<DataType>(c.dtype)));
+      info.copies.push_back(std::string(c.from ? c.from->name : "plain") + " -> " +
+                            (c.to ? c.to->name : "plain") + " (" + dtype + ")");
+    }
+  }
   return info;
 }
 
 }  // namespace
+
+const runtime::Layout* LoadedPlugin::layoutFor(const SgLayoutDesc* desc) const {
+  for (const auto& l : layouts_)
+    if (static_cast<const adapters::PluginLayout&>(*l).desc() == desc) return l.get();
+  return nullptr;
+}
 
 LoadedPlugin::~LoadedPlugin() {
   // The plugin frees its state while its code is still mapped; only then
@@ -393,11 +467,16 @@ StatusOr<std::shared_ptr<LoadedPlugin>> loadPlugin(const std::filesystem::path& 
   // From here on the plugin owns state: keep the table so that the
   // destructor releases it whatever is refused below.
   if (table && table->abi_version >= SG_PLUGIN_ABI_MIN_VERSION &&
-      table->abi_version <= SG_PLUGIN_ABI_VERSION && table->struct_size >= sizeof(SgPlugin))
+      table->abi_version <= SG_PLUGIN_ABI_VERSION && table->struct_size >= SG_PLUGIN_V1_SIZE)
     loaded->plugin_ = table;
   if (std::string why = checkTables(table); !why.empty()) return refuse(why);
+  if (std::string why = checkLayouts(table); !why.empty()) return refuse(why);
   if (Status ops = registerOps(*table); !ops.isOk()) return refuse(ops.message());
   loaded->info_ = describe(*table, path);
+  if (adapters::hasV2Slots(*table))
+    for (size_t i = 0; i < table->num_layouts; ++i)
+      loaded->layouts_.push_back(
+          std::make_unique<adapters::PluginLayout>(*loaded, table->layouts[i]));
   return loaded;
 }
 

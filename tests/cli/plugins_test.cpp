@@ -63,10 +63,14 @@ TEST(CliPlugins, AllowFallbackSkipsAnUnusablePlugin) {
 TEST(CliPlugins, PluginsCommandListsTheExamples) {
   CliResult r = runCli({"plugins"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("example_convbn 1.0.0 (plugin ABI 1)"));
+  EXPECT_THAT(r.out, HasSubstr("example_convbn 1.0.0 (plugin ABI 2)"));
   EXPECT_THAT(r.out, HasSubstr("conv_bn (selector)"));
   EXPECT_THAT(r.out, HasSubstr("example.max_splat.MaxSplat"));
   EXPECT_THAT(r.out, HasSubstr("fuse_max_splat (post)"));
+  // Layouts are listed for the plugin that has one, and only there.
+  EXPECT_THAT(r.out, HasSubstr("  layouts:    nc4hw\n"
+                               "  copies:     plain -> nc4hw (f32), nc4hw -> plain (f32)\n"));
+  EXPECT_EQ(r.out.find("layouts:"), r.out.rfind("layouts:"));
   CliResult help = runCli({"plugins", "--help"});
   EXPECT_EQ(help.exitCode, 0);
   EXPECT_THAT(help.out, HasSubstr("--path"));

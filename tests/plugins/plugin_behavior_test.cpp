@@ -5,11 +5,15 @@
 // listed backend wins a contested node), example_convbn (MXNet's seed
 // example: Conv -> one BatchNormalization, default executor) and max_splat
 // (a post-partition transform making a backend node with its own op
-// definition and kernel).
+// definition and kernel), blocked_layout (a layout of the plugin's own,
+// kept between its regions: plugin ABI 2), and plugins on the raw C ABI
+// (a version-1 plugin loading unchanged; a kernel naming a layout its
+// plugin does not have).
 //
 //===----------------------------------------------------------------------===//
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -31,10 +35,11 @@ using runtime::SessionOptions;
 
 const fs::path kCorpus = SUBGRAPH_TEST_CORPUS_DIR;
 const fs::path kPluginDir = SUBGRAPH_TEST_PLUGIN_DIR;
+const fs::path kRawAbi = SUBGRAPH_TEST_RAW_ABI_DIR;
 
 BackendSelection select(const std::string& list) {
   SelectOptions options;
-  options.searchPath = {kCorpus, kPluginDir};
+  options.searchPath = {kCorpus, kPluginDir, kRawAbi};
   StatusOr<BackendSelection> s = selectBackends(list, options);
   if (!s.isOk()) throw Error(s.status());
   return std::move(s).value();
@@ -46,11 +51,17 @@ std::vector<float> floats(const Tensor& t) {
 }
 
 /// Partitions `graph` for `selection` in a session with its runtime
-/// backends and runs it on `inputs`; returns output 0.
+/// backends and runs it on `inputs`; returns output 0. The names of the
+/// copy steps the session ran go to `copies`, when given.
 std::vector<float> runWith(const BackendSelection& selection, std::unique_ptr<Graph> graph,
-                           const std::vector<NamedTensor>& inputs) {
+                           const std::vector<NamedTensor>& inputs,
+                           std::vector<std::string>* copies = nullptr) {
   SessionOptions options;
   options.threads = 1;
+  options.callbacks.onExecuteBegin = [copies](const runtime::StepInfo& step) {
+    if (copies && step.isCopy) copies->push_back(step.name);
+    return true;
+  };
   auto backends = selection.runtimeBackends(1);
   EXPECT_TRUE(backends.isOk());
   options.backendInstances = std::move(backends).value();
@@ -198,6 +209,169 @@ TEST(PluginBehaviorTest, MaxSplatLeavesAMaxWithANonSplatConstant) {
   ASSERT_TRUE(s.partition(*g).isOk());
   ASSERT_EQ(g->numNodes(), 1u);
   EXPECT_EQ((*g->nodes().begin())->opType(), "Max");
+}
+
+/// The reference result of output 0 of `text` on `inputs`.
+std::vector<float> referenceRun(const char* text, const std::vector<NamedTensor>& inputs) {
+  Session reference;
+  EXPECT_TRUE(reference.load(parseGraphOrThrow(text)).isOk());
+  EXPECT_TRUE(reference.compile().isOk());
+  StatusOr<runtime::RunResult> out = reference.run(inputs);
+  EXPECT_TRUE(out.isOk()) << out.status().message();
+  return out.isOk() ? floats(out->outputs[0].tensor) : std::vector<float>{};
+}
+
+/// A float32 tensor of `dims` with values in [-1, 1) and some exact zeros.
+Tensor ramp(std::vector<int64_t> dims, int salt) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  std::vector<float> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] =
+        static_cast<float>(static_cast<int>((i * 7 + static_cast<size_t>(salt)) % 23) - 11) / 11.0f;
+  return Tensor::fromVector<float>(DataType::kFloat32, dims, v);
+}
+
+void expectNear(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6f) << "element " << i;
+}
+
+//   %x --> Relu --> Add --> Relu --> GlobalAveragePool --> %p
+//                    ^
+//   %y --------------+
+// Six channels: the second block of four is half padding.
+constexpr const char* kBlockedChain = R"(
+  graph @g(%x: f32[1, 6, 4, 4], %y: f32[1, 6, 4, 4]) {
+    %r: f32[1, 6, 4, 4] = Relu(%x) @relu1
+    %a: f32[1, 6, 4, 4] = Add(%r, %y) @add
+    %b: f32[1, 6, 4, 4] = Relu(%a) @relu2
+    %p: f32[1, 6, 1, 1] = GlobalAveragePool(%b) @gap
+    return %p
+  })";
+
+/// blocked_layout fuses each op into a region of its own, and the values
+/// between the regions stay in its nc4hw layout: the session copies only
+/// x and y into it, and nothing between regions or out of it
+/// (GlobalAveragePool writes plain). The result, with the padding and the
+/// pool's scratch memory, is the reference's.
+TEST(PluginBehaviorTest, BlockedLayoutKeepsValuesInItsLayoutBetweenRegions) {
+  BackendSelection s = select("blocked_layout");
+  std::unique_ptr<Graph> g = parseGraphOrThrow(kBlockedChain);
+  StatusOr<partition::PartitionReport> report = s.partition(*g);
+  ASSERT_TRUE(report.isOk()) << report.status().message();
+  ASSERT_EQ(report->regions.size(), 4u);
+
+  std::vector<NamedTensor> inputs = {{"x", ramp({1, 6, 4, 4}, 1)}, {"y", ramp({1, 6, 4, 4}, 5)}};
+  std::vector<std::string> copies;
+  expectNear(runWith(s, parseGraphOrThrow(kBlockedChain), inputs, &copies),
+             referenceRun(kBlockedChain, inputs));
+  EXPECT_EQ(copies, (std::vector<std::string>{"copy:x->cpu:0@blocked_layout.nc4hw",
+                                              "copy:y->cpu:0@blocked_layout.nc4hw"}));
+}
+
+//   %x --> Relu --> %r (graph output) --> Sigmoid (reference) --> Relu --> %t
+constexpr const char* kBlockedLeaves = R"(
+  graph @g(%x: f32[2, 5, 3, 3]) {
+    %r: f32[2, 5, 3, 3] = Relu(%x) @relu1
+    %s: f32[2, 5, 3, 3] = Sigmoid(%r) @sig
+    %t: f32[2, 5, 3, 3] = Relu(%s) @relu2
+    return %t, %r
+  })";
+
+/// Where a blocked value leaves the plugin (for a reference kernel and as a
+/// graph output) it is copied back to plain once, shared by both readers;
+/// the Sigmoid's plain output is copied in again for the second Relu.
+TEST(PluginBehaviorTest, BlockedLayoutCopiesAValueOutOnceWhereItLeavesThePlugin) {
+  BackendSelection s = select("blocked_layout");
+  std::vector<NamedTensor> inputs = {{"x", ramp({2, 5, 3, 3}, 3)}};
+  std::vector<std::string> copies;
+  expectNear(runWith(s, parseGraphOrThrow(kBlockedLeaves), inputs, &copies),
+             referenceRun(kBlockedLeaves, inputs));
+  std::sort(copies.begin(), copies.end());
+  EXPECT_EQ(copies,
+            (std::vector<std::string>{"copy:r->cpu:0", "copy:s->cpu:0@blocked_layout.nc4hw",
+                                      "copy:t->cpu:0", "copy:x->cpu:0@blocked_layout.nc4hw"}));
+}
+
+/// The Add property must not take a broadcasting Add (its kernel adds the
+/// two padded buffers element by element): no region, and the report says
+/// why.
+TEST(PluginBehaviorTest, BlockedLayoutDoesNotFuseABroadcastingAdd) {
+  BackendSelection s = select("blocked_layout");
+  std::unique_ptr<Graph> g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[1, 6, 4, 4], %y: f32[1, 6, 1, 1]) {
+      %a: f32[1, 6, 4, 4] = Add(%x, %y) @add
+      return %a
+    })");
+  StatusOr<partition::PartitionReport> report = s.partition(*g);
+  ASSERT_TRUE(report.isOk()) << report.status().message();
+  EXPECT_TRUE(report->regions.empty());
+  ASSERT_EQ(report->rejected.size(), 1u);
+  EXPECT_NE(report->rejected[0].reason.find("the Add broadcasts"), std::string::npos)
+      << report->rejected[0].reason;
+}
+
+/// A plugin built against version 1 of the ABI, whose tables end where
+/// version 1's did (garbage follows), still loads, partitions and runs on
+/// a version-2 host: the host reads no slot the plugin does not have.
+TEST(PluginBehaviorTest, AVersionOnePluginLoadsAndRunsUnchanged) {
+  BackendSelection s = select("v1_compat");
+  std::unique_ptr<Graph> g = parseGraphOrThrow(kRelu);
+  StatusOr<partition::PartitionReport> report = s.partition(*g);
+  ASSERT_TRUE(report.isOk()) << report.status().message();
+  ASSERT_EQ(report->regions.size(), 1u);
+  Tensor x = Tensor::fromVector<float>(DataType::kFloat32, {4}, {-1, 0, 1, 2});
+  EXPECT_EQ(runWith(s, parseGraphOrThrow(kRelu), {{"x", x}}), (std::vector<float>{0, 0, 1, 2}));
+}
+
+/// A kernel asking for a layout that is not in its plugin's list: the
+/// session refuses to compile, naming the kernel's input, instead of
+/// sizing buffers through an unknown pointer.
+TEST(PluginBehaviorTest, RefusesAKernelNamingALayoutItsPluginDoesNotHave) {
+  BackendSelection s = select("foreign_layout");
+  SessionOptions options;
+  options.threads = 1;
+  options.backendInstances = s.runtimeBackends(1).value();
+  Session session(options);
+  ASSERT_TRUE(session.load(parseGraphOrThrow(kRelu)).isOk());
+  ASSERT_TRUE(session
+                  .partition([&](Graph& g) -> Status {
+                    auto report = s.partition(g);
+                    return report.isOk() ? Status::ok() : report.status();
+                  })
+                  .isOk());
+  Status st = session.compile();
+  ASSERT_FALSE(st.isOk());
+  EXPECT_NE(st.message().find("input 0's layout is not one of the plugin's layouts"),
+            std::string::npos)
+      << st.message();
+}
+
+//   %x --+
+//        +--> Add (blocked_layout: nc4hw) --> Relu (layout_relay: listed) --> %o
+//   %y --+
+constexpr const char* kTwoLayouts = R"(
+  graph @g(%x: f32[1, 6, 2, 2], %y: f32[1, 6, 2, 2]) {
+    %a: f32[1, 6, 2, 2] = Add(%x, %y) @add
+    %o: f32[1, 6, 2, 2] = Relu(%a) @relu
+    return %o
+  })";
+
+/// A value going from one plugin's layout to another's, with no copy
+/// between the two, is converted through plain row-major, in one copy
+/// step: nc4hw -> plain by blocked_layout's copy, plain -> listed by
+/// layout_relay's.
+TEST(PluginBehaviorTest, CopiesBetweenTwoPluginsLayoutsThroughPlain) {
+  BackendSelection s = select("layout_relay,blocked_layout");
+  std::vector<NamedTensor> inputs = {{"x", ramp({1, 6, 2, 2}, 2)}, {"y", ramp({1, 6, 2, 2}, 9)}};
+  std::vector<std::string> copies;
+  expectNear(runWith(s, parseGraphOrThrow(kTwoLayouts), inputs, &copies),
+             referenceRun(kTwoLayouts, inputs));
+  std::sort(copies.begin(), copies.end());
+  EXPECT_EQ(copies, (std::vector<std::string>{"copy:a->cpu:0@layout_relay.listed", "copy:o->cpu:0",
+                                              "copy:x->cpu:0@blocked_layout.nc4hw",
+                                              "copy:y->cpu:0@blocked_layout.nc4hw"}));
 }
 
 }  // namespace

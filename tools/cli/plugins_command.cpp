@@ -83,6 +83,8 @@ void runPlugins(const PluginsCommandOptions& options) {
         entry["kernels"] = i.kernels;
         entry["transforms"] = i.transforms;
         entry["device"] = i.device;
+        entry["layouts"] = i.layouts;
+        entry["copies"] = i.copies;
       }
       list.push_back(std::move(entry));
     }
@@ -114,6 +116,11 @@ void runPlugins(const PluginsCommandOptions& options) {
                 << fmt::format("  kernels:    {}\n", joined(i.kernels))
                 << fmt::format("  transforms: {}\n", joined(i.transforms))
                 << fmt::format("  device:     {}\n", i.device);
+      // Layouts exist since ABI 2; most plugins have none, so the lines
+      // appear only where there is something to say.
+      if (!i.layouts.empty())
+        std::cout << fmt::format("  layouts:    {}\n", joined(i.layouts))
+                  << fmt::format("  copies:     {}\n", joined(i.copies));
     }
   }
   std::cout.flush();

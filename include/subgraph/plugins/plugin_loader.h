@@ -47,6 +47,7 @@
 #include "subgraph/support/status.h"
 
 struct SgPlugin;
+struct SgLayoutDesc;
 
 namespace subgraph::plugins {
 
@@ -61,6 +62,8 @@ struct PluginInfo {
   std::vector<std::string> ops;         ///< Qualified op types it defines.
   std::vector<std::string> kernels;     ///< Qualified op types it has kernels for.
   std::vector<std::string> transforms;  ///< "name (pre)" / "name (post)".
+  std::vector<std::string> layouts;     ///< Its own memory layouts (ABI 2).
+  std::vector<std::string> copies;      ///< "plain -> c4 (f32)", one per copy.
   std::string device;                   ///< "cpu" (own allocator) or "host".
 };
 
@@ -87,6 +90,10 @@ class LoadedPlugin : public std::enable_shared_from_this<LoadedPlugin> {
 
   /// Internal: the plugin's table. Valid while this object lives.
   const SgPlugin& table() const { return *plugin_; }
+  /// Internal: the runtime Layout standing for one of the plugin's
+  /// layouts (ABI 2), or null if `desc` is not one of them. Runtime
+  /// tensor descs point to these, so they live as long as this object.
+  const runtime::Layout* layoutFor(const SgLayoutDesc* desc) const;
 
  private:
   friend StatusOr<std::shared_ptr<LoadedPlugin>> loadPlugin(const std::filesystem::path& path);
@@ -96,6 +103,7 @@ class LoadedPlugin : public std::enable_shared_from_this<LoadedPlugin> {
   std::unique_ptr<Library> library_;
   const SgPlugin* plugin_ = nullptr;
   PluginInfo info_;
+  std::vector<std::unique_ptr<runtime::Layout>> layouts_;
 };
 
 /// Loads the plugin at absolute `path`, checks its file, ABI version and

@@ -18,7 +18,14 @@
 //   destructor              when the session is destroyed.
 //
 // Tensors are dense row-major buffers in host memory (float32 NCHW for
-// convolutions), owned by the host.
+// convolutions), owned by the host, unless the kernel asks for one of its
+// plugin's own layouts (since ABI 2; Plugin::addLayout): a kernel returning
+// a Layout from inputLayout(i) or outputLayout(i) reads or writes that
+// value in it, and the host converts a value with the plugin's copies only
+// where it enters or leaves the layout, so a value passed between two of
+// the plugin's regions stays in it. A kernel may also ask for scratch
+// memory (scratchBytes, then runWithScratch), planned by the host like any
+// other buffer.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -29,11 +36,60 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "subgraph/sdk/graph_view.h"
 
 namespace subgraph::sdk {
+
+/// Bytes a tensor of `dtype` with logical `dims` takes in a layout; 0 if
+/// the layout cannot hold it.
+using LayoutSize = std::function<size_t(DataType dtype, std::span<const int64_t> dims)>;
+
+class Plugin;
+
+/// One of the plugin's own memory layouts (ABI 2), e.g. channels blocked
+/// by 16. Made and kept by Plugin::addLayout; kernels return it from
+/// inputLayout()/outputLayout(), and Plugin::addCopy converts values
+/// between it and plain row-major.
+class Layout {
+ public:
+  Layout(const Layout&) = delete;
+  Layout& operator=(const Layout&) = delete;
+  /// The name given to addLayout.
+  const std::string& name() const { return name_; }
+  /// Bytes a tensor of `dtype` and logical `dims` takes in this layout.
+  size_t byteSize(DataType dtype, std::span<const int64_t> dims) const {
+    return size_(dtype, dims);
+  }
+  /// Internal: the C description the host sees.
+  const SgLayoutDesc* toC() const { return &c_; }
+
+ private:
+  friend class Plugin;
+  Layout(std::string name, LayoutSize size) : name_(std::move(name)), size_(std::move(size)) {
+    c_.abi_version = SG_PLUGIN_ABI_VERSION;
+    c_.struct_size = sizeof(SgLayoutDesc);
+    c_.name = name_.c_str();
+    c_.user = this;
+    c_.byte_size = &byteSizeC;
+  }
+  static size_t byteSizeC(void* user, SgDataType dtype, int32_t rank,
+                          const int64_t* dims) noexcept {
+    try {
+      return static_cast<Layout*>(user)->size_(static_cast<DataType>(dtype),
+                                               {dims, static_cast<size_t>(rank < 0 ? 0 : rank)});
+    } catch (...) {
+      return 0;
+    }
+  }
+
+  std::string name_;
+  LayoutSize size_;
+  SgLayoutDesc c_{};
+};
 
 /// A tensor buffer a kernel reads or writes.
 class Tensor {
@@ -56,7 +112,7 @@ class Tensor {
     for (int64_t d : dims()) n *= d;
     return n;
   }
-  /// Size of the buffer in bytes.
+  /// Size of the buffer in bytes (in its layout, which may pad).
   size_t bytes() const { return t_.bytes; }
   /// The buffer as `T` (which must match dtype()).
   template <typename T>
@@ -95,8 +151,41 @@ class Kernel {
     (void)inputs;
     return std::nullopt;
   }
-  /// Computes the outputs. Throw sdk::Error to fail the request.
-  virtual void run(std::span<const Tensor> inputs, std::span<const Tensor> outputs) = 0;
+  /// Computes the outputs. Throw sdk::Error to fail the request. Override
+  /// this, or runWithScratch for a kernel that needs scratch memory.
+  virtual void run(std::span<const Tensor> inputs, std::span<const Tensor> outputs) {
+    (void)inputs;
+    (void)outputs;
+    throw Error("the kernel overrides neither run nor runWithScratch");
+  }
+
+  // --- Since ABI 2: layouts and scratch memory ---
+
+  /// The layout run() reads input `i` in: one of the plugin's layouts, or
+  /// null (the default) for plain row-major. Asked once per input, right
+  /// after the creator made the kernel.
+  virtual const Layout* inputLayout(size_t i) const {
+    (void)i;
+    return nullptr;
+  }
+  /// The layout run() writes output `i` in; null (the default) is plain.
+  virtual const Layout* outputLayout(size_t i) const {
+    (void)i;
+    return nullptr;
+  }
+  /// Bytes of scratch memory runWithScratch needs for these input shapes;
+  /// asked after resize(), once per input signature. Default: none.
+  virtual size_t scratchBytes(const std::vector<Shape>& inputs) {
+    (void)inputs;
+    return 0;
+  }
+  /// Computes the outputs with `scratch` (scratchBytes() bytes, 64-byte
+  /// aligned, contents undefined). The default calls run().
+  virtual void runWithScratch(std::span<const Tensor> inputs, std::span<const Tensor> outputs,
+                              std::span<std::byte> scratch) {
+    (void)scratch;
+    run(inputs, outputs);
+  }
 };
 
 /// Makes the kernel for `node`; return null (or throw sdk::Unsupported) to
@@ -108,6 +197,18 @@ using KernelCreator =
 struct KernelOptions {
   /// run() uses a thread pool of its own: the session never runs the
   /// kernel concurrently with others, so pools do not oversubscribe.
+  bool usesOwnThreads = false;
+};
+
+/// Writes `dst` from `src`: the same element type and logical dims, each
+/// in the layout its Plugin::addCopy named. Throw sdk::Error to fail.
+using CopyFn = std::function<void(const Tensor& src, const Tensor& dst)>;
+
+/// What a copy handles and how it runs.
+struct CopyOptions {
+  /// The element type it copies; kUndefined (the default): any.
+  DataType dtype = DataType::kUndefined;
+  /// The copy uses a thread pool of its own (as KernelOptions's).
   bool usesOwnThreads = false;
 };
 

@@ -78,7 +78,9 @@
 // (In real code the property is built inside the SUBGRAPH_PLUGIN body.)
 // Besides properties and kernels, a plugin may define ops for its own nodes
 // (addOp), graph transforms run before or after partitioning
-// (addTransform), and its device allocator (setDevice).
+// (addTransform), its device allocator (setDevice), and (since ABI 2) its
+// own memory layouts with the copies into and out of them (addLayout,
+// addCopy; examples/blocked_layout shows both).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -250,6 +252,19 @@ class Plugin {
   }
   /// Sets the device and its allocator (default: the host's CPU memory).
   void setDevice(Device device) { device_ = std::make_unique<Device>(std::move(device)); }
+  /// Defines a memory layout of the plugin's own, named `name` (unique in
+  /// the plugin), sized by `size`. The plugin keeps it; kernels return the
+  /// pointer from inputLayout()/outputLayout(). Each layout needs a copy
+  /// from plain and one to plain (addCopy), or the host refuses the plugin.
+  const Layout* addLayout(std::string name, LayoutSize size) {
+    layouts_.push_back(std::unique_ptr<Layout>(new Layout(std::move(name), std::move(size))));
+    return layouts_.back().get();
+  }
+  /// Adds a copy from layout `from` to layout `to` (null: plain row-major;
+  /// not both), each one this plugin's addLayout returned.
+  void addCopy(const Layout* from, const Layout* to, CopyFn copy, CopyOptions options = {}) {
+    copies_.push_back({from, to, std::move(copy), options});
+  }
 
   /// The host's ABI version, to guard calls to slots newer than 1.
   uint32_t hostAbiVersion() const { return host_->abi_version; }
@@ -268,6 +283,12 @@ class Plugin {
     KernelCreator creator;
     KernelOptions options;
   };
+  struct CopyEntry {
+    const Layout* from;
+    const Layout* to;
+    CopyFn fn;
+    CopyOptions options;
+  };
   explicit Plugin(const SgHostApi* host) : host_(host) {}
 
   const SgHostApi* host_;
@@ -276,6 +297,8 @@ class Plugin {
   std::vector<TransformEntry> transforms_;
   std::vector<KernelEntry> kernels_;
   std::unique_ptr<Device> device_;
+  std::vector<std::unique_ptr<Layout>> layouts_;
+  std::vector<CopyEntry> copies_;
 };
 
 namespace detail {
@@ -326,6 +349,13 @@ struct KernelEntry {
   KernelCreator creator;
   SgKernelDesc desc{};
   std::string opType;
+};
+
+/// A copy and its C table.
+struct CopyEntry {
+  const SgHostApi* api = nullptr;
+  CopyFn fn;
+  SgCopyDesc desc{};
 };
 
 /// A transform and its C table.
@@ -476,16 +506,20 @@ inline SgStatus sessionPrologue(void* kernel, SgMessage* message) {
   });
 }
 
+inline std::vector<Shape> toShapes(const SgTensorShape* shapes, size_t count) {
+  std::vector<Shape> out(count);
+  for (size_t i = 0; i < count; ++i) {
+    out[i].dtype = static_cast<DataType>(shapes[i].dtype);
+    out[i].dims.assign(shapes[i].dims, shapes[i].dims + (shapes[i].rank < 0 ? 0 : shapes[i].rank));
+  }
+  return out;
+}
+
 inline SgStatus resizeKernel(void* kernel, const SgTensorShape* inputs, size_t numInputs,
                              SgTensorShape* outputs, size_t numOutputs, SgMessage* message) {
   auto* box = static_cast<KernelBox*>(kernel);
   return guarded(box->api, message, [&]() -> SgStatus {
-    std::vector<Shape> in(numInputs);
-    for (size_t i = 0; i < numInputs; ++i) {
-      in[i].dtype = static_cast<DataType>(inputs[i].dtype);
-      in[i].dims.assign(inputs[i].dims, inputs[i].dims + inputs[i].rank);
-    }
-    std::optional<std::vector<Shape>> out = box->kernel->resize(in);
+    std::optional<std::vector<Shape>> out = box->kernel->resize(toShapes(inputs, numInputs));
     if (!out) return SG_UNSUPPORTED;
     if (out->size() != numOutputs)
       throw Error("resize returned " + std::to_string(out->size()) + " shapes for " +
@@ -500,18 +534,59 @@ inline SgStatus resizeKernel(void* kernel, const SgTensorShape* inputs, size_t n
   });
 }
 
-inline SgStatus runKernel(void* kernel, const SgTensor* inputs, size_t numInputs,
-                          const SgTensor* outputs, size_t numOutputs, SgMessage* message) {
+inline const SgLayoutDesc* kernelInputLayout(void* kernel, size_t i) {
+  try {
+    const Layout* l = static_cast<KernelBox*>(kernel)->kernel->inputLayout(i);
+    return l ? l->toC() : nullptr;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+inline const SgLayoutDesc* kernelOutputLayout(void* kernel, size_t i) {
+  try {
+    const Layout* l = static_cast<KernelBox*>(kernel)->kernel->outputLayout(i);
+    return l ? l->toC() : nullptr;
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+inline SgStatus scratchSize(void* kernel, const SgTensorShape* inputs, size_t numInputs,
+                            size_t* bytes, SgMessage* message) {
   auto* box = static_cast<KernelBox*>(kernel);
   return guarded(box->api, message, [&] {
-    // Small fixed-size arrays would do for most ops; a vector keeps any
-    // input count correct at the cost of one allocation per run.
+    *bytes = box->kernel->scratchBytes(toShapes(inputs, numInputs));
+    return SG_OK;
+  });
+}
+
+inline SgStatus runKernelWithScratch(void* kernel, const SgTensor* inputs, size_t numInputs,
+                                     const SgTensor* outputs, size_t numOutputs, void* scratch,
+                                     size_t scratchBytes, SgMessage* message) {
+  auto* box = static_cast<KernelBox*>(kernel);
+  return guarded(box->api, message, [&] {
     std::vector<Tensor> in, out;
     in.reserve(numInputs);
     out.reserve(numOutputs);
     for (size_t i = 0; i < numInputs; ++i) in.emplace_back(inputs[i]);
     for (size_t o = 0; o < numOutputs; ++o) out.emplace_back(outputs[o]);
-    box->kernel->run(in, out);
+    box->kernel->runWithScratch(in, out, {static_cast<std::byte*>(scratch), scratchBytes});
+    return SG_OK;
+  });
+}
+
+// The version-1 slot, which a host of this version never calls (it calls
+// run_with_scratch); kept for the table's required `run`.
+inline SgStatus runKernel(void* kernel, const SgTensor* inputs, size_t numInputs,
+                          const SgTensor* outputs, size_t numOutputs, SgMessage* message) {
+  return runKernelWithScratch(kernel, inputs, numInputs, outputs, numOutputs, nullptr, 0, message);
+}
+
+inline SgStatus runCopy(void* user, const SgTensor* src, const SgTensor* dst, SgMessage* message) {
+  auto* entry = static_cast<CopyEntry*>(user);
+  return guarded(entry->api, message, [&] {
+    entry->fn(Tensor(*src), Tensor(*dst));
     return SG_OK;
   });
 }
@@ -624,7 +699,26 @@ struct PluginState {
       e.desc.session_prologue = &sessionPrologue;
       e.desc.resize = &resizeKernel;
       e.desc.run = &runKernel;
+      e.desc.input_layout = &kernelInputLayout;
+      e.desc.output_layout = &kernelOutputLayout;
+      e.desc.scratch_size = &scratchSize;
+      e.desc.run_with_scratch = &runKernelWithScratch;
       kernelTable.push_back(&e.desc);
+    }
+    for (const auto& layout : plugin.layouts_) layoutTable.push_back(layout->toC());
+    for (auto& copy : plugin.copies_) {
+      CopyEntry& e = copies.emplace_back();
+      e.api = api;
+      e.fn = std::move(copy.fn);
+      e.desc.abi_version = SG_PLUGIN_ABI_VERSION;
+      e.desc.struct_size = sizeof(SgCopyDesc);
+      e.desc.from = copy.from ? copy.from->toC() : nullptr;
+      e.desc.to = copy.to ? copy.to->toC() : nullptr;
+      e.desc.dtype = static_cast<SgDataType>(copy.options.dtype);
+      e.desc.uses_own_threads = copy.options.usesOwnThreads ? 1 : 0;
+      e.desc.user = &e;
+      e.desc.run = &runCopy;
+      copyTable.push_back(&e.desc);
     }
     if (plugin.device_) {
       device.abi_version = SG_PLUGIN_ABI_VERSION;
@@ -650,6 +744,10 @@ struct PluginState {
     c.device = plugin.device_ ? &device : nullptr;
     c.user = this;
     c.release = &release;
+    c.num_layouts = layoutTable.size();
+    c.layouts = layoutTable.data();
+    c.num_copies = copyTable.size();
+    c.copies = copyTable.data();
   }
 
   static void release(void* user) { delete static_cast<PluginState*>(user); }
@@ -660,10 +758,13 @@ struct PluginState {
   std::deque<PropertyEntry> properties;
   std::deque<TransformEntry> transforms;
   std::deque<KernelEntry> kernels;
+  std::deque<CopyEntry> copies;
   std::vector<const SgPropertyDesc*> propertyTable;
   std::vector<const SgOpDef*> opTable;
   std::vector<const SgTransformDesc*> transformTable;
   std::vector<const SgKernelDesc*> kernelTable;
+  std::vector<const SgLayoutDesc*> layoutTable;
+  std::vector<const SgCopyDesc*> copyTable;
   SgDeviceDesc device{};
   SgPlugin c{};
 };

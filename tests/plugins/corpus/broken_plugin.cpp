@@ -38,6 +38,8 @@ SgStatus runTransform(void*, SgGraph*, int32_t* changed, SgMessage*) {
   *changed = 0;
   return SG_OK;
 }
+size_t layoutBytes(void*, SgDataType, int32_t, const int64_t*) { return 0; }
+SgStatus runCopy(void*, const SgTensor*, const SgTensor*, SgMessage*) { return SG_OK; }
 void* allocate(void*, size_t, size_t) { return nullptr; }
 void deallocate(void*, void*) {}
 
@@ -93,6 +95,29 @@ SgOpDef opDef = {SG_PLUGIN_ABI_VERSION,
                  nullptr,
                  0};
 const SgOpDef* opDefs[1] = {&opDef};
+
+// Since version 2: a layout, one that is not listed, and copies.
+SgLayoutDesc layout = {SG_PLUGIN_ABI_VERSION, sizeof(SgLayoutDesc), "blk", nullptr, &layoutBytes};
+SgLayoutDesc unlisted = {SG_PLUGIN_ABI_VERSION, sizeof(SgLayoutDesc), "other", nullptr,
+                         &layoutBytes};
+const SgLayoutDesc* layouts[1] = {&layout};
+SgCopyDesc intoLayout = {SG_PLUGIN_ABI_VERSION,
+                         sizeof(SgCopyDesc),
+                         nullptr,
+                         &layout,
+                         SG_DTYPE_FLOAT32,
+                         0,
+                         nullptr,
+                         &runCopy};
+SgCopyDesc outOfLayout = {SG_PLUGIN_ABI_VERSION,
+                          sizeof(SgCopyDesc),
+                          &layout,
+                          nullptr,
+                          SG_DTYPE_FLOAT32,
+                          0,
+                          nullptr,
+                          &runCopy};
+const SgCopyDesc* copies[2] = {&intoLayout, &outOfLayout};
 
 SgPlugin plugin = [] {
   SgPlugin p{};
@@ -175,6 +200,23 @@ EXPORT SgStatus subgraph_plugin_entry(const SgHostApi* host, const SgPlugin** ou
 #elif defined(BROKEN_OP_DEF)
   plugin.num_op_defs = 1;
   plugin.op_defs = opDefs;
+#elif defined(BROKEN_LAYOUT_NO_COPY_OUT)
+  plugin.num_layouts = 1;
+  plugin.layouts = layouts;
+  plugin.num_copies = 1;  // only the copy into the layout
+  plugin.copies = copies;
+#elif defined(BROKEN_LAYOUT_OLD_VERSION)
+  layout.abi_version = 1;
+  plugin.num_layouts = 1;
+  plugin.layouts = layouts;
+  plugin.num_copies = 2;
+  plugin.copies = copies;
+#elif defined(BROKEN_COPY_UNLISTED_LAYOUT)
+  outOfLayout.from = &unlisted;
+  plugin.num_layouts = 1;
+  plugin.layouts = layouts;
+  plugin.num_copies = 2;
+  plugin.copies = copies;
 #elif defined(BROKEN_UNRESOLVED_SYMBOL)
   plugin.version = subgraph_test_symbol_nobody_defines() ? "1" : "0";
 #elif defined(BROKEN_MISSING_DEPENDENCY)
