@@ -167,8 +167,7 @@ SUBGRAPH_PLUGIN("blocked_layout", "1.0.0",
   const sdk::Layout* nc4hw = plugin.addLayout("nc4hw", &nc4hwBytes);
   sdk::CopyOptions f32{.dtype = sdk::DataType::kFloat32};
   plugin.addCopy(
-      nullptr, nc4hw, [](const sdk::Tensor& s, const sdk::Tensor& d) { reorder(s, d, true); },
-      f32);
+      nullptr, nc4hw, [](const sdk::Tensor& s, const sdk::Tensor& d) { reorder(s, d, true); }, f32);
   plugin.addCopy(
       nc4hw, nullptr, [](const sdk::Tensor& s, const sdk::Tensor& d) { reorder(s, d, false); },
       f32);
@@ -178,14 +177,14 @@ SUBGRAPH_PLUGIN("blocked_layout", "1.0.0",
       "relu", sdk::Pattern::chain("relu", {sdk::OpPattern("Relu").where(staticNchw)})));
   plugin.addProperty(std::make_unique<sdk::PatternProperty>(
       "add", sdk::Pattern::chain("add", {sdk::OpPattern("Add").where([](const sdk::NodeView& n) {
-        // Both operands of the output's shape: no broadcasting in the
-        // blocked loop.
-        if (sdk::Decision d = isStaticNchw(n.output(0)); !d) return d;
-        for (size_t i = 0; i < 2; ++i)
-          if (n.input(i).dims() != n.output(0).dims())
-            return sdk::Decision::no("the Add broadcasts");
-        return sdk::Decision::yes();
-      })})));
+                                   // Both operands of the output's shape: no broadcasting in the
+                                   // blocked loop.
+                                   if (sdk::Decision d = isStaticNchw(n.output(0)); !d) return d;
+                                   for (size_t i = 0; i < 2; ++i)
+                                     if (n.input(i).dims() != n.output(0).dims())
+                                       return sdk::Decision::no("the Add broadcasts");
+                                   return sdk::Decision::yes();
+                                 })})));
   plugin.addProperty(std::make_unique<sdk::PatternProperty>(
       "global_avg_pool",
       sdk::Pattern::chain("global_avg_pool",

@@ -40,7 +40,8 @@
  *     a value passed between two of the plugin's regions stays in its
  *     layout and the host converts it only where it leaves the plugin. A
  *     kernel may also ask for planned scratch memory (scratch_size,
- *     run_with_scratch). Version 1 plugins load unchanged: the host reads
+ *     run_with_scratch). The host tells symbolic dims apart
+ *     (value_dim_symbol). Version 1 plugins load unchanged: the host reads
  *     these slots only from tables that declare version 2 and are large
  *     enough to hold them.
  *
@@ -257,6 +258,12 @@ typedef struct SgHostApi {
                                  SgMessage* message);
   /** Removes nodes whose outputs nobody reads, and unread constants. */
   SgStatus (*graph_remove_dead_nodes)(SgGraph* graph, SgMessage* message);
+
+  /* --- since 2: values --- */
+  /** The name of dim i when it is symbolic (an exported model's batch
+   *  "N": equal names are equal sizes at run time), "" when it is static,
+   *  NULL when it is unknown or i is out of range. */
+  const char* (*value_dim_symbol)(const SgValue* value, int32_t i);
 } SgHostApi;
 
 /*----------------------------------------------------------------------------
@@ -397,6 +404,7 @@ typedef struct SgLayoutDesc SgLayoutDesc;
 
 /** sizeof() of the structs that grew since version 1, as version 1 had
  *  them: the smallest struct_size the host accepts for each. */
+#define SG_HOST_API_V1_SIZE 320u
 #define SG_KERNEL_DESC_V1_SIZE 72u
 #define SG_PLUGIN_V1_SIZE 120u
 
@@ -575,7 +583,8 @@ SG_ABI_FROZEN(SgHostApi, fused_node_set_op, 280);
 SG_ABI_FROZEN(SgHostApi, fused_node_add_attr, 296);
 SG_ABI_FROZEN(SgHostApi, graph_replace_node, 304);
 SG_ABI_FROZEN(SgHostApi, graph_remove_dead_nodes, 312);
-SG_ABI_STATIC_ASSERT(sizeof(SgHostApi) == 320, "SgHostApi v1 size");
+SG_ABI_FROZEN(SgHostApi, value_dim_symbol, SG_HOST_API_V1_SIZE);
+SG_ABI_STATIC_ASSERT(sizeof(SgHostApi) == 328, "SgHostApi v2 size");
 SG_ABI_FROZEN(SgPatternNode, predicate, 32);
 SG_ABI_STATIC_ASSERT(sizeof(SgPatternNode) == 40, "SgPatternNode v1 size");
 SG_ABI_STATIC_ASSERT(sizeof(SgPatternEdge) == 16, "SgPatternEdge v1 size");

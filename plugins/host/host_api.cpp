@@ -114,6 +114,13 @@ int64_t valueDim(const SgValue* value, int32_t i) {
   const Dim& d = (*shape)[static_cast<size_t>(i)];
   return d.isStatic() ? d.size() : -1;
 }
+const char* valueDimSymbol(const SgValue* value, int32_t i) {
+  const auto& shape = fromC(value)->type().shape;
+  if (!shape || i < 0 || static_cast<size_t>(i) >= shape->size()) return nullptr;
+  const Dim& d = (*shape)[static_cast<size_t>(i)];
+  if (d.isUnknown()) return nullptr;
+  return d.isSymbolic() ? d.symbolName().c_str() : "";
+}
 bool isConstant(const Value* v) { return v->isInitializer() && !v->isGraphInput(); }
 int32_t valueIsConstant(const SgValue* value) { return isConstant(fromC(value)) ? 1 : 0; }
 const void* valueConstantData(const SgValue* value, size_t* bytes) {
@@ -328,6 +335,7 @@ SgHostApi makeApi() {
   api.value_dtype = &valueDtype;
   api.value_rank = &valueRank;
   api.value_dim = &valueDim;
+  api.value_dim_symbol = &valueDimSymbol;
   api.value_is_constant = &valueIsConstant;
   api.value_constant_data = &valueConstantData;
   api.value_producer = &valueProducer;

@@ -70,7 +70,10 @@ TEST(CliPlugins, PluginsCommandListsTheExamples) {
   // Layouts are listed for the plugin that has one, and only there.
   EXPECT_THAT(r.out, HasSubstr("  layouts:    nc4hw\n"
                                "  copies:     plain -> nc4hw (f32), nc4hw -> plain (f32)\n"));
-  EXPECT_EQ(r.out.find("layouts:"), r.out.rfind("layouts:"));
+  size_t convbn = r.out.find("example_convbn 1.0.0");
+  ASSERT_NE(convbn, std::string::npos);
+  std::string convbnEntry = r.out.substr(convbn, r.out.find("\n\n", convbn) - convbn);
+  EXPECT_EQ(convbnEntry.find("layouts:"), std::string::npos) << convbnEntry;
   CliResult help = runCli({"plugins", "--help"});
   EXPECT_EQ(help.exitCode, 0);
   EXPECT_THAT(help.out, HasSubstr("--path"));

@@ -97,6 +97,17 @@ class ValueView {
       out.push_back(api_->value_dim(value_, i));
     return out;
   }
+  /// The name of dim `i` when it is symbolic ("N"; equal names are
+  /// equal sizes at run time), "" when static, nullopt when unknown.
+  std::optional<std::string> dimSymbol(int32_t i) const {
+    // A slot since ABI 2; an older host cannot say, so every dim reads as
+    // unknown-or-static there.
+    if (api_->abi_version < 2 || api_->struct_size < sizeof(SgHostApi)) {
+      return api_->value_dim(value_, i) >= 0 ? std::optional<std::string>("") : std::nullopt;
+    }
+    const char* s = api_->value_dim_symbol(value_, i);
+    return s ? std::optional<std::string>(s) : std::nullopt;
+  }
   /// True if every dim is known.
   bool hasStaticShape() const {
     if (api_->value_rank(value_) < 0) return false;

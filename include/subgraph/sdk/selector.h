@@ -103,9 +103,18 @@ class OpPattern {
     constantInputs_ |= 1u << index;
     return *this;
   }
-  /// An extra condition, evaluated in the plugin.
+  /// An extra condition, evaluated in the plugin. Several where() calls
+  /// must all hold; the first that fails gives the reason.
   OpPattern& where(std::function<Decision(const NodeView&)> predicate) {
-    predicate_ = std::move(predicate);
+    if (!predicate_) {
+      predicate_ = std::move(predicate);
+    } else {
+      predicate_ = [first = std::move(predicate_),
+                    second = std::move(predicate)](const NodeView& n) -> Decision {
+        Decision d = first(n);
+        return d ? second(n) : d;
+      };
+    }
     return *this;
   }
 

@@ -24,49 +24,53 @@
 namespace subgraph::onednn {
 namespace {
 
-using partition::Decision;
-using partition::OpMatcher;
-using partition::PatternBuilder;
-using partition::PatternProperty;
+// True if dim `i` of `a` and dim `j` of `b` are the same size: the same
+// static number, or the same symbol. An unknown dim equals nothing known.
+bool sameDim(const sdk::ValueView& a, int32_t i, const sdk::ValueView& b, int32_t j) {
+  std::optional<std::string> sa = a.dimSymbol(i), sb = b.dimSymbol(j);
+  return sa && sb && *sa == *sb && a.dims()[i] == b.dims()[j];
+}
 
 // True if `s` can scale `x` channel by channel: x is [N, C, H, W] with
 // known dims, s is [N or 1, C, 1, 1].
-bool scalesChannels(const TensorType& x, const TensorType& s) {
-  if (!x.hasRank() || !s.hasRank() || x.shape->size() != 4 || s.shape->size() != 4) return false;
-  if (x.dtype != DataType::kFloat32 || s.dtype != DataType::kFloat32) return false;
-  const std::vector<Dim>& xd = *x.shape;
-  const std::vector<Dim>& sd = *s.shape;
-  for (const Dim& d : xd)
-    if (d.isUnknown()) return false;
-  const Dim one(1);
-  return (sd[0] == xd[0] || sd[0] == one) && sd[1] == xd[1] && sd[2] == one && sd[3] == one;
+bool scalesChannels(const sdk::ValueView& x, const sdk::ValueView& s) {
+  if (x.rank() != 4 || s.rank() != 4) return false;
+  if (x.dtype() != sdk::DataType::kFloat32 || s.dtype() != sdk::DataType::kFloat32) return false;
+  const std::vector<int64_t> sd = s.dims();
+  // Static and symbolic dims are known; only an unknown one has no symbol.
+  for (int32_t i = 0; i < 4; ++i)
+    if (!x.dimSymbol(i)) return false;
+  return (sameDim(s, 0, x, 0) || sd[0] == 1) && sameDim(s, 1, x, 1) && sd[2] == 1 && sd[3] == 1;
 }
 
 // Which input of a Mul is x (the other is the factor), or nullopt.
-std::optional<size_t> activationInput(const Node& n) {
+std::optional<size_t> activationInput(const sdk::NodeView& n) {
   if (n.numInputs() != 2 || !n.input(0) || !n.input(1)) return std::nullopt;
   for (size_t i : {size_t{0}, size_t{1}}) {
-    const Value* x = n.input(i);
-    const Value* s = n.input(1 - i);
-    if (!constantOf(s) && scalesChannels(x->type(), s->type())) return i;
+    sdk::ValueView x = n.input(i);
+    sdk::ValueView s = n.input(1 - i);
+    if (!isConstant(s) && scalesChannels(x, s)) return i;
   }
   return std::nullopt;
 }
 
-std::unique_ptr<partition::SubgraphProperty> makeProperty() {
-  PatternBuilder b("channel_scale");
-  b.add(OpMatcher("Mul").where([](const Node& n) {
-    return Decision::noIf(!activationInput(n),
-                          "not an activation [N, C, H, W] times a runtime factor [N, C, 1, 1]");
+std::unique_ptr<sdk::SubgraphProperty> makeProperty() {
+  sdk::Pattern p("channel_scale");
+  p.add(sdk::OpPattern("Mul").where([](const sdk::NodeView& n) {
+    if (!activationInput(n))
+      return sdk::Decision::no(
+          "not an activation [N, C, H, W] times a runtime factor [N, C, 1, 1]");
+    return sdk::Decision::yes();
   }));
-  return std::make_unique<PatternProperty>("channel_scale", buildPattern(b));
+  return std::make_unique<sdk::PatternProperty>("channel_scale", std::move(p));
 }
 
 class ChannelScaleRegionKernel final : public RegionKernel {
  public:
-  explicit ChannelScaleRegionKernel(const Node& region) {
+  ChannelScaleRegionKernel(const sdk::NodeView& region, const sdk::KernelContext& context)
+      : RegionKernel(context) {
     RegionBody body(region);
-    const Node& n = body.single("channel-scale", "Mul");
+    const sdk::NodeView& n = body.single("channel-scale", "Mul");
     std::optional<size_t> x = activationInput(n);
     if (!x) throw Unsupported("the Mul does not scale channels");
     x_ = body.inputIndex(n.input(*x));
@@ -75,29 +79,27 @@ class ChannelScaleRegionKernel final : public RegionKernel {
     core_ = std::make_unique<ChannelScale>(ChannelScaleSpec{blockedFormat()});
   }
 
-  const runtime::Layout* inputLayout(size_t i) const override {
+  const sdk::Layout* inputLayout(size_t i) const override {
     return i == x_ || i == s_ ? layoutOf(core_->spec().format) : nullptr;
   }
-  const runtime::Layout* outputLayout(size_t) const override {
-    return layoutOf(core_->spec().format);
-  }
+  const sdk::Layout* outputLayout(size_t) const override { return layoutOf(core_->spec().format); }
 
-  Status resize(runtime::ResizeContext& ctx) const override {
-    return guarded(ctx, [&] {
-      const std::vector<int64_t>& x = ctx.inputDesc(x_).dims;
-      const std::vector<int64_t>& s = ctx.inputDesc(s_).dims;
-      runtime::TensorDesc out;
-      out.dims = core_->outputDims(x, s);
-      out.layout = layoutOf(core_->spec().format);
-      ctx.requestScratch(core_->prepare(x, s));
-      ctx.setOutput(0, std::move(out));
+  std::optional<std::vector<sdk::Shape>> resize(const std::vector<sdk::Shape>& inputs) override {
+    return guarded([&] {
+      return std::vector<sdk::Shape>{
+          {sdk::DataType::kFloat32, core_->outputDims(inputs[x_].dims, inputs[s_].dims)}};
     });
   }
 
-  Status run(runtime::RunContext& ctx) const override {
-    return guarded(ctx, [&] {
-      core_->execute(ctx.input(x_).dims(), ctx.input(s_).dims(), ctx.input(x_).raw(),
-                     ctx.input(s_).raw(), ctx.output(0).raw(), ctx.scratch().data());
+  size_t scratchBytes(const std::vector<sdk::Shape>& inputs) override {
+    return guarded([&] { return core_->prepare(inputs[x_].dims, inputs[s_].dims); });
+  }
+
+  void runWithScratch(std::span<const sdk::Tensor> inputs, std::span<const sdk::Tensor> outputs,
+                      std::span<std::byte> scratch) override {
+    guarded([&] {
+      core_->execute(inputs[x_].dims(), inputs[s_].dims(), inputs[x_].raw(), inputs[s_].raw(),
+                     outputs[0].raw(), scratch.data());
     });
   }
 
@@ -109,10 +111,11 @@ class ChannelScaleRegionKernel final : public RegionKernel {
 
 }  // namespace
 
-std::vector<std::pair<std::string, partition::PropertyFactory>> channelScaleProperties() {
-  return {{"channel_scale", makeProperty}};
+Family channelScaleFamily() {
+  Family f;
+  f.properties.push_back(makeProperty());
+  f.creator = creatorOf<ChannelScaleRegionKernel>();
+  return f;
 }
-
-runtime::KernelCreator channelScaleKernelCreator() { return creatorOf<ChannelScaleRegionKernel>(); }
 
 }  // namespace subgraph::onednn

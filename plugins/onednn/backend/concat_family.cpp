@@ -12,66 +12,75 @@
 namespace subgraph::onednn {
 namespace {
 
-using partition::Decision;
-using partition::OpMatcher;
-using partition::PatternBuilder;
-using partition::PatternProperty;
-
-std::unique_ptr<partition::SubgraphProperty> makeProperty() {
-  PatternBuilder b("concat");
-  b.add(OpMatcher("Concat").where([](const Node& n) {
-    for (const Value* in : n.inputs())
-      if (!in || in->type().dtype != DataType::kFloat32 || !in->type().hasRank())
-        return Decision::no("an input is not f32 of known rank");
-    return Decision::noIf(n.numInputs() < 1, "no inputs");
+std::unique_ptr<sdk::SubgraphProperty> makeProperty() {
+  sdk::Pattern p("concat");
+  p.add(sdk::OpPattern("Concat").where([](const sdk::NodeView& n) {
+    for (size_t i = 0; i < n.numInputs(); ++i) {
+      sdk::ValueView in = n.input(i);
+      if (!in || in.dtype() != sdk::DataType::kFloat32 || !in.rank())
+        return sdk::Decision::no("an input is not f32 of known rank");
+    }
+    if (n.numInputs() < 1) return sdk::Decision::no("no inputs");
+    return sdk::Decision::yes();
   }));
-  return std::make_unique<PatternProperty>("concat", buildPattern(b));
+  return std::make_unique<sdk::PatternProperty>("concat", std::move(p));
 }
 
 class ConcatRegionKernel final : public RegionKernel {
  public:
-  explicit ConcatRegionKernel(const Node& region) {
+  ConcatRegionKernel(const sdk::NodeView& region, const sdk::KernelContext& context)
+      : RegionKernel(context) {
     RegionBody body(region);
-    const Node& n = body.single("concat", "Concat");
+    const sdk::NodeView& n = body.single("concat", "Concat");
     // Merged duplicate inputs map several concat operands to one input.
-    for (const Value* in : n.inputs()) inputs_.push_back(body.inputIndex(in));
-    concat_ = std::make_unique<Concat>(n.getInt("axis", 0));
+    for (size_t i = 0; i < n.numInputs(); ++i) inputs_.push_back(body.inputIndex(n.input(i)));
+    concat_ = std::make_unique<Concat>(n.attrInt("axis", 0));
   }
 
-  Status resize(runtime::ResizeContext& ctx) const override {
-    return guarded(ctx, [&] {
-      std::vector<std::vector<int64_t>> dims;
-      for (size_t i : inputs_) dims.push_back(ctx.inputDesc(i).dims);
-      runtime::TensorDesc out;
-      out.dims = concat_->outputDims(dims);
-      ctx.requestScratch(concat_->prepare(dims));
-      ctx.setOutput(0, std::move(out));
+  std::optional<std::vector<sdk::Shape>> resize(const std::vector<sdk::Shape>& inputs) override {
+    return guarded([&] {
+      return std::vector<sdk::Shape>{
+          {sdk::DataType::kFloat32, concat_->outputDims(operandDims(inputs))}};
     });
   }
 
-  Status run(runtime::RunContext& ctx) const override {
-    return guarded(ctx, [&] {
+  size_t scratchBytes(const std::vector<sdk::Shape>& inputs) override {
+    return guarded([&] { return concat_->prepare(operandDims(inputs)); });
+  }
+
+  void runWithScratch(std::span<const sdk::Tensor> inputs, std::span<const sdk::Tensor> outputs,
+                      std::span<std::byte> scratch) override {
+    guarded([&] {
       std::vector<std::vector<int64_t>> dims;
       std::vector<const float*> srcs;
       for (size_t i : inputs_) {
-        dims.push_back(ctx.input(i).dims());
-        srcs.push_back(ctx.input(i).data<float>());
+        std::span<const int64_t> d = inputs[i].dims();
+        dims.emplace_back(d.begin(), d.end());
+        srcs.push_back(inputs[i].data<float>());
       }
-      concat_->execute(dims, srcs, ctx.output(0).mutableData<float>(), ctx.scratch().data());
+      concat_->execute(dims, srcs, outputs[0].data<float>(), scratch.data());
     });
   }
 
  private:
+  // The dims of each concat operand, in operand order.
+  std::vector<std::vector<int64_t>> operandDims(const std::vector<sdk::Shape>& inputs) const {
+    std::vector<std::vector<int64_t>> dims;
+    for (size_t i : inputs_) dims.push_back(inputs[i].dims);
+    return dims;
+  }
+
   std::unique_ptr<Concat> concat_;
   std::vector<size_t> inputs_;
 };
 
 }  // namespace
 
-std::vector<std::pair<std::string, partition::PropertyFactory>> concatProperties() {
-  return {{"concat", makeProperty}};
+Family concatFamily() {
+  Family f;
+  f.properties.push_back(makeProperty());
+  f.creator = creatorOf<ConcatRegionKernel>();
+  return f;
 }
-
-runtime::KernelCreator concatKernelCreator() { return creatorOf<ConcatRegionKernel>(); }
 
 }  // namespace subgraph::onednn

@@ -1,24 +1,17 @@
 //===- plugins/onednn/backend/concat_family.h - Concat regions -*- C++ -*-===//
 //
-// Internal to the onednn backend: the Concat family: one Concat of f32
+// Internal to the onednn plugin: the Concat family: one Concat of f32
 // tensors per region, plain layout.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include <string>
-#include <utility>
-#include <vector>
-
-#include "subgraph/partition/backend_registry.h"
-#include "subgraph/runtime/backend.h"
+#include "region_support.h"
 
 namespace subgraph::onednn {
 
-/// The family's properties in registration (priority) order.
-std::vector<std::pair<std::string, partition::PropertyFactory>> concatProperties();
-
-/// Creates the kernel of the family's regions.
-runtime::KernelCreator concatKernelCreator();
+/// The family's properties in registration (priority) order, and the
+/// creator of the kernel of any of its regions.
+Family concatFamily();
 
 }  // namespace subgraph::onednn

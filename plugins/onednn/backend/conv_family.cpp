@@ -27,59 +27,55 @@
 namespace subgraph::onednn {
 namespace {
 
-namespace sp = subgraph::partition::predicates;
-using partition::OpMatcher;
-using partition::PatternBuilder;
-using partition::PatternProperty;
-
-// The step matchers say what each op must be; step() adds how many
+// The step patterns say what each op must be; step() adds how many
 // readers its output may have, which depends on its place in the chain.
-OpMatcher convMatcher() {
-  OpMatcher m("Conv");
-  m.where(sp::inputIsConstant(1))
-      .where(sp::outputRank(4))
-      .where(sp::attrEquals("auto_pad", std::string("NOTSET")))
-      .where([](const Node& n) {
-        return partition::Decision::noIf(n.numInputs() > 2 && n.input(2) && !constantOf(n.input(2)),
-                                         "the bias is not a constant");
+sdk::OpPattern convPattern() {
+  sdk::OpPattern m("Conv");
+  m.constantInput(1)
+      .where(predicates::outputRank(4))
+      .where(predicates::attrEquals("auto_pad", "NOTSET"))
+      .where([](const sdk::NodeView& n) {
+        if (n.numInputs() > 2 && n.input(2) && !isConstant(n.input(2)))
+          return sdk::Decision::no("the bias is not a constant");
+        return sdk::Decision::yes();
       });
   return m;
 }
 
-OpMatcher addMatcher() {
-  OpMatcher m("Add");
+sdk::OpPattern addPattern() {
+  sdk::OpPattern m("Add");
   m.where(predicates::sameShapes());
   return m;
 }
 
-OpMatcher activationMatcher() {
-  return OpMatcher::anyOf(activationOps()).where(predicates::isTranslatableActivation());
+sdk::OpPattern activationPattern() {
+  return sdk::OpPattern(activationOps()).where(predicates::isTranslatableActivation());
 }
 
 // x * HardSigmoid(x) is HardSwish when the gate is exactly max(0, min(1,
 // x / 6 + 1 / 2)); exporters write alpha as the float nearest 1/6.
-bool isHardSwishGate(const Node& n) {
-  return n.opType() == "HardSigmoid" &&
-         std::fabs(n.getFloat("alpha", 0.2f) - 1.0f / 6.0f) <= 1e-6f &&
-         std::fabs(n.getFloat("beta", 0.5f) - 0.5f) <= 1e-6f;
+bool isHardSwishGate(const sdk::NodeView& n) {
+  return n.is("HardSigmoid") && std::fabs(n.attrFloat("alpha", 0.2f) - 1.0f / 6.0f) <= 1e-6f &&
+         std::fabs(n.attrFloat("beta", 0.5f) - 0.5f) <= 1e-6f;
 }
 
-OpMatcher hardSwishGateMatcher() {
-  OpMatcher m("HardSigmoid");
-  m.where([](const Node& n) {
-     return partition::Decision::noIf(!isHardSwishGate(n),
-                                      "alpha and beta are not 1/6 and 1/2 (not a HardSwish)");
-   }).where(sp::hasOneUse());
+sdk::OpPattern hardSwishGatePattern() {
+  sdk::OpPattern m("HardSigmoid");
+  m.where([](const sdk::NodeView& n) {
+     if (!isHardSwishGate(n))
+       return sdk::Decision::no("alpha and beta are not 1/6 and 1/2 (not a HardSwish)");
+     return sdk::Decision::yes();
+   }).oneUse();
   return m;
 }
 
 // The value feeding a decomposed HardSwish has exactly two readers, its
 // gate and the Mul, both in the pattern.
-partition::NodePredicate readByGateAndMul() {
-  return [](const Node& n) {
-    return partition::Decision::noIf(
-        n.numOutputs() != 1 || n.output(0)->uses().size() != 2 || n.output(0)->isGraphOutput(),
-        "its output is not read by exactly a HardSigmoid and a Mul");
+predicates::Predicate readByGateAndMul() {
+  return [](const sdk::NodeView& n) {
+    if (n.numOutputs() != 1 || numUses(n.output(0)) != 2 || n.output(0).isGraphOutput())
+      return sdk::Decision::no("its output is not read by exactly a HardSigmoid and a Mul");
+    return sdk::Decision::yes();
   };
 }
 
@@ -88,9 +84,9 @@ enum class Tail { kNone, kActivation, kHardSwish };
 // Readers of a step's output: one (the next step) inside the chain and
 // before a single activation, exactly the gate and the Mul before a
 // decomposed HardSwish, any number at the end of the region.
-OpMatcher step(OpMatcher m, bool last, Tail tail) {
+sdk::OpPattern step(sdk::OpPattern m, bool last, Tail tail) {
   if (!last || tail == Tail::kActivation)
-    m.where(sp::hasOneUse());
+    m.oneUse();
   else if (tail == Tail::kHardSwish)
     m.where(readByGateAndMul());
   return m;
@@ -98,94 +94,95 @@ OpMatcher step(OpMatcher m, bool last, Tail tail) {
 
 // Conv, then the optional steps that are present, each reading the previous
 // one's output; only the last node may have other readers.
-std::unique_ptr<partition::SubgraphProperty> makeProperty(const std::string& name, bool bn,
-                                                          bool add, Tail tail) {
+std::unique_ptr<sdk::SubgraphProperty> makeProperty(const std::string& name, bool bn, bool add,
+                                                    Tail tail) {
   const bool act = tail == Tail::kActivation;
-  PatternBuilder builder(name);
-  size_t prev = builder.add(step(convMatcher(), !bn && !add, tail));
+  sdk::Pattern pattern(name);
+  size_t prev = pattern.add(step(convPattern(), !bn && !add, tail));
   if (bn) {
-    size_t node = builder.add(step(foldableBatchNormMatcher(), !add, tail));
-    builder.connect(prev, node, 0);
+    size_t node = pattern.add(step(foldableBatchNormPattern(), !add, tail));
+    pattern.connect(prev, node, 0);
     prev = node;
   }
   if (add) {
-    size_t node = builder.add(step(addMatcher(), true, tail));
-    builder.connect(prev, node);
+    size_t node = pattern.add(step(addPattern(), true, tail));
+    pattern.connect(prev, node);
     prev = node;
   }
   if (act) {
-    size_t node = builder.add(activationMatcher());
-    builder.connect(prev, node, 0);
+    size_t node = pattern.add(activationPattern());
+    pattern.connect(prev, node, 0);
   }
   if (tail == Tail::kHardSwish) {
-    size_t gate = builder.add(hardSwishGateMatcher());
-    builder.connect(prev, gate, 0);
-    size_t mul = builder.add(OpMatcher("Mul"));
-    builder.connect(prev, mul).connect(gate, mul);
+    size_t gate = pattern.add(hardSwishGatePattern());
+    pattern.connect(prev, gate, 0);
+    size_t mul = pattern.add(sdk::OpPattern("Mul"));
+    pattern.connect(prev, mul).connect(gate, mul);
   }
-  partition::PropertyOptions options;
   // Folding BN statistics into weights is valid for inference only.
-  options.inferenceOnly = bn;
-  return std::make_unique<PatternProperty>(name, buildPattern(builder), options);
+  return std::make_unique<sdk::PatternProperty>(name, std::move(pattern),
+                                                sdk::PropertyOptions{.inferenceOnly = bn});
 }
 
 // Reads a conv-family body into a spec; see the file comment for what the
 // selector has already guaranteed.
 class ConvRegionKernel final : public RegionKernel {
  public:
-  explicit ConvRegionKernel(const Node& region) {
+  ConvRegionKernel(const sdk::NodeView& region, const sdk::KernelContext& context)
+      : RegionKernel(context) {
     RegionBody body(region);
     if (body.numOutputs() != 1) throw Unsupported("the region has several outputs");
-    const Node* conv = body.find("Conv");
-    if (!conv) throw Unsupported("no Conv in the region");
+    std::optional<sdk::NodeView> found = body.find("Conv");
+    if (!found) throw Unsupported("no Conv in the region");
+    const sdk::NodeView conv = *found;
     ConvSpec spec;
-    std::vector<float> weights = floatsOf(conv->input(1));
-    const Tensor* w = constantOf(conv->input(1));
-    if (w->dims().size() != 4) throw Unsupported("the conv is not 2-D");
-    spec.outChannels = w->dims()[0];
-    spec.groups = conv->getInt("group", 1);
-    spec.inChannels = w->dims()[1] * spec.groups;
-    spec.kernel = {w->dims()[2], w->dims()[3]};
+    std::vector<float> weights = floatsOf(conv.input(1));
+    std::vector<int64_t> w = constantDims(conv.input(1));
+    if (w.size() != 4) throw Unsupported("the conv is not 2-D");
+    spec.outChannels = w[0];
+    spec.groups = conv.attrInt("group", 1);
+    spec.inChannels = w[1] * spec.groups;
+    spec.kernel = {w[2], w[3]};
     spec.weights = std::move(weights);
-    if (conv->numInputs() > 2 && conv->input(2)) spec.bias = floatsOf(conv->input(2));
-    std::vector<int64_t> strides = conv->getInts("strides", {1, 1});
-    std::vector<int64_t> dilations = conv->getInts("dilations", {1, 1});
-    std::vector<int64_t> pads = conv->getInts("pads", {0, 0, 0, 0});
+    if (conv.numInputs() > 2 && conv.input(2)) spec.bias = floatsOf(conv.input(2));
+    std::vector<int64_t> strides = conv.attrInts("strides", {1, 1});
+    std::vector<int64_t> dilations = conv.attrInts("dilations", {1, 1});
+    std::vector<int64_t> pads = conv.attrInts("pads", {0, 0, 0, 0});
     if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4)
       throw Unsupported("strides, dilations or pads do not describe a 2-D conv");
     spec.strides = {strides[0], strides[1]};
     spec.dilations = {dilations[0], dilations[1]};
     spec.pads = {pads[0], pads[1], pads[2], pads[3]};
-    srcInput_ = body.inputIndex(conv->input(0));
+    srcInput_ = body.inputIndex(conv.input(0));
 
-    const Value* last = conv->output(0);
-    const Node* gate = nullptr;  // a HardSwish gate waiting for its Mul
-    for (const Node* n : body.nodes()) {
+    sdk::ValueView last = conv.output(0);
+    std::optional<sdk::NodeView> gate;  // a HardSwish gate waiting for its Mul
+    for (const sdk::NodeView& n : body.nodes()) {
       if (n == conv) continue;
       if (gate) {
-        if (n->opType() != "Mul" || !(n->input(0) == last || n->input(1) == last) ||
-            !(n->input(0) == gate->output(0) || n->input(1) == gate->output(0)))
+        if (!n.is("Mul") || !(n.input(0) == last || n.input(1) == last) ||
+            !(n.input(0) == gate->output(0) || n.input(1) == gate->output(0)))
           throw Unsupported("a HardSigmoid gate is not followed by its Mul");
         spec.activations.push_back(Activation{Activation::Kind::kHardSwish});
-        gate = nullptr;
-      } else if (isHardSwishGate(*n) && n->output(0)->uses().size() == 1 &&
-                 n->output(0)->uses()[0].user->opType() == "Mul") {
+        gate.reset();
+      } else if (isHardSwishGate(n) && numUses(n.output(0)) == 1 &&
+                 n.output(0).consumers()[0].is("Mul")) {
         gate = n;
         continue;  // `last` stays the gate's input, the Mul's other operand
-      } else if (n->opType() == "BatchNormalization") {
-        foldBatchNorm(spec, floatsOf(n->input(1)), floatsOf(n->input(2)), floatsOf(n->input(3)),
-                      floatsOf(n->input(4)), n->getFloat("epsilon", 1e-5f));
-      } else if (n->opType() == "Add") {
-        const Value* other = n->input(0) == last ? n->input(1) : n->input(0);
+      } else if (n.is("BatchNormalization")) {
+        foldBatchNorm(spec, floatsOf(n.input(1)), floatsOf(n.input(2)), floatsOf(n.input(3)),
+                      floatsOf(n.input(4)), n.attrFloat("epsilon", 1e-5f));
+      } else if (n.is("Add")) {
+        sdk::ValueView other = n.input(0) == last ? n.input(1) : n.input(0);
         if (!body.isInput(other)) throw Unsupported("the Add's residual is not a region input");
         spec.sumResidual = true;
         residualInput_ = body.inputIndex(other);
-      } else if (std::optional<Activation> a = activationOf(*n)) {
+      } else if (std::optional<Activation> a = activationOf(n)) {
         spec.activations.push_back(*a);
       } else {
-        throw Unsupported("unexpected " + n->opType() + " in a conv region");
+        throw Unsupported("unexpected " + n.opType() + " in a conv region");
       }
-      last = n->output(0);
+      last = n.output(0);
     }
     if (gate) throw Unsupported("a HardSigmoid gate without its Mul");
     Format blocked = blockedFormat();
@@ -201,42 +198,43 @@ class ConvRegionKernel final : public RegionKernel {
     conv_ = std::make_unique<FusedConv>(std::move(spec));
   }
 
-  const runtime::Layout* inputLayout(size_t i) const override {
+  const sdk::Layout* inputLayout(size_t i) const override {
     if (i == srcInput_) return layoutOf(conv_->spec().srcFormat);
     if (i == residualInput_) return layoutOf(conv_->spec().dstFormat);
     return nullptr;
   }
-  const runtime::Layout* outputLayout(size_t) const override {
+  const sdk::Layout* outputLayout(size_t) const override {
     return layoutOf(conv_->spec().dstFormat);
   }
 
-  Status resize(runtime::ResizeContext& ctx) const override {
-    return guarded(ctx, [&] {
-      const std::vector<int64_t>& in = ctx.inputDesc(srcInput_).dims;
-      runtime::TensorDesc out;
-      out.dims = conv_->outputDims(in);
+  std::optional<std::vector<sdk::Shape>> resize(const std::vector<sdk::Shape>& inputs) override {
+    return guarded([&] {
+      std::vector<int64_t> out = conv_->outputDims(inputs[srcInput_].dims);
       // The partitioner matched the Add on equal (possibly symbolic)
       // shapes; the sum post-op reads the residual as the output's shape.
-      if (conv_->spec().sumResidual && ctx.inputDesc(residualInput_).dims != out.dims)
+      if (conv_->spec().sumResidual && inputs[residualInput_].dims != out)
         throw std::invalid_argument("conv: the residual's dims differ from the output's");
-      out.layout = layoutOf(conv_->spec().dstFormat);
-      ctx.requestScratch(conv_->prepare(in));
-      ctx.setOutput(0, std::move(out));
+      return std::vector<sdk::Shape>{{sdk::DataType::kFloat32, std::move(out)}};
     });
   }
 
-  Status run(runtime::RunContext& ctx) const override {
-    return guarded(ctx, [&] {
-      const void* residual = conv_->spec().sumResidual ? ctx.input(residualInput_).raw() : nullptr;
-      conv_->execute(ctx.input(srcInput_).dims(), ctx.input(srcInput_).raw(), residual,
-                     ctx.output(0).raw(), ctx.scratch().data());
+  size_t scratchBytes(const std::vector<sdk::Shape>& inputs) override {
+    return guarded([&] { return conv_->prepare(inputs[srcInput_].dims); });
+  }
+
+  void runWithScratch(std::span<const sdk::Tensor> inputs, std::span<const sdk::Tensor> outputs,
+                      std::span<std::byte> scratch) override {
+    guarded([&] {
+      const void* residual = conv_->spec().sumResidual ? inputs[residualInput_].raw() : nullptr;
+      conv_->execute(inputs[srcInput_].dims(), inputs[srcInput_].raw(), residual, outputs[0].raw(),
+                     scratch.data());
     });
   }
 
  private:
   static constexpr size_t kNone = static_cast<size_t>(-1);
-  // The core prepares lazily per shape from the const resize(); its cache
-  // is internally synchronized.
+  // The core prepares lazily per shape; its cache is internally
+  // synchronized.
   std::unique_ptr<FusedConv> conv_;
   size_t srcInput_ = kNone;
   size_t residualInput_ = kNone;
@@ -256,8 +254,8 @@ bool fusionAllowed(bool bn, bool add, bool act) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, partition::PropertyFactory>> convProperties() {
-  std::vector<std::pair<std::string, partition::PropertyFactory>> out;
+Family convFamily() {
+  Family family;
   // Longest chains first: each property is a full pass, and a shorter one
   // must not take the Conv a longer one would have fused further.
   // A decomposed HardSwish comes before a single activation: conv_act
@@ -271,11 +269,10 @@ std::vector<std::pair<std::string, partition::PropertyFactory>> convProperties()
                            (tail == Tail::kActivation  ? "_act"
                             : tail == Tail::kHardSwish ? "_hswish"
                                                        : "");
-        out.emplace_back(name, [name, bn, add, tail] { return makeProperty(name, bn, add, tail); });
+        family.properties.push_back(makeProperty(name, bn, add, tail));
       }
-  return out;
+  family.creator = creatorOf<ConvRegionKernel>();
+  return family;
 }
-
-runtime::KernelCreator convKernelCreator() { return creatorOf<ConvRegionKernel>(); }
 
 }  // namespace subgraph::onednn

@@ -1,6 +1,6 @@
 //===- plugins/onednn/backend/conv_family.h - Conv/BN/sum/activation regions -*- C++ -*-===//
 //
-// Internal to the onednn backend: the convolution fusion family. Its
+// Internal to the onednn plugin: the convolution fusion family. Its
 // properties propose Conv -> [BatchNormalization] -> [Add residual] ->
 // [activation] regions (plain, grouped and depthwise convs alike), longest
 // first; its kernel runs such a region as one oneDNN convolution with the BN
@@ -10,20 +10,12 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include <memory>
-#include <string>
-#include <vector>
-
-#include "subgraph/partition/backend_registry.h"
-#include "subgraph/runtime/backend.h"
+#include "region_support.h"
 
 namespace subgraph::onednn {
 
-/// The family's property names, in registration (priority) order, each
-/// paired with its factory.
-std::vector<std::pair<std::string, partition::PropertyFactory>> convProperties();
-
-/// Creates the kernel of any of the family's regions.
-runtime::KernelCreator convKernelCreator();
+/// The family's properties in registration (priority) order, and the
+/// creator of the kernel of any of its regions.
+Family convFamily();
 
 }  // namespace subgraph::onednn

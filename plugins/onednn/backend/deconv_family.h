@@ -1,25 +1,18 @@
 //===- plugins/onednn/backend/deconv_family.h - ConvTranspose regions -*- C++ -*-===//
 //
-// Internal to the onednn backend: the transposed-convolution family.
+// Internal to the onednn plugin: the transposed-convolution family.
 // ConvTranspose -> optional activation, with the activation as an eltwise
 // post-op, on 4-D tensors in the activations' oneDNN layout.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include <string>
-#include <utility>
-#include <vector>
-
-#include "subgraph/partition/backend_registry.h"
-#include "subgraph/runtime/backend.h"
+#include "region_support.h"
 
 namespace subgraph::onednn {
 
-/// The family's properties in registration (priority) order.
-std::vector<std::pair<std::string, partition::PropertyFactory>> deconvProperties();
-
-/// Creates the kernel of the family's regions.
-runtime::KernelCreator deconvKernelCreator();
+/// The family's properties in registration (priority) order, and the
+/// creator of the kernel of any of its regions.
+Family deconvFamily();
 
 }  // namespace subgraph::onednn

@@ -15,16 +15,10 @@
 namespace subgraph::onednn {
 namespace {
 
-namespace sp = subgraph::partition::predicates;
-using partition::Decision;
-using partition::OpMatcher;
-using partition::PatternBuilder;
-using partition::PatternProperty;
-
 // A step: an activation, or x * c, x / c, x + c, x - c with a scalar c.
-std::optional<Activation> stepOf(const Node& n) {
+std::optional<Activation> stepOf(const sdk::NodeView& n) {
   if (std::optional<Activation> a = activationOf(n)) return a;
-  const std::string& op = n.opType();
+  const std::string op = n.opType();
   if (n.numInputs() != 2 || !n.domain().empty()) return std::nullopt;
   std::optional<float> c1 = scalarOf(n.input(1));
   std::optional<float> c0 = scalarOf(n.input(0));
@@ -36,64 +30,67 @@ std::optional<Activation> stepOf(const Node& n) {
   return std::nullopt;
 }
 
-OpMatcher stepMatcher(bool interior) {
-  std::vector<std::string> ops = activationOps();
-  ops.insert(ops.end(), {"Mul", "Add", "Div", "Sub"});
-  OpMatcher m = OpMatcher::anyOf(ops).where([](const Node& n) {
-    if (!stepOf(n)) return Decision::no("not a unary step with f32 scalar constants");
-    const Value* x = n.input(0);
-    return Decision::noIf(!x || x->type().dtype != DataType::kFloat32, "the input is not f32");
+sdk::OpPattern stepPattern(bool interior) {
+  sdk::OpPattern m(activationOps() + "|Mul|Add|Div|Sub");
+  m.where([](const sdk::NodeView& n) {
+    if (!stepOf(n)) return sdk::Decision::no("not a unary step with f32 scalar constants");
+    sdk::ValueView x = n.input(0);
+    if (!x || x.dtype() != sdk::DataType::kFloat32)
+      return sdk::Decision::no("the input is not f32");
+    return sdk::Decision::yes();
   });
-  if (interior) m.where(sp::hasOneUse());
+  if (interior) m.oneUse();
   return m;
 }
 
-std::unique_ptr<partition::SubgraphProperty> makeProperty(size_t length) {
+std::unique_ptr<sdk::SubgraphProperty> makeProperty(size_t length) {
   std::string name = "eltwise" + std::to_string(length);
-  PatternBuilder b(name);
-  size_t prev = b.add(stepMatcher(length > 1));
+  // Not sdk::Pattern::chain: a step may read the previous one through any
+  // input (c + x as well as x + c).
+  sdk::Pattern p(name);
+  size_t prev = p.add(stepPattern(length > 1));
   for (size_t i = 1; i < length; ++i) {
-    size_t next = b.add(stepMatcher(i + 1 < length));
-    b.connect(prev, next);
+    size_t next = p.add(stepPattern(i + 1 < length));
+    p.connect(prev, next);
     prev = next;
   }
-  return std::make_unique<PatternProperty>(name, buildPattern(b));
+  return std::make_unique<sdk::PatternProperty>(name, std::move(p));
 }
 
 class EltwiseRegionKernel final : public RegionKernel {
  public:
-  explicit EltwiseRegionKernel(const Node& region) {
+  EltwiseRegionKernel(const sdk::NodeView& region, const sdk::KernelContext& context)
+      : RegionKernel(context) {
     RegionBody body(region);
     if (body.numOutputs() != 1) throw Unsupported("the region has several outputs");
     std::vector<Activation> steps;
-    const Value* last = nullptr;
-    for (const Node* n : body.nodes()) {
-      std::optional<Activation> s = stepOf(*n);
-      if (!s) throw Unsupported("unexpected " + n->opType() + " in an element-wise chain");
-      const Value* x = n->input(0);
-      if (scalarOf(x) && n->numInputs() == 2) x = n->input(1);
+    std::optional<sdk::ValueView> last;
+    for (const sdk::NodeView& n : body.nodes()) {
+      std::optional<Activation> s = stepOf(n);
+      if (!s) throw Unsupported("unexpected " + n.opType() + " in an element-wise chain");
+      sdk::ValueView x = n.input(0);
+      if (scalarOf(x) && n.numInputs() == 2) x = n.input(1);
       if (!last)
         input_ = body.inputIndex(x);
-      else if (x != last)
+      else if (!(x == *last))
         throw Unsupported("the chain is not linear");
       steps.push_back(*s);
-      last = n->output(0);
+      last = n.output(0);
     }
     chain_ = std::make_unique<EltwiseChain>(std::move(steps), Format::kPlain);
   }
 
-  Status resize(runtime::ResizeContext& ctx) const override {
-    return guarded(ctx, [&] {
-      runtime::TensorDesc out = ctx.inputDesc(input_);
+  std::optional<std::vector<sdk::Shape>> resize(const std::vector<sdk::Shape>& inputs) override {
+    return guarded([&] {
+      sdk::Shape out = inputs[input_];
       chain_->prepare(out.dims);
-      ctx.setOutput(0, std::move(out));
+      return std::vector<sdk::Shape>{std::move(out)};
     });
   }
 
-  Status run(runtime::RunContext& ctx) const override {
-    return guarded(ctx, [&] {
-      chain_->execute(ctx.input(input_).dims(), ctx.input(input_).raw(), ctx.output(0).raw());
-    });
+  void run(std::span<const sdk::Tensor> inputs, std::span<const sdk::Tensor> outputs) override {
+    guarded(
+        [&] { chain_->execute(inputs[input_].dims(), inputs[input_].raw(), outputs[0].raw()); });
   }
 
  private:
@@ -103,14 +100,12 @@ class EltwiseRegionKernel final : public RegionKernel {
 
 }  // namespace
 
-std::vector<std::pair<std::string, partition::PropertyFactory>> eltwiseProperties() {
-  std::vector<std::pair<std::string, partition::PropertyFactory>> out;
+Family eltwiseFamily() {
+  Family f;
   // Longest first, so that a chain is one region rather than several.
-  for (size_t length = 4; length >= 1; --length)
-    out.emplace_back("eltwise" + std::to_string(length), [length] { return makeProperty(length); });
-  return out;
+  for (size_t length = 4; length >= 1; --length) f.properties.push_back(makeProperty(length));
+  f.creator = creatorOf<EltwiseRegionKernel>();
+  return f;
 }
-
-runtime::KernelCreator eltwiseKernelCreator() { return creatorOf<EltwiseRegionKernel>(); }
 
 }  // namespace subgraph::onednn

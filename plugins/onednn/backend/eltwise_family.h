@@ -1,6 +1,6 @@
 //===- plugins/onednn/backend/eltwise_family.h - Element-wise chain regions -*- C++ -*-===//
 //
-// Internal to the onednn backend: the element-wise family:
+// Internal to the onednn plugin: the element-wise family:
 // chains of up to four unary activations (Relu, Sigmoid, Tanh, Clip,
 // HardSigmoid, HardSwish, LeakyRelu) and scalar Mul/Div/Add steps left over
 // by the other families, run as a sequence of in-place eltwise primitives.
@@ -8,19 +8,12 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include <string>
-#include <utility>
-#include <vector>
-
-#include "subgraph/partition/backend_registry.h"
-#include "subgraph/runtime/backend.h"
+#include "region_support.h"
 
 namespace subgraph::onednn {
 
-/// The family's properties in registration (priority) order.
-std::vector<std::pair<std::string, partition::PropertyFactory>> eltwiseProperties();
-
-/// Creates the kernel of the family's regions.
-runtime::KernelCreator eltwiseKernelCreator();
+/// The family's properties in registration (priority) order, and the
+/// creator of the kernel of any of its regions.
+Family eltwiseFamily();
 
 }  // namespace subgraph::onednn

@@ -13,52 +13,51 @@
 namespace subgraph::onednn {
 namespace {
 
-namespace sp = subgraph::partition::predicates;
-using partition::Decision;
-using partition::OpMatcher;
-using partition::PatternBuilder;
-using partition::PatternProperty;
-
-std::unique_ptr<partition::SubgraphProperty> makeProperty() {
-  PatternBuilder b("layernorm");
-  b.add(OpMatcher("LayerNormalization")
-            .where(sp::inputIsConstant(1))
-            .where(sp::inputIsConstant(2))
+std::unique_ptr<sdk::SubgraphProperty> makeProperty() {
+  sdk::Pattern p("layernorm");
+  p.add(sdk::OpPattern("LayerNormalization")
+            .constantInput(1)
+            .constantInput(2)
             .where(predicates::onlyFirstOutputUsed())
-            .where([](const Node& n) {
-              const Value* x = n.input(0);
-              if (!x || !x->type().hasRank() || x->type().dtype != DataType::kFloat32)
-                return Decision::no("the input is not f32 of known rank");
-              auto rank = static_cast<int64_t>(x->type().shape->size());
-              int64_t axis = n.getInt("axis", -1);
-              return Decision::noIf(axis != -1 && axis != rank - 1,
-                                    "normalizes over more than the last axis");
+            .where([](const sdk::NodeView& n) -> sdk::Decision {
+              sdk::ValueView x = n.input(0);
+              if (!x || !x.rank() || x.dtype() != sdk::DataType::kFloat32)
+                return sdk::Decision::no("the input is not f32 of known rank");
+              auto rank = static_cast<int64_t>(*x.rank());
+              int64_t axis = n.attrInt("axis", -1);
+              if (axis != -1 && axis != rank - 1)
+                return sdk::Decision::no("normalizes over more than the last axis");
+              return sdk::Decision::yes();
             }));
-  return std::make_unique<PatternProperty>("layernorm", buildPattern(b));
+  return std::make_unique<sdk::PatternProperty>("layernorm", std::move(p));
 }
 
 class LayerNormRegionKernel final : public RegionKernel {
  public:
-  explicit LayerNormRegionKernel(const Node& region) {
+  LayerNormRegionKernel(const sdk::NodeView& region, const sdk::KernelContext& context)
+      : RegionKernel(context) {
     RegionBody body(region);
-    const Node& n = body.single("layernorm", "LayerNormalization");
+    const sdk::NodeView& n = body.single("layernorm", "LayerNormalization");
     input_ = body.inputIndex(n.input(0));
     norm_ = std::make_unique<LayerNorm>(floatsOf(n.input(1)), floatsOf(n.input(2)),
-                                        n.getFloat("epsilon", 1e-5f));
+                                        n.attrFloat("epsilon", 1e-5f));
   }
 
-  Status resize(runtime::ResizeContext& ctx) const override {
-    return guarded(ctx, [&] {
-      runtime::TensorDesc out = ctx.inputDesc(input_);
-      ctx.requestScratch(norm_->prepare(out.dims));
-      ctx.setOutput(0, std::move(out));
+  std::optional<std::vector<sdk::Shape>> resize(const std::vector<sdk::Shape>& inputs) override {
+    return guarded([&] {
+      return std::vector<sdk::Shape>{{sdk::DataType::kFloat32, inputs[input_].dims}};
     });
   }
 
-  Status run(runtime::RunContext& ctx) const override {
-    return guarded(ctx, [&] {
-      norm_->execute(ctx.input(input_).dims(), ctx.input(input_).data<float>(),
-                     ctx.output(0).mutableData<float>(), ctx.scratch().data());
+  size_t scratchBytes(const std::vector<sdk::Shape>& inputs) override {
+    return guarded([&] { return norm_->prepare(inputs[input_].dims); });
+  }
+
+  void runWithScratch(std::span<const sdk::Tensor> inputs, std::span<const sdk::Tensor> outputs,
+                      std::span<std::byte> scratch) override {
+    guarded([&] {
+      norm_->execute(inputs[input_].dims(), inputs[input_].data<float>(), outputs[0].data<float>(),
+                     scratch.data());
     });
   }
 
@@ -69,10 +68,11 @@ class LayerNormRegionKernel final : public RegionKernel {
 
 }  // namespace
 
-std::vector<std::pair<std::string, partition::PropertyFactory>> layernormProperties() {
-  return {{"layernorm", makeProperty}};
+Family layernormFamily() {
+  Family f;
+  f.properties.push_back(makeProperty());
+  f.creator = creatorOf<LayerNormRegionKernel>();
+  return f;
 }
-
-runtime::KernelCreator layernormKernelCreator() { return creatorOf<LayerNormRegionKernel>(); }
 
 }  // namespace subgraph::onednn

@@ -1,24 +1,17 @@
 //===- plugins/onednn/backend/layernorm_family.h - LayerNormalization regions -*- C++ -*-===//
 //
-// Internal to the onednn backend: the LayerNormalization
+// Internal to the onednn plugin: the LayerNormalization
 // family: normalization over the last axis with constant scale and bias.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include <string>
-#include <utility>
-#include <vector>
-
-#include "subgraph/partition/backend_registry.h"
-#include "subgraph/runtime/backend.h"
+#include "region_support.h"
 
 namespace subgraph::onednn {
 
-/// The family's properties in registration (priority) order.
-std::vector<std::pair<std::string, partition::PropertyFactory>> layernormProperties();
-
-/// Creates the kernel of the family's regions.
-runtime::KernelCreator layernormKernelCreator();
+/// The family's properties in registration (priority) order, and the
+/// creator of the kernel of any of its regions.
+Family layernormFamily();
 
 }  // namespace subgraph::onednn

@@ -20,186 +20,206 @@
 namespace subgraph::onednn {
 namespace {
 
-namespace sp = subgraph::partition::predicates;
-using partition::Decision;
-using partition::OpMatcher;
-using partition::PatternBuilder;
-using partition::PatternProperty;
+using predicates::Predicate;
 
 // B is a 2-D f32 constant: weights reordered once.
-partition::NodePredicate constantMatrixB() {
-  return [](const Node& n) {
-    const Tensor* b = constantOf(n.input(1));
-    return Decision::noIf(!b || b->dims().size() != 2 || b->dtype() != DataType::kFloat32,
-                          "B is not a 2-D f32 constant");
+Predicate constantMatrixB() {
+  return [](const sdk::NodeView& n) -> sdk::Decision {
+    sdk::ValueView b = n.input(1);
+    if (!isConstant(b) || constantDims(b).size() != 2 || b.dtype() != sdk::DataType::kFloat32)
+      return sdk::Decision::no("B is not a 2-D f32 constant");
+    return sdk::Decision::yes();
   };
 }
 
 // One operand is a 1-D f32 constant: the bias.
-partition::NodePredicate hasBiasOperand() {
-  return [](const Node& n) {
-    for (const Value* in : n.inputs()) {
-      const Tensor* t = constantOf(in);
-      if (t && t->dims().size() == 1 && t->dtype() == DataType::kFloat32) return Decision::yes();
+Predicate hasBiasOperand() {
+  return [](const sdk::NodeView& n) -> sdk::Decision {
+    for (size_t i = 0; i < n.numInputs(); ++i) {
+      sdk::ValueView in = n.input(i);
+      if (isConstant(in) && constantDims(in).size() == 1 && in.dtype() == sdk::DataType::kFloat32)
+        return sdk::Decision::yes();
     }
-    return Decision::no("no 1-D f32 constant operand to use as bias");
+    return sdk::Decision::no("no 1-D f32 constant operand to use as bias");
   };
 }
 
-OpMatcher weightsMatMul(bool interior) {
-  OpMatcher m("MatMul");
-  m.where(constantMatrixB()).where([](const Node& n) {
-    const Value* a = n.input(0);
-    return Decision::noIf(!a || !a->type().hasRank() || a->type().shape->size() < 2 ||
-                              a->type().dtype != DataType::kFloat32,
-                          "A is not an f32 tensor of rank 2 or more");
+// Integer attribute `name` (or its schema default) equals `value`.
+Predicate intAttrEquals(std::string name, int64_t value) {
+  return [name = std::move(name), value](const sdk::NodeView& n) -> sdk::Decision {
+    const std::string expected = std::to_string(value);
+    if (!n.hasAttr(name))
+      return sdk::Decision::no("attribute '" + name + "' is absent, expected " + expected);
+    // A non-integer attribute reads as the fallback, which differs from
+    // `value`: it is "not" the value too.
+    if (n.attrInt(name, value + 1) != value)
+      return sdk::Decision::no("attribute '" + name + "' is not " + expected);
+    return sdk::Decision::yes();
+  };
+}
+
+sdk::OpPattern weightsMatMul(bool interior) {
+  sdk::OpPattern m("MatMul");
+  m.where(constantMatrixB()).where([](const sdk::NodeView& n) -> sdk::Decision {
+    sdk::ValueView a = n.input(0);
+    if (!a || !a.rank() || *a.rank() < 2 || a.dtype() != sdk::DataType::kFloat32)
+      return sdk::Decision::no("A is not an f32 tensor of rank 2 or more");
+    return sdk::Decision::yes();
   });
-  if (interior) m.where(sp::hasOneUse());
+  if (interior) m.oneUse();
   return m;
 }
 
-OpMatcher biasAdd(bool interior) {
-  OpMatcher m("Add");
+sdk::OpPattern biasAdd(bool interior) {
+  sdk::OpPattern m("Add");
   m.where(hasBiasOperand());
-  if (interior) m.where(sp::hasOneUse());
+  if (interior) m.oneUse();
   return m;
 }
 
-partition::PropertyFactory property(std::string name, std::function<PatternBuilder()> build) {
-  return [name = std::move(name), build = std::move(build)] {
-    return std::make_unique<PatternProperty>(name, buildPattern(build()));
-  };
+std::unique_ptr<sdk::SubgraphProperty> makeProperty(std::string name, sdk::Pattern pattern) {
+  return std::make_unique<sdk::PatternProperty>(std::move(name), std::move(pattern));
 }
 
-PatternBuilder geluPattern() {
+sdk::Pattern geluPattern() {
   // x = MatMul + bias; y = x * (erf(x / sqrt2) + 1) * 0.5. x has two
   // readers, both inside the region.
-  PatternBuilder b("matmul_bias_gelu");
-  size_t mm = b.add(weightsMatMul(true));
-  size_t bias = b.add(OpMatcher("Add").where(hasBiasOperand()));
-  size_t div = b.add(OpMatcher("Div")
-                         .where(predicates::hasScalarConstant(std::sqrt(2.0f)))
-                         .where(sp::hasOneUse()));
-  size_t erf = b.add(OpMatcher("Erf").where(sp::hasOneUse()));
-  size_t one =
-      b.add(OpMatcher("Add").where(predicates::hasScalarConstant(1.0f)).where(sp::hasOneUse()));
-  size_t mul = b.add(OpMatcher("Mul").where(sp::hasOneUse()));
-  size_t half = b.add(OpMatcher("Mul").where(predicates::hasScalarConstant(0.5f)));
-  b.connect(mm, bias).connect(bias, div, 0).connect(div, erf, 0).connect(erf, one);
-  b.connect(bias, mul).connect(one, mul).connect(mul, half);
-  return b;
+  sdk::Pattern p("matmul_bias_gelu");
+  size_t mm = p.add(weightsMatMul(true));
+  size_t bias = p.add(sdk::OpPattern("Add").where(hasBiasOperand()));
+  size_t div =
+      p.add(sdk::OpPattern("Div").where(predicates::hasScalarConstant(std::sqrt(2.0f))).oneUse());
+  size_t erf = p.add(sdk::OpPattern("Erf").oneUse());
+  size_t one = p.add(sdk::OpPattern("Add").where(predicates::hasScalarConstant(1.0f)).oneUse());
+  size_t mul = p.add(sdk::OpPattern("Mul").oneUse());
+  size_t half = p.add(sdk::OpPattern("Mul").where(predicates::hasScalarConstant(0.5f)));
+  p.connect(mm, bias).connect(bias, div, 0).connect(div, erf, 0).connect(erf, one);
+  p.connect(bias, mul).connect(one, mul).connect(mul, half);
+  return p;
 }
 
-PatternBuilder biasResidualPattern() {
-  PatternBuilder b("matmul_bias_add");
-  size_t mm = b.add(weightsMatMul(true));
-  size_t bias = b.add(biasAdd(true));
-  size_t res = b.add(OpMatcher("Add").where(predicates::sameShapes()));
-  b.connect(mm, bias).connect(bias, res);
-  return b;
+sdk::Pattern biasResidualPattern() {
+  sdk::Pattern p("matmul_bias_add");
+  size_t mm = p.add(weightsMatMul(true));
+  size_t bias = p.add(biasAdd(true));
+  size_t res = p.add(sdk::OpPattern("Add").where(predicates::sameShapes()));
+  p.connect(mm, bias).connect(bias, res);
+  return p;
 }
 
-PatternBuilder biasActPattern() {
-  PatternBuilder b("matmul_bias_act");
-  size_t mm = b.add(weightsMatMul(true));
-  size_t bias = b.add(biasAdd(false));
-  b.connect(mm, bias);
-  return b;
+sdk::Pattern biasActivationPattern() {
+  sdk::Pattern p("matmul_bias_act");
+  size_t mm = p.add(weightsMatMul(true));
+  size_t bias = p.add(biasAdd(true));
+  size_t act = p.add(sdk::OpPattern(activationOps()).where(predicates::isTranslatableActivation()));
+  p.connect(mm, bias).connect(bias, act, 0);
+  return p;
 }
 
-PatternBuilder gemmPattern(bool act) {
-  PatternBuilder b(act ? "gemm_act" : "gemm");
-  OpMatcher gemm("Gemm");
-  gemm.where(sp::attrEquals("transA", int64_t{0}))
+sdk::Pattern biasPattern() {
+  sdk::Pattern p("matmul_bias_act");
+  size_t mm = p.add(weightsMatMul(true));
+  size_t bias = p.add(biasAdd(false));
+  p.connect(mm, bias);
+  return p;
+}
+
+sdk::Pattern gemmPattern(bool act) {
+  sdk::Pattern p(act ? "gemm_act" : "gemm");
+  sdk::OpPattern gemm("Gemm");
+  gemm.where(intAttrEquals("transA", 0))
       .where(constantMatrixB())
-      .where([](const Node& n) {
-        return Decision::noIf(n.numInputs() > 2 && n.input(2) && !constantOf(n.input(2)),
-                              "C is not a constant");
+      .where([](const sdk::NodeView& n) -> sdk::Decision {
+        if (n.numInputs() > 2 && n.input(2) && !isConstant(n.input(2)))
+          return sdk::Decision::no("C is not a constant");
+        return sdk::Decision::yes();
       });
-  if (act) gemm.where(sp::hasOneUse());
-  size_t g = b.add(gemm);
+  if (act) gemm.oneUse();
+  size_t g = p.add(gemm);
   if (act) {
-    size_t a =
-        b.add(OpMatcher::anyOf(activationOps()).where(predicates::isTranslatableActivation()));
-    b.connect(g, a, 0);
+    size_t a = p.add(sdk::OpPattern(activationOps()).where(predicates::isTranslatableActivation()));
+    p.connect(g, a, 0);
   }
-  return b;
+  return p;
 }
 
 // B is a 2-D constant, or A and B have the same rank (2 or more) and the
 // same static batch dims: what the kernel takes without broadcasting.
-partition::NodePredicate operandsFit() {
-  return [](const Node& n) {
-    const Value* a = n.input(0);
-    const Value* b = n.input(1);
-    if (!a || !b || !a->type().hasRank() || a->type().shape->size() < 2)
-      return Decision::no("A has no known rank of 2 or more");
-    if (a->type().dtype != DataType::kFloat32) return Decision::no("A is not f32");
-    if (constantOf(b)) return constantMatrixB()(n);
-    if (!b->type().hasRank() || b->type().shape->size() != a->type().shape->size())
-      return Decision::no("A and B differ in rank (batch broadcasting)");
-    const Shape& sa = *a->type().shape;
-    const Shape& sb = *b->type().shape;
+Predicate operandsFit() {
+  return [](const sdk::NodeView& n) -> sdk::Decision {
+    sdk::ValueView a = n.input(0);
+    sdk::ValueView b = n.input(1);
+    if (!a || !b || !a.rank() || *a.rank() < 2)
+      return sdk::Decision::no("A has no known rank of 2 or more");
+    if (a.dtype() != sdk::DataType::kFloat32) return sdk::Decision::no("A is not f32");
+    if (isConstant(b)) return constantMatrixB()(n);
+    if (!b.rank() || *b.rank() != *a.rank())
+      return sdk::Decision::no("A and B differ in rank (batch broadcasting)");
+    std::vector<int64_t> sa = a.dims();
+    std::vector<int64_t> sb = b.dims();
+    // -1 marks a symbolic or unknown dim: not static.
     for (size_t i = 0; i + 2 < sa.size(); ++i)
-      if (!sa[i].isStatic() || !(sa[i] == sb[i]))
-        return Decision::no("batch dims of A and B are not the same static sizes");
-    return Decision::yes();
+      if (sa[i] < 0 || sa[i] != sb[i])
+        return sdk::Decision::no("batch dims of A and B are not the same static sizes");
+    return sdk::Decision::yes();
   };
 }
 
-PatternBuilder scaledPattern() {
-  PatternBuilder b("matmul_scale");
-  size_t mm = b.add(OpMatcher("MatMul").where(operandsFit()).where(sp::hasOneUse()));
-  size_t scale = b.add(OpMatcher::anyOf({"Div", "Mul"})
+sdk::Pattern scaledPattern() {
+  sdk::Pattern p("matmul_scale");
+  size_t mm = p.add(sdk::OpPattern("MatMul").where(operandsFit()).oneUse());
+  size_t scale = p.add(sdk::OpPattern("Div|Mul")
                            .where(predicates::hasScalarConstant())
-                           .where([](const Node& n) {
+                           .where([](const sdk::NodeView& n) -> sdk::Decision {
                              // x / c, not c / x.
-                             return Decision::noIf(n.opType() == "Div" && !scalarOf(n.input(1)),
-                                                   "the divisor is not the constant");
+                             if (n.opType() == "Div" && !scalarOf(n.input(1)))
+                               return sdk::Decision::no("the divisor is not the constant");
+                             return sdk::Decision::yes();
                            }));
-  b.connect(mm, scale);
-  return b;
+  p.connect(mm, scale);
+  return p;
 }
 
-PatternBuilder plainPattern() {
-  PatternBuilder b("matmul");
-  b.add(OpMatcher("MatMul").where(operandsFit()));
-  return b;
+sdk::Pattern plainPattern() {
+  sdk::Pattern p("matmul");
+  p.add(sdk::OpPattern("MatMul").where(operandsFit()));
+  return p;
 }
 
 class MatMulRegionKernel final : public RegionKernel {
  public:
-  explicit MatMulRegionKernel(const Node& region) {
+  MatMulRegionKernel(const sdk::NodeView& region, const sdk::KernelContext& context)
+      : RegionKernel(context) {
     RegionBody body(region);
     if (body.numOutputs() != 1) throw Unsupported("the region has several outputs");
     MatMulSpec spec;
-    const Node* first = body.nodes().front();
-    const Value* last = first->output(0);
-    if (first->opType() == "MatMul") {
-      aInput_ = body.inputIndex(first->input(0));
-      if (constantOf(first->input(1))) {
-        const Tensor* w = constantOf(first->input(1));
-        if (w->dims().size() != 2) throw Unsupported("B is not 2-D");
-        spec.weights = floatsOf(first->input(1));
-        spec.k = w->dims()[0];
-        spec.n = w->dims()[1];
+    const sdk::NodeView& first = body.nodes().front();
+    sdk::ValueView last = first.output(0);
+    if (first.opType() == "MatMul") {
+      aInput_ = body.inputIndex(first.input(0));
+      if (isConstant(first.input(1))) {
+        std::vector<int64_t> w = constantDims(first.input(1));
+        if (w.size() != 2) throw Unsupported("B is not 2-D");
+        spec.weights = floatsOf(first.input(1));
+        spec.k = w[0];
+        spec.n = w[1];
       } else {
-        bInput_ = body.inputIndex(first->input(1));
+        bInput_ = body.inputIndex(first.input(1));
       }
-    } else if (first->opType() == "Gemm") {
-      readGemm(body, *first, spec);
+    } else if (first.opType() == "Gemm") {
+      readGemm(body, first, spec);
     } else {
-      throw Unsupported("a matmul region starts with " + first->opType());
+      throw Unsupported("a matmul region starts with " + first.opType());
     }
     bool sawGelu = false;
-    for (const Node* n : body.nodes()) {
+    for (const sdk::NodeView& n : body.nodes()) {
       if (n == first) continue;
-      const std::string& op = n->opType();
+      const std::string op = n.opType();
       if (sawGelu) continue;  // the rest of the GELU form, checked by the pattern
-      const Value* other =
-          n->numInputs() == 2 ? (n->input(0) == last ? n->input(1) : n->input(0)) : nullptr;
+      sdk::ValueView other(n.api(), nullptr);
+      if (n.numInputs() == 2) other = n.input(0) == last ? n.input(1) : n.input(0);
       if (op == "Add" && spec.bias.empty() && !spec.sumResidual && spec.activations.empty() &&
-          constantOf(other)) {
+          isConstant(other)) {
         spec.bias = floatsOf(other);
       } else if (op == "Add" && body.isInput(other) && spec.activations.empty()) {
         spec.sumResidual = true;
@@ -210,60 +230,67 @@ class MatMulRegionKernel final : public RegionKernel {
       } else if ((op == "Div" || op == "Mul") && scalarOf(other)) {
         float c = *scalarOf(other);
         spec.activations.push_back({Activation::Kind::kLinear, op == "Div" ? 1.0f / c : c, 0.0f});
-      } else if (std::optional<Activation> a = activationOf(*n)) {
+      } else if (std::optional<Activation> a = activationOf(n)) {
         spec.activations.push_back(*a);
       } else {
         throw Unsupported("unexpected " + op + " in a matmul region");
       }
-      last = n->output(0);
+      last = n.output(0);
     }
     spec.bf16 = bf16Mode();
     mm_ = std::make_unique<FusedMatMul>(std::move(spec));
   }
 
-  Status resize(runtime::ResizeContext& ctx) const override {
-    return guarded(ctx, [&] {
-      const std::vector<int64_t>& a = ctx.inputDesc(aInput_).dims;
-      std::vector<int64_t> b;
-      if (bInput_ != kNone) b = ctx.inputDesc(bInput_).dims;
-      runtime::TensorDesc out;
-      out.dims = mm_->outputDims(a, b);
+  std::optional<std::vector<sdk::Shape>> resize(const std::vector<sdk::Shape>& inputs) override {
+    return guarded([&] {
+      std::vector<int64_t> out = mm_->outputDims(inputs[aInput_].dims, runtimeB(inputs));
       // Matched on equal (possibly symbolic) shapes; the sum reads the
       // residual as the output's shape.
-      if (residualInput_ != kNone && ctx.inputDesc(residualInput_).dims != out.dims)
+      if (residualInput_ != kNone && inputs[residualInput_].dims != out)
         throw std::invalid_argument("matmul: the residual's dims differ from the output's");
-      ctx.requestScratch(mm_->prepare(a, b));
-      ctx.setOutput(0, std::move(out));
+      return std::vector<sdk::Shape>{{sdk::DataType::kFloat32, std::move(out)}};
     });
   }
 
-  Status run(runtime::RunContext& ctx) const override {
-    return guarded(ctx, [&] {
-      const runtime::TensorView& a = ctx.input(aInput_);
-      const float* b = bInput_ != kNone ? ctx.input(bInput_).data<float>() : nullptr;
+  size_t scratchBytes(const std::vector<sdk::Shape>& inputs) override {
+    return guarded([&] { return mm_->prepare(inputs[aInput_].dims, runtimeB(inputs)); });
+  }
+
+  void runWithScratch(std::span<const sdk::Tensor> inputs, std::span<const sdk::Tensor> outputs,
+                      std::span<std::byte> scratch) override {
+    guarded([&] {
+      const sdk::Tensor& a = inputs[aInput_];
+      const float* b = bInput_ != kNone ? inputs[bInput_].data<float>() : nullptr;
       std::span<const int64_t> bDims;
-      if (bInput_ != kNone) bDims = ctx.input(bInput_).dims();
+      if (bInput_ != kNone) bDims = inputs[bInput_].dims();
       const float* residual =
-          residualInput_ != kNone ? ctx.input(residualInput_).data<float>() : nullptr;
-      mm_->execute(a.dims(), bDims, a.data<float>(), b, residual,
-                   ctx.output(0).mutableData<float>(), ctx.scratch().data());
+          residualInput_ != kNone ? inputs[residualInput_].data<float>() : nullptr;
+      mm_->execute(a.dims(), bDims, a.data<float>(), b, residual, outputs[0].data<float>(),
+                   scratch.data());
     });
   }
 
  private:
   static constexpr size_t kNone = static_cast<size_t>(-1);
 
+  // B's dims when B is a run-time input; empty with constant weights.
+  std::span<const int64_t> runtimeB(const std::vector<sdk::Shape>& inputs) const {
+    if (bInput_ == kNone) return {};
+    return inputs[bInput_].dims;
+  }
+
   // Gemm: alpha folds into the weights, beta into the bias; transB means
   // the weights are stored [N, K] and are transposed here, once.
-  void readGemm(const RegionBody& body, const Node& gemm, MatMulSpec& spec) {
+  void readGemm(const RegionBody& body, const sdk::NodeView& gemm, MatMulSpec& spec) {
     aInput_ = body.inputIndex(gemm.input(0));
-    if (gemm.getInt("transA", 0) != 0) throw Unsupported("transA is not supported");
-    const Tensor* w = constantOf(gemm.input(1));
-    if (!w || w->dims().size() != 2) throw Unsupported("B is not a 2-D constant");
+    if (gemm.attrInt("transA", 0) != 0) throw Unsupported("transA is not supported");
+    if (!isConstant(gemm.input(1)) || constantDims(gemm.input(1)).size() != 2)
+      throw Unsupported("B is not a 2-D constant");
+    std::vector<int64_t> w = constantDims(gemm.input(1));
     std::vector<float> b = floatsOf(gemm.input(1));
-    float alpha = gemm.getFloat("alpha", 1.0f), beta = gemm.getFloat("beta", 1.0f);
-    bool transB = gemm.getInt("transB", 0) != 0;
-    int64_t rows = w->dims()[0], cols = w->dims()[1];
+    float alpha = gemm.attrFloat("alpha", 1.0f), beta = gemm.attrFloat("beta", 1.0f);
+    bool transB = gemm.attrInt("transB", 0) != 0;
+    int64_t rows = w[0], cols = w[1];
     spec.k = transB ? cols : rows;
     spec.n = transB ? rows : cols;
     spec.weights.resize(b.size());
@@ -291,29 +318,18 @@ class MatMulRegionKernel final : public RegionKernel {
 
 }  // namespace
 
-std::vector<std::pair<std::string, partition::PropertyFactory>> matmulProperties() {
-  return {
-      {"matmul_bias_gelu", property("matmul_bias_gelu", geluPattern)},
-      {"matmul_bias_add", property("matmul_bias_add", biasResidualPattern)},
-      {"matmul_bias_act", property("matmul_bias_act",
-                                   [] {
-                                     PatternBuilder b("matmul_bias_act");
-                                     size_t mm = b.add(weightsMatMul(true));
-                                     size_t bias = b.add(biasAdd(true));
-                                     size_t act =
-                                         b.add(OpMatcher::anyOf(activationOps())
-                                                   .where(predicates::isTranslatableActivation()));
-                                     b.connect(mm, bias).connect(bias, act, 0);
-                                     return b;
-                                   })},
-      {"matmul_bias", property("matmul_bias", biasActPattern)},
-      {"gemm_act", property("gemm_act", [] { return gemmPattern(true); })},
-      {"gemm", property("gemm", [] { return gemmPattern(false); })},
-      {"matmul_scale", property("matmul_scale", scaledPattern)},
-      {"matmul", property("matmul", plainPattern)},
-  };
+Family matmulFamily() {
+  Family f;
+  f.properties.push_back(makeProperty("matmul_bias_gelu", geluPattern()));
+  f.properties.push_back(makeProperty("matmul_bias_add", biasResidualPattern()));
+  f.properties.push_back(makeProperty("matmul_bias_act", biasActivationPattern()));
+  f.properties.push_back(makeProperty("matmul_bias", biasPattern()));
+  f.properties.push_back(makeProperty("gemm_act", gemmPattern(true)));
+  f.properties.push_back(makeProperty("gemm", gemmPattern(false)));
+  f.properties.push_back(makeProperty("matmul_scale", scaledPattern()));
+  f.properties.push_back(makeProperty("matmul", plainPattern()));
+  f.creator = creatorOf<MatMulRegionKernel>();
+  return f;
 }
-
-runtime::KernelCreator matmulKernelCreator() { return creatorOf<MatMulRegionKernel>(); }
 
 }  // namespace subgraph::onednn

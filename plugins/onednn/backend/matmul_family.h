@@ -1,7 +1,7 @@
 //===- plugins/onednn/backend/matmul_family.h - MatMul/Gemm + bias + activation regions -*- C++
 //-*-===//
 //
-// Internal to the onednn backend: the matmul fusion family. Its properties
+// Internal to the onednn plugin: the matmul fusion family. Its properties
 // propose, longest first: MatMul by constant weights -> Add bias -> GELU
 // (the Div/Erf/Add/Mul/Mul form exporters emit); MatMul -> Add bias -> Add
 // residual; MatMul -> Add bias -> [activation]; Gemm -> [activation];
@@ -11,19 +11,12 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include <string>
-#include <utility>
-#include <vector>
-
-#include "subgraph/partition/backend_registry.h"
-#include "subgraph/runtime/backend.h"
+#include "region_support.h"
 
 namespace subgraph::onednn {
 
-/// The family's properties in registration (priority) order.
-std::vector<std::pair<std::string, partition::PropertyFactory>> matmulProperties();
-
-/// Creates the kernel of any of the family's regions.
-runtime::KernelCreator matmulKernelCreator();
+/// The family's properties in registration (priority) order, and the
+/// creator of the kernel of any of its regions.
+Family matmulFamily();
 
 }  // namespace subgraph::onednn

@@ -10,37 +10,26 @@
 #include <cstdlib>
 #include <cstring>
 
-#include <oneapi/tbb/task_arena.h>
-
 #include "dnnl_context.h"
 
 namespace subgraph::onednn {
 namespace {
 
-// One Layout object per blocked format; the runtime compares by address.
-class BlockedLayout final : public runtime::Layout {
- public:
-  BlockedLayout(Format format, std::string_view name) : format_(format), name_(name) {}
-  std::string_view name() const override { return name_; }
-  size_t byteSize(DataType, std::span<const int64_t> dims) const override {
-    return formatBytes(dims, format_);
-  }
-
- private:
-  Format format_;
-  std::string_view name_;
-};
-
-const BlockedLayout kBlocked16Layout(Format::kBlocked16, "nChw16c");
-const BlockedLayout kNhwcBf16Layout(Format::kNhwcBf16, "nhwc.bf16");
+const sdk::Layout* gBlocked16 = nullptr;
+const sdk::Layout* gNhwcBf16 = nullptr;
 
 }  // namespace
 
-const runtime::Layout* layoutOf(Format format) {
+void setLayouts(const sdk::Layout* blocked16, const sdk::Layout* nhwcBf16) {
+  gBlocked16 = blocked16;
+  gNhwcBf16 = nhwcBf16;
+}
+
+const sdk::Layout* layoutOf(Format format) {
   switch (format) {
     case Format::kPlain: return nullptr;
-    case Format::kBlocked16: return &kBlocked16Layout;
-    case Format::kNhwcBf16: return &kNhwcBf16Layout;
+    case Format::kBlocked16: return gBlocked16;
+    case Format::kNhwcBf16: return gNhwcBf16;
   }
   return nullptr;
 }
@@ -61,76 +50,75 @@ bool winogradAllowed() {
 
 Format blockedFormat() { return bf16Mode() ? Format::kNhwcBf16 : Format::kBlocked16; }
 
-RegionBody::RegionBody(const Node& region) {
-  const Attribute* body = region.attr("body");
-  if (!body || body->kind() != AttrKind::kGraph || !body->asGraph())
-    throw Unsupported("the region has no body graph");
-  graph_ = body->asGraph();
-  StatusOr<std::vector<Node*>> order = graph_->topologicalOrder();
-  if (!order.isOk()) throw Unsupported("the body has a cycle");
-  nodes_ = std::move(order).value();
+RegionBody::RegionBody(const sdk::NodeView& region) {
+  std::optional<sdk::GraphView> body = region.body();
+  if (!body) throw Unsupported("the region has no body graph");
+  // The host lists a graph's nodes in topological order.
+  nodes_ = body->nodes();
+  inputs_ = body->inputs();
+  numOutputs_ = body->outputs().size();
 }
 
-const Node& RegionBody::single(std::string_view family, std::string_view op) const {
+const sdk::NodeView& RegionBody::single(std::string_view family, std::string_view op) const {
   if (nodes_.size() != 1 || numOutputs() != 1)
     throw Unsupported("a " + std::string(family) + " region holds one " + std::string(op));
-  return *nodes_.front();
+  return nodes_.front();
 }
 
-const Node* RegionBody::find(std::string_view opType) const {
-  const Node* found = nullptr;
-  for (const Node* n : nodes_) {
-    if (n->opType() != opType) continue;
+std::optional<sdk::NodeView> RegionBody::find(std::string_view opType) const {
+  std::optional<sdk::NodeView> found;
+  for (const sdk::NodeView& n : nodes_) {
+    if (n.opType() != opType || !n.domain().empty()) continue;
     if (found) throw Unsupported("the body has several " + std::string(opType) + " nodes");
     found = n;
   }
   return found;
 }
 
-size_t RegionBody::inputIndex(const Value* value) const {
-  std::span<Value* const> inputs = graph_->inputs();
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (inputs[i] == value) return i;
-  throw Unsupported("value '" + (value ? value->name() : std::string("?")) +
+size_t RegionBody::inputIndex(const sdk::ValueView& value) const {
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    if (inputs_[i] == value) return i;
+  throw Unsupported("value '" + (value ? value.name() : std::string("?")) +
                     "' is not an input of the region");
 }
 
-bool RegionBody::isInput(const Value* value) const {
-  for (const Value* v : graph_->inputs())
+bool RegionBody::isInput(const sdk::ValueView& value) const {
+  for (const sdk::ValueView& v : inputs_)
     if (v == value) return true;
   return false;
 }
 
-const Tensor* constantOf(const Value* value) {
-  return value && !value->isGraphInput() ? value->initializer() : nullptr;
-}
+bool isConstant(const sdk::ValueView& value) { return value && value.isConstant(); }
 
-std::vector<float> floatsOf(const Value* value) {
-  const Tensor* t = constantOf(value);
-  if (!t || t->dtype() != DataType::kFloat32)
-    throw Unsupported("'" + (value ? value->name() : std::string("?")) +
-                      "' is not an f32 constant");
-  std::span<const float> data = t->data<float>();
+std::vector<int64_t> constantDims(const sdk::ValueView& value) { return value.dims(); }
+
+std::vector<float> floatsOf(const sdk::ValueView& value) {
+  if (!isConstant(value) || value.dtype() != sdk::DataType::kFloat32)
+    throw Unsupported("'" + (value ? value.name() : std::string("?")) + "' is not an f32 constant");
+  std::span<const float> data = value.constantData<float>();
   return {data.begin(), data.end()};
 }
 
-std::optional<float> scalarOf(const Value* value) {
-  const Tensor* t = constantOf(value);
-  if (!t || t->dtype() != DataType::kFloat32 || t->numElements() != 1) return std::nullopt;
-  return t->data<float>()[0];
+std::optional<float> scalarOf(const sdk::ValueView& value) {
+  if (!isConstant(value) || value.dtype() != sdk::DataType::kFloat32) return std::nullopt;
+  std::span<const float> data = value.constantData<float>();
+  if (data.size() != 1) return std::nullopt;
+  return data[0];
 }
 
-std::optional<Activation> activationOf(const Node& node) {
+size_t numUses(const sdk::ValueView& value) { return value ? value.consumers().size() : 0; }
+
+std::optional<Activation> activationOf(const sdk::NodeView& node) {
   using K = Activation::Kind;
-  const std::string& op = node.opType();
   if (!node.domain().empty()) return std::nullopt;
+  const std::string op = node.opType();
   if (op == "Relu") return Activation{K::kRelu};
   if (op == "Sigmoid") return Activation{K::kSigmoid};
   if (op == "Tanh") return Activation{K::kTanh};
   if (op == "HardSwish") return Activation{K::kHardSwish};
-  if (op == "LeakyRelu") return Activation{K::kLeakyRelu, node.getFloat("alpha", 0.01f)};
+  if (op == "LeakyRelu") return Activation{K::kLeakyRelu, node.attrFloat("alpha", 0.01f)};
   if (op == "HardSigmoid")
-    return Activation{K::kHardSigmoid, node.getFloat("alpha", 0.2f), node.getFloat("beta", 0.5f)};
+    return Activation{K::kHardSigmoid, node.attrFloat("alpha", 0.2f), node.attrFloat("beta", 0.5f)};
   if (op == "Clip") {
     // Opset 11+: bounds are optional inputs and must be constants here.
     float lo = -INFINITY, hi = INFINITY;
@@ -144,103 +132,97 @@ std::optional<Activation> activationOf(const Node& node) {
       if (!v) return std::nullopt;
       hi = *v;
     }
-    if (node.hasAttr("min")) lo = node.getFloat("min", lo);
-    if (node.hasAttr("max")) hi = node.getFloat("max", hi);
+    if (node.hasAttr("min")) lo = node.attrFloat("min", lo);
+    if (node.hasAttr("max")) hi = node.attrFloat("max", hi);
     return Activation{K::kClip, lo, hi};
   }
   return std::nullopt;
 }
 
-const std::vector<std::string>& activationOps() {
-  static const std::vector<std::string> ops{"Relu",        "LeakyRelu", "Clip", "Sigmoid",
-                                            "HardSigmoid", "HardSwish", "Tanh"};
-  return ops;
-}
+std::string activationOps() { return "Relu|LeakyRelu|Clip|Sigmoid|HardSigmoid|HardSwish|Tanh"; }
 
 namespace predicates {
 
-partition::NodePredicate isTranslatableActivation() {
-  return [](const Node& node) {
-    return partition::Decision::noIf(!activationOf(node).has_value(),
-                                     "activation parameters are not f32 scalar constants");
+Predicate isTranslatableActivation() {
+  return [](const sdk::NodeView& node) -> sdk::Decision {
+    if (activationOf(node)) return sdk::Decision::yes();
+    return sdk::Decision::no("activation parameters are not f32 scalar constants");
   };
 }
 
-partition::NodePredicate sameShapes() {
-  return [](const Node& node) {
+Predicate sameShapes() {
+  return [](const sdk::NodeView& node) -> sdk::Decision {
     if (node.numInputs() != 2 || !node.input(0) || !node.input(1))
-      return partition::Decision::no("not a binary op");
-    const TensorType& a = node.input(0)->type();
-    const TensorType& b = node.input(1)->type();
+      return sdk::Decision::no("not a binary op");
+    sdk::ValueView a = node.input(0), b = node.input(1);
     // A symbolic dim (an exported model's batch "N") names one size at run
     // time, so equal symbols are equal sizes; an unknown dim promises
     // nothing. The kernel still checks the residual's dims per shape.
-    bool ok = a.hasRank() && a == b && a.dtype == DataType::kFloat32;
-    if (ok)
-      for (const Dim& d : *a.shape) ok = ok && !d.isUnknown();
-    return partition::Decision::noIf(
-        !ok, "operands do not have the same f32 shape (a sum post-op cannot broadcast)");
+    bool ok = a.rank() && a.rank() == b.rank() && a.dtype() == sdk::DataType::kFloat32 &&
+              b.dtype() == sdk::DataType::kFloat32 && a.dims() == b.dims();
+    for (int32_t i = 0; ok && i < *a.rank(); ++i) {
+      std::optional<std::string> sa = a.dimSymbol(i), sb = b.dimSymbol(i);
+      ok = sa && sb && *sa == *sb;
+    }
+    if (ok) return sdk::Decision::yes();
+    return sdk::Decision::no(
+        "operands do not have the same f32 shape (a sum post-op cannot broadcast)");
   };
 }
 
-partition::NodePredicate hasScalarConstant(std::optional<float> value) {
-  return [value](const Node& node) {
-    for (const Value* in : node.inputs()) {
-      std::optional<float> v = scalarOf(in);
+Predicate hasScalarConstant(std::optional<float> value) {
+  return [value](const sdk::NodeView& node) -> sdk::Decision {
+    for (size_t i = 0; i < node.numInputs(); ++i) {
+      std::optional<float> v = scalarOf(node.input(i));
       if (v && (!value || std::fabs(*v - *value) <= 1e-6f * std::fabs(*value)))
-        return partition::Decision::yes();
+        return sdk::Decision::yes();
     }
-    return partition::Decision::no(value ? "no scalar constant operand of the expected value"
-                                         : "no scalar f32 constant operand");
+    return sdk::Decision::no(value ? "no scalar constant operand of the expected value"
+                                   : "no scalar f32 constant operand");
   };
 }
 
-partition::NodePredicate onlyFirstOutputUsed() {
-  return [](const Node& node) {
+Predicate onlyFirstOutputUsed() {
+  return [](const sdk::NodeView& node) -> sdk::Decision {
     for (size_t i = 1; i < node.numOutputs(); ++i) {
-      const Value* v = node.output(i);
-      if (v && (!v->uses().empty() || v->isGraphOutput()))
-        return partition::Decision::no("a statistics output is used");
+      sdk::ValueView v = node.output(i);
+      if (v && (numUses(v) > 0 || v.isGraphOutput()))
+        return sdk::Decision::no("a statistics output is used");
     }
-    return partition::Decision::yes();
+    return sdk::Decision::yes();
+  };
+}
+
+Predicate outputRank(size_t rank) {
+  return [rank](const sdk::NodeView& node) -> sdk::Decision {
+    std::optional<int32_t> r = node.numOutputs() ? node.output(0).rank() : std::nullopt;
+    if (!r) return sdk::Decision::no("output 0 has unknown rank");
+    if (static_cast<size_t>(*r) != rank)
+      return sdk::Decision::no("output '" + node.output(0).name() + "' has rank " +
+                               std::to_string(*r) + ", expected " + std::to_string(rank));
+    return sdk::Decision::yes();
+  };
+}
+
+Predicate attrEquals(std::string name, std::string value) {
+  return [name, value](const sdk::NodeView& node) -> sdk::Decision {
+    // Absent means the schema's default, if there is one.
+    if (!node.hasAttr(name))
+      return sdk::Decision::no("attribute '" + name + "' is absent, expected " + value);
+    if (node.attrString(name) == value) return sdk::Decision::yes();
+    return sdk::Decision::no("attribute '" + name + "' is not " + value);
   };
 }
 
 }  // namespace predicates
 
-partition::OpMatcher foldableBatchNormMatcher() {
-  partition::OpMatcher m("BatchNormalization");
-  for (size_t i = 1; i <= 4; ++i) m.where(partition::predicates::inputIsConstant(i));
+sdk::OpPattern foldableBatchNormPattern() {
+  sdk::OpPattern m("BatchNormalization");
+  for (uint32_t i = 1; i <= 4; ++i) m.constantInput(i);
   m.where(predicates::onlyFirstOutputUsed());
   return m;
 }
 
-partition::Pattern buildPattern(const partition::PatternBuilder& builder) {
-  StatusOr<partition::Pattern> pattern = builder.build();
-  if (!pattern.isOk()) throw Error(pattern.status());
-  return std::move(pattern).value();
-}
-
-void RegionKernel::useSessionThreads() {
-  setCallerThreads(oneapi::tbb::this_task_arena::max_concurrency());
-}
-
-runtime::KernelCreator makeCreator(
-    std::function<std::unique_ptr<runtime::Kernel>(const Node& region)> factory) {
-  return [factory = std::move(factory)](
-             const Node& region,
-             const runtime::Backend&) -> StatusOr<std::unique_ptr<runtime::Kernel>> {
-    try {
-      return factory(region);
-    } catch (const Unsupported& e) {
-      return Status::error(StatusCode::kUnsupported, runtime::nodeErrorPrefix(&region) + e.what());
-    } catch (const std::invalid_argument& e) {
-      return Status::error(StatusCode::kUnsupported, runtime::nodeErrorPrefix(&region) + e.what());
-    } catch (const dnnl::error& e) {
-      return Status::error(StatusCode::kUnsupported,
-                           runtime::nodeErrorPrefix(&region) + "oneDNN: " + e.what());
-    }
-  };
-}
+void RegionKernel::useSessionThreads() const { setCallerThreads(threads_); }
 
 }  // namespace subgraph::onednn

@@ -1,21 +1,23 @@
 //===- plugins/onednn/backend/region_support.h - Shared pieces of the families -*- C++ -*-===//
 //
-// Internal to the onednn backend. What every fusion family shares: the
-// runtime Layout objects of the compute core's formats, the base class of
-// the region kernels (thread policy, errors as one line), reading a fused
-// region's body graph (its nodes, constants and input positions), turning
-// ONNX activation nodes into Activations, and the selector predicates the
-// families use.
+// Internal to the onednn plugin. What every fusion family shares: the
+// plugin's layouts (oneDNN's blocked formats, registered with the host
+// through the plugin SDK), the base class of the region kernels (thread
+// policy, errors as one line), reading a fused region's body graph (its
+// nodes, constants and input positions), turning ONNX activation nodes into
+// Activations, and the pattern predicates the families use.
 //
 // A family's kernel creator reads the body of a region its own property
 // proposed. When the body is not what it can run (the pattern matched but a
 // constant is not f32, a Clip bound is not a scalar, ...), it throws
-// Unsupported; the creator turns that into kUnsupported, and the session
-// runs the region's body on the reference backend instead: slower, never
-// wrong.
+// Unsupported; the SDK turns that into SG_UNSUPPORTED, and the host's
+// session runs the region's body on the reference backend instead: slower,
+// never wrong.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
+
+#include <subgraph/sdk/plugin.h>
 
 #include <functional>
 #include <memory>
@@ -26,16 +28,19 @@
 #include <vector>
 
 #include "activation.h"
-#include "subgraph/ir/graph.h"
-#include "subgraph/partition/pattern_selector.h"
-#include "subgraph/runtime/backend.h"
-#include "subgraph/runtime/kernel.h"
 #include "tensor_format.h"
 
 namespace subgraph::onednn {
 
-/// The runtime Layout standing for `format`; null for plain.
-const runtime::Layout* layoutOf(Format format);
+namespace sdk = subgraph::sdk;
+
+/// The plugin's layouts for the compute core's formats; the entry point
+/// registers them (addLayout) and hands them here once, before any kernel
+/// is made.
+void setLayouts(const sdk::Layout* blocked16, const sdk::Layout* nhwcBf16);
+
+/// The plugin Layout standing for `format`; null for plain.
+const sdk::Layout* layoutOf(Format format);
 
 /// True when the bf16 precision mode is on: $SUBGRAPH_ONEDNN_PRECISION=bf16,
 /// or, when that is unset, $SUBGRAPH_PRECISION=bf16 (`run --precision bf16`).
@@ -51,108 +56,110 @@ Format blockedFormat();
 
 /// A region the family cannot run after all; the session falls back to
 /// the reference backend for it.
-class Unsupported : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+using Unsupported = sdk::Unsupported;
 
 /// A fused region's body graph, in the terms the families need.
 class RegionBody {
  public:
-  /// Reads `region`'s "body" attribute; throws Unsupported without one.
-  explicit RegionBody(const Node& region);
+  /// Reads `region`'s body; throws Unsupported without one.
+  explicit RegionBody(const sdk::NodeView& region);
   /// Body nodes in topological order.
-  const std::vector<Node*>& nodes() const { return nodes_; }
-  /// The only node of op `opType`, or null; throws Unsupported if several.
-  const Node* find(std::string_view opType) const;
+  const std::vector<sdk::NodeView>& nodes() const { return nodes_; }
+  /// The only node of op `opType`, or nullopt; throws Unsupported if
+  /// several.
+  std::optional<sdk::NodeView> find(std::string_view opType) const;
   /// The body's one node, for families whose regions are a single op with
   /// one output; otherwise throws Unsupported("a <family> region holds one
   /// <op>").
-  const Node& single(std::string_view family, std::string_view op) const;
+  const sdk::NodeView& single(std::string_view family, std::string_view op) const;
   /// Position of `value` among the body's inputs (= the region node's
   /// inputs); throws Unsupported if it is not a body input.
-  size_t inputIndex(const Value* value) const;
+  size_t inputIndex(const sdk::ValueView& value) const;
   /// True if `value` is a body input.
-  bool isInput(const Value* value) const;
+  bool isInput(const sdk::ValueView& value) const;
   /// The body's number of outputs.
-  size_t numOutputs() const { return graph_->outputs().size(); }
+  size_t numOutputs() const { return numOutputs_; }
 
  private:
-  std::shared_ptr<Graph> graph_;
-  std::vector<Node*> nodes_;
+  std::vector<sdk::NodeView> nodes_;
+  std::vector<sdk::ValueView> inputs_;
+  size_t numOutputs_ = 0;
 };
 
-/// The constant (initializer) data of `value`, or null.
-const Tensor* constantOf(const Value* value);
+/// True if `value` is present and a constant (an initializer).
+bool isConstant(const sdk::ValueView& value);
+/// The dims of a constant (its static dims).
+std::vector<int64_t> constantDims(const sdk::ValueView& value);
 /// The elements of an f32 constant; throws Unsupported otherwise.
-std::vector<float> floatsOf(const Value* value);
+std::vector<float> floatsOf(const sdk::ValueView& value);
 /// The value of a one-element f32 constant, or nullopt.
-std::optional<float> scalarOf(const Value* value);
+std::optional<float> scalarOf(const sdk::ValueView& value);
+/// Number of distinct nodes reading `value` (0 for an absent value).
+size_t numUses(const sdk::ValueView& value);
 
 /// The activation an ONNX node computes (Relu, LeakyRelu, Clip with
 /// constant bounds, Sigmoid, HardSigmoid, HardSwish, Tanh), or nullopt.
-std::optional<Activation> activationOf(const Node& node);
+std::optional<Activation> activationOf(const sdk::NodeView& node);
 
-/// The op types activationOf() understands.
-const std::vector<std::string>& activationOps();
+/// The op types activationOf() understands, as a pattern's "A|B|..." list.
+std::string activationOps();
 
-/// Selector predicates shared by the families.
+/// Pattern predicates shared by the families.
 namespace predicates {
+/// A node condition for sdk::OpPattern::where.
+using Predicate = std::function<sdk::Decision(const sdk::NodeView&)>;
 /// The node is one activationOf() can translate.
-partition::NodePredicate isTranslatableActivation();
+Predicate isTranslatableActivation();
 /// Both inputs of a binary op have the same f32 shape, every dim static or
 /// the same symbol (no broadcasting), so one can be a `sum` post-op of the
 /// other. Kernels check the actual dims per shape.
-partition::NodePredicate sameShapes();
+Predicate sameShapes();
 /// Some input is a one-element f32 constant (optionally equal to `value`
 /// within 1e-6 relative).
-partition::NodePredicate hasScalarConstant(std::optional<float> value = std::nullopt);
+Predicate hasScalarConstant(std::optional<float> value = std::nullopt);
 /// Every output but the first is unused (BatchNormalization,
 /// LayerNormalization statistics).
-partition::NodePredicate onlyFirstOutputUsed();
+Predicate onlyFirstOutputUsed();
+/// Output 0 has rank `rank`.
+Predicate outputRank(size_t rank);
+/// String attribute `name` (or its schema default) equals `value`.
+Predicate attrEquals(std::string name, std::string value);
 }  // namespace predicates
 
 /// An inference BatchNormalization a convolution or deconvolution can fold
 /// into its weights: constant scale, shift, mean and variance, statistics
 /// outputs unused.
-partition::OpMatcher foldableBatchNormMatcher();
+sdk::OpPattern foldableBatchNormPattern();
 
-/// The pattern `builder` describes; throws Error if it is malformed (a bug
-/// in the family, caught by its tests).
-partition::Pattern buildPattern(const partition::PatternBuilder& builder);
-
-/// Base class of the region kernels: oneDNN brings its own (OpenMP) threads,
-/// and errors become one line naming the region.
-class RegionKernel : public runtime::Kernel {
+/// Base class of the region kernels: oneDNN brings its own (OpenMP)
+/// threads, sized to the session's (KernelContext::numThreads).
+class RegionKernel : public sdk::Kernel {
  public:
-  /// oneDNN runs on OpenMP: the session must not run other kernels beside.
-  bool usesOwnThreads() const override { return true; }
+  explicit RegionKernel(const sdk::KernelContext& context) : threads_(context.numThreads) {}
 
  protected:
   /// Runs `body` with the OpenMP team sized to the session (every kernel
-  /// resize() and run() goes through here), turning oneDNN's and the core's
-  /// exceptions into a status.
-  template <typename Context, typename Body>
-  static Status guarded(Context& ctx, Body&& body) {
+  /// resize, scratchBytes and run goes through here), turning oneDNN's
+  /// exceptions into an sdk::Error that says so.
+  template <typename Body>
+  decltype(auto) guarded(Body&& body) const {
+    // oneDNN fixes a primitive's thread count when it creates it (later
+    // runs spawn that many OpenMP threads whatever the caller's setting),
+    // and primitives are created when a shape is first prepared, so every
+    // entry sizes the team first.
+    useSessionThreads();
     try {
-      // resize() creates the primitives, and oneDNN fixes a primitive's
-      // thread count when it creates it (later runs spawn that many
-      // OpenMP threads whatever the caller's setting), so both resize()
-      // and run() size the team first.
-      useSessionThreads();
-      body();
-      return Status::ok();
+      return body();
     } catch (const dnnl::error& e) {
-      return ctx.fail(std::string("oneDNN cannot run it: ") + e.what());
-    } catch (const std::exception& e) {
-      return ctx.fail(e.what());
+      throw sdk::Error(std::string("oneDNN cannot run it: ") + e.what());
+    } catch (const std::invalid_argument& e) {
+      throw sdk::Error(e.what(), SG_INVALID_ARGUMENT);
     }
   }
 
  private:
-  /// Sizes the OpenMP team to the session's oneTBB arena (the thread
-  /// policy in dnnl_context.h).
-  static void useSessionThreads();
+  void useSessionThreads() const;
+  int threads_;
 };
 
 /// The region kernel of a family whose compute-core object `Core` reads one
@@ -164,28 +171,25 @@ class RegionKernel : public runtime::Kernel {
 template <class Core>
 class UnaryRegionKernel : public RegionKernel {
  public:
-  const runtime::Layout* inputLayout(size_t i) const override {
+  using RegionKernel::RegionKernel;
+  const sdk::Layout* inputLayout(size_t i) const override {
     return i == input_ ? layoutOf(core_->spec().format) : nullptr;
   }
-  const runtime::Layout* outputLayout(size_t) const override {
-    return layoutOf(core_->spec().format);
-  }
+  const sdk::Layout* outputLayout(size_t) const override { return layoutOf(core_->spec().format); }
 
-  Status resize(runtime::ResizeContext& ctx) const override {
-    return guarded(ctx, [&] {
-      const std::vector<int64_t>& in = ctx.inputDesc(input_).dims;
-      runtime::TensorDesc out;
-      out.dims = core_->outputDims(in);
-      out.layout = layoutOf(core_->spec().format);
-      ctx.requestScratch(core_->prepare(in));
-      ctx.setOutput(0, std::move(out));
+  std::optional<std::vector<sdk::Shape>> resize(const std::vector<sdk::Shape>& inputs) override {
+    return guarded([&] {
+      return std::vector<sdk::Shape>{
+          {sdk::DataType::kFloat32, core_->outputDims(inputs[input_].dims)}};
     });
   }
-
-  Status run(runtime::RunContext& ctx) const override {
-    return guarded(ctx, [&] {
-      core_->execute(ctx.input(input_).dims(), ctx.input(input_).raw(), ctx.output(0).raw(),
-                     ctx.scratch().data());
+  size_t scratchBytes(const std::vector<sdk::Shape>& inputs) override {
+    return guarded([&] { return core_->prepare(inputs[input_].dims); });
+  }
+  void runWithScratch(std::span<const sdk::Tensor> inputs, std::span<const sdk::Tensor> outputs,
+                      std::span<std::byte> scratch) override {
+    guarded([&] {
+      core_->execute(inputs[input_].dims(), inputs[input_].raw(), outputs[0].raw(), scratch.data());
     });
   }
 
@@ -194,20 +198,30 @@ class UnaryRegionKernel : public RegionKernel {
   size_t input_ = 0;
 };
 
-/// Wraps a family's kernel factory as a KernelCreator: Unsupported and
-/// std::invalid_argument become kUnsupported (the reference runs the
-/// region), anything else an error naming the region.
-runtime::KernelCreator makeCreator(
-    std::function<std::unique_ptr<runtime::Kernel>(const Node& region)> factory);
-
-/// makeCreator for a family whose region kernel is constructed from the
-/// region node alone, which is every family: one line per family instead
-/// of the same lambda seven times.
-template <class RegionKernel>
-runtime::KernelCreator creatorOf() {
-  return makeCreator([](const Node& region) -> std::unique_ptr<runtime::Kernel> {
-    return std::make_unique<RegionKernel>(region);
-  });
+/// The kernel creator of a family whose region kernel is constructed from
+/// the region node and the session's context. What the kernel cannot run
+/// (Unsupported, std::invalid_argument from the compute core, oneDNN
+/// refusing a primitive) declines the region, and the host runs its body on
+/// the reference backend; anything else is an error naming the region.
+template <class Kernel>
+sdk::KernelCreator creatorOf() {
+  return [](const sdk::NodeView& region,
+            const sdk::KernelContext& context) -> std::unique_ptr<sdk::Kernel> {
+    try {
+      return std::make_unique<Kernel>(region, context);
+    } catch (const std::invalid_argument& e) {
+      throw Unsupported(e.what());
+    } catch (const dnnl::error& e) {
+      throw Unsupported(std::string("oneDNN: ") + e.what());
+    }
+  };
 }
+
+/// A family: its properties in registration (priority) order, and the
+/// creator of the kernel of any of its regions.
+struct Family {
+  std::vector<std::unique_ptr<sdk::SubgraphProperty>> properties;
+  sdk::KernelCreator creator;
+};
 
 }  // namespace subgraph::onednn

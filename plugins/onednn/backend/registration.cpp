@@ -1,12 +1,12 @@
-//===- plugins/onednn/backend/registration.cpp - The backend's registrations -===//
+//===- plugins/onednn/backend/registration.cpp - The plugin's registrations -===//
 //
-// Nothing but registrations: each family's properties with the partitioner,
-// in priority order (longer fusions first, so a Conv is not taken by a
-// shorter pattern before a longer one sees it), and each fused op's kernel
-// creator with the runtime.
+// Nothing but registrations: the plugin's layouts and copies, then each
+// family's properties in priority order (longer fusions first, so a Conv is
+// not taken by a shorter pattern before a longer one sees it), each with
+// its family's kernel creator for the fused op.
 //
 //===----------------------------------------------------------------------===//
-#include <mutex>
+#include <subgraph/sdk/plugin.h>
 
 #include "channel_scale_family.h"
 #include "concat_family.h"
@@ -14,62 +14,44 @@
 #include "deconv_family.h"
 #include "eltwise_family.h"
 #include "layernorm_family.h"
+#include "layout_copies.h"
 #include "matmul_family.h"
-#include "onednn_backend_impl.h"
 #include "pooling_family.h"
 #include "resize_family.h"
 #include "softmax_family.h"
 
-namespace subgraph::onednn {
 namespace {
 
-using Family = std::vector<std::pair<std::string, partition::PropertyFactory>>;
+using subgraph::onednn::Family;
 
-struct FamilyEntry {
-  Family (*properties)();
-  runtime::KernelCreator (*creator)();
-};
-
-const FamilyEntry kFamilies[] = {
-    {convProperties, convKernelCreator},
-    {matmulProperties, matmulKernelCreator},
-    {poolingProperties, poolingKernelCreator},
-    {deconvProperties, deconvKernelCreator},
-    {resizeProperties, resizeKernelCreator},
-    {layernormProperties, layernormKernelCreator},
-    {softmaxProperties, softmaxKernelCreator},
-    {concatProperties, concatKernelCreator},
-    {channelScaleProperties, channelScaleKernelCreator},
+Family (*const kFamilies[])() = {
+    subgraph::onednn::convFamily,
+    subgraph::onednn::matmulFamily,
+    subgraph::onednn::poolingFamily,
+    subgraph::onednn::deconvFamily,
+    subgraph::onednn::resizeFamily,
+    subgraph::onednn::layernormFamily,
+    subgraph::onednn::softmaxFamily,
+    subgraph::onednn::concatFamily,
+    subgraph::onednn::channelScaleFamily,
     // Last: a chain of activations is what the families above leave over.
-    {eltwiseProperties, eltwiseKernelCreator},
+    subgraph::onednn::eltwiseFamily,
 };
 
 }  // namespace
 
-void registerOnednnBackend() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    auto provider = std::make_shared<runtime::Provider>(kBackendName);
-    for (const FamilyEntry& family : kFamilies) {
-      runtime::KernelCreator creator = family.creator();
-      for (auto& [name, factory] : family.properties()) {
-        throwIfError(partition::BackendRegistry::global().registerProperty(kBackendName, factory));
-        provider->add(std::string("subgraph.") + kBackendName + "." + name, creator);
-      }
+SUBGRAPH_PLUGIN("onednn", "1.0.0",
+                "oneDNN CPU backend: fused Conv/BN/sum/activation, MatMul/Gemm, pooling, "
+                "normalization, softmax, concat and element-wise regions in blocked layouts") {
+  subgraph::onednn::registerLayouts(plugin);
+  for (Family (*make)() : kFamilies) {
+    Family family = make();
+    for (auto& property : family.properties) {
+      std::string op = "subgraph.onednn." + property->name();
+      plugin.addProperty(std::move(property));
+      // oneDNN runs on OpenMP: the session must not run other kernels
+      // beside one of these.
+      plugin.addKernel(op, family.creator, {.usesOwnThreads = true});
     }
-    throwIfError(runtime::BackendRegistry::global().add(
-        kBackendName, [provider]() -> StatusOr<std::shared_ptr<runtime::Backend>> {
-          auto backend = std::make_shared<OnednnBackend>();
-          backend->addProvider(provider);
-          return std::shared_ptr<runtime::Backend>(std::move(backend));
-        }));
-  });
+  }
 }
-
-namespace {
-// The program links this library as objects, so this runs in every binary
-// that has the backend.
-const bool kRegistered = (registerOnednnBackend(), true);
-}  // namespace
-
-}  // namespace subgraph::onednn

@@ -21,7 +21,9 @@
 
 #include <cmath>
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "region_support.h"
 #include "resampling.h"
@@ -29,61 +31,59 @@
 namespace subgraph::onednn {
 namespace {
 
-namespace sp = subgraph::partition::predicates;
-using partition::Decision;
-using partition::OpMatcher;
-using partition::PatternBuilder;
-using partition::PatternProperty;
-
 // The whole-number H and W factors of a Resize's constant scales, or a
 // reason why there are none.
-std::optional<ResampleSpec> specOf(const Node& n, std::string* why) {
+std::optional<ResampleSpec> specOf(const sdk::NodeView& n, std::string* why) {
   auto fail = [&](std::string reason) -> std::optional<ResampleSpec> {
     *why = std::move(reason);
     return std::nullopt;
   };
   std::vector<float> s;
   if (n.numInputs() > 3 && n.input(3)) {
-    const Tensor* sizes = constantOf(n.input(3));
-    if (!sizes || sizes->dtype() != DataType::kInt64 || sizes->numElements() != 4)
+    sdk::ValueView sizes = n.input(3);
+    if (!isConstant(sizes) || sizes.dtype() != sdk::DataType::kInt64 ||
+        sizes.constantData<int64_t>().size() != 4)
       return fail("sizes are not a constant int64 tensor of 4 elements");
-    const TensorType& in = n.input(0)->type();
-    if (in.rank() != 4 || !(*in.shape)[2].isStatic() || !(*in.shape)[3].isStatic())
+    // -1 marks a symbolic or unknown dim.
+    sdk::ValueView input = n.input(0);
+    std::optional<int32_t> rank = input.rank();
+    std::vector<int64_t> in = input.dims();
+    if (!rank || *rank != 4 || in[2] < 0 || in[3] < 0)
       return fail("sizes are given and the input's H and W are not static");
-    std::span<const int64_t> want = sizes->data<int64_t>();
+    std::span<const int64_t> want = sizes.constantData<int64_t>();
     for (size_t i = 0; i < 4; ++i) {
-      const Dim& d = (*in.shape)[i];
+      int64_t d = in[i];
       if (i < 2) {
-        if (!d.isStatic() || want[i] != d.size())
-          return fail("sizes touch the batch or channel dim");
+        if (d < 0 || want[i] != d) return fail("sizes touch the batch or channel dim");
         s.push_back(1.0f);
-      } else if (d.size() < 1 || want[i] % d.size() != 0) {
+      } else if (d < 1 || want[i] % d != 0) {
         return fail("sizes are not whole multiples of the input's H and W");
       } else {
-        s.push_back(static_cast<float>(want[i] / d.size()));
+        s.push_back(static_cast<float>(want[i] / d));
       }
     }
   } else {
     if (n.numInputs() < 3 || !n.input(2)) return fail("no scales input");
-    const Tensor* scales = constantOf(n.input(2));
-    if (!scales || scales->dtype() != DataType::kFloat32 || scales->numElements() != 4)
+    sdk::ValueView scales = n.input(2);
+    if (!isConstant(scales) || scales.dtype() != sdk::DataType::kFloat32 ||
+        scales.constantData<float>().size() != 4)
       return fail("scales are not a constant f32 tensor of 4 elements");
-    s = floatsOf(n.input(2));
+    s = floatsOf(scales);
   }
-  if (n.getInt("antialias", 0) != 0) return fail("antialias is not supported");
-  if (n.attr("axes")) return fail("the axes attribute is not supported");
-  if (n.getString("keep_aspect_ratio_policy", "stretch") != "stretch")
+  if (n.attrInt("antialias", 0) != 0) return fail("antialias is not supported");
+  if (n.hasAttr("axes")) return fail("the axes attribute is not supported");
+  if (n.attrString("keep_aspect_ratio_policy", "stretch") != "stretch")
     return fail("keep_aspect_ratio_policy other than stretch is not supported");
   ResampleSpec spec;
-  std::string mode = n.getString("mode", "nearest");
-  std::string coords = n.getString("coordinate_transformation_mode", "half_pixel");
+  std::string mode = n.attrString("mode", "nearest");
+  std::string coords = n.attrString("coordinate_transformation_mode", "half_pixel");
   if (mode == "linear") {
     if (coords != "half_pixel" && coords != "pytorch_half_pixel")
       return fail("linear Resize with coordinate mode '" + coords +
                   "' (only half_pixel maps onto oneDNN)");
     spec.mode = ResampleSpec::Mode::kLinear;
   } else if (mode == "nearest") {
-    if (coords != "asymmetric" || n.getString("nearest_mode", "round_prefer_floor") != "floor")
+    if (coords != "asymmetric" || n.attrString("nearest_mode", "round_prefer_floor") != "floor")
       return fail("nearest Resize other than asymmetric + floor");
     spec.mode = ResampleSpec::Mode::kNearest;
   } else {
@@ -99,20 +99,21 @@ std::optional<ResampleSpec> specOf(const Node& n, std::string* why) {
   return spec;
 }
 
-std::unique_ptr<partition::SubgraphProperty> makeProperty() {
-  PatternBuilder b("resize");
-  b.add(OpMatcher("Resize").where(sp::outputRank(4)).where([](const Node& n) {
+std::unique_ptr<sdk::SubgraphProperty> makeProperty() {
+  sdk::Pattern p("resize");
+  p.add(sdk::OpPattern("Resize").where(predicates::outputRank(4)).where([](const sdk::NodeView& n) {
     std::string why;
-    return specOf(n, &why) ? Decision::yes() : Decision::no(why);
+    return specOf(n, &why) ? sdk::Decision::yes() : sdk::Decision::no(why);
   }));
-  return std::make_unique<PatternProperty>("resize", buildPattern(b));
+  return std::make_unique<sdk::PatternProperty>("resize", std::move(p));
 }
 
 class ResizeRegionKernel final : public UnaryRegionKernel<Resampling> {
  public:
-  explicit ResizeRegionKernel(const Node& region) {
+  ResizeRegionKernel(const sdk::NodeView& region, const sdk::KernelContext& context)
+      : UnaryRegionKernel<Resampling>(context) {
     RegionBody body(region);
-    const Node& n = body.single("resize", "Resize");
+    const sdk::NodeView& n = body.single("resize", "Resize");
     std::string why;
     std::optional<ResampleSpec> spec = specOf(n, &why);
     if (!spec) throw Unsupported(why);
@@ -124,10 +125,11 @@ class ResizeRegionKernel final : public UnaryRegionKernel<Resampling> {
 
 }  // namespace
 
-std::vector<std::pair<std::string, partition::PropertyFactory>> resizeProperties() {
-  return {{"resize", makeProperty}};
+Family resizeFamily() {
+  Family f;
+  f.properties.push_back(makeProperty());
+  f.creator = creatorOf<ResizeRegionKernel>();
+  return f;
 }
-
-runtime::KernelCreator resizeKernelCreator() { return creatorOf<ResizeRegionKernel>(); }
 
 }  // namespace subgraph::onednn

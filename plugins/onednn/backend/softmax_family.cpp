@@ -13,60 +13,61 @@
 namespace subgraph::onednn {
 namespace {
 
-using partition::Decision;
-using partition::OpMatcher;
-using partition::PatternBuilder;
-using partition::PatternProperty;
-
-std::unique_ptr<partition::SubgraphProperty> makeProperty() {
-  PatternBuilder b("softmax");
-  b.add(OpMatcher("Softmax").where([](const Node& n) {
-    const Value* x = n.input(0);
-    if (!x || !x->type().hasRank() || x->type().dtype != DataType::kFloat32)
-      return Decision::no("the input is not f32 of known rank");
+std::unique_ptr<sdk::SubgraphProperty> makeProperty() {
+  sdk::Pattern p("softmax");
+  p.add(sdk::OpPattern("Softmax").where([](const sdk::NodeView& n) -> sdk::Decision {
+    sdk::ValueView x = n.input(0);
+    if (!x || !x.rank() || x.dtype() != sdk::DataType::kFloat32)
+      return sdk::Decision::no("the input is not f32 of known rank");
     // Old semantics coerce to 2-D at `axis`; that is one axis only when it
     // is the last one.
-    auto rank = static_cast<int64_t>(x->type().shape->size());
-    int64_t axis = n.getInt("axis", -1);
-    return Decision::noIf(axis != -1 && axis != rank - 1,
-                          "only the last axis (opset 13 and older forms agree there)");
+    auto rank = static_cast<int64_t>(*x.rank());
+    int64_t axis = n.attrInt("axis", -1);
+    if (axis != -1 && axis != rank - 1)
+      return sdk::Decision::no("only the last axis (opset 13 and older forms agree there)");
+    return sdk::Decision::yes();
   }));
-  return std::make_unique<PatternProperty>("softmax", buildPattern(b));
+  return std::make_unique<sdk::PatternProperty>("softmax", std::move(p));
 }
 
 class SoftmaxRegionKernel final : public RegionKernel {
  public:
-  explicit SoftmaxRegionKernel(const Node& region) : softmax_(-1) {
+  SoftmaxRegionKernel(const sdk::NodeView& region, const sdk::KernelContext& context)
+      : RegionKernel(context), softmax_(-1) {
     RegionBody body(region);
     input_ = body.inputIndex(body.single("softmax", "Softmax").input(0));
   }
 
-  Status resize(runtime::ResizeContext& ctx) const override {
-    return guarded(ctx, [&] {
-      runtime::TensorDesc out = ctx.inputDesc(input_);
-      ctx.requestScratch(softmax_.prepare(out.dims));
-      ctx.setOutput(0, std::move(out));
+  std::optional<std::vector<sdk::Shape>> resize(const std::vector<sdk::Shape>& inputs) override {
+    return guarded([&] {
+      return std::vector<sdk::Shape>{{sdk::DataType::kFloat32, inputs[input_].dims}};
     });
   }
 
-  Status run(runtime::RunContext& ctx) const override {
-    return guarded(ctx, [&] {
-      softmax_.execute(ctx.input(input_).dims(), ctx.input(input_).data<float>(),
-                       ctx.output(0).mutableData<float>(), ctx.scratch().data());
+  size_t scratchBytes(const std::vector<sdk::Shape>& inputs) override {
+    return guarded([&] { return softmax_.prepare(inputs[input_].dims); });
+  }
+
+  void runWithScratch(std::span<const sdk::Tensor> inputs, std::span<const sdk::Tensor> outputs,
+                      std::span<std::byte> scratch) override {
+    guarded([&] {
+      softmax_.execute(inputs[input_].dims(), inputs[input_].data<float>(),
+                       outputs[0].data<float>(), scratch.data());
     });
   }
 
  private:
-  mutable Softmax softmax_;
+  Softmax softmax_;
   size_t input_ = 0;
 };
 
 }  // namespace
 
-std::vector<std::pair<std::string, partition::PropertyFactory>> softmaxProperties() {
-  return {{"softmax", makeProperty}};
+Family softmaxFamily() {
+  Family f;
+  f.properties.push_back(makeProperty());
+  f.creator = creatorOf<SoftmaxRegionKernel>();
+  return f;
 }
-
-runtime::KernelCreator softmaxKernelCreator() { return creatorOf<SoftmaxRegionKernel>(); }
 
 }  // namespace subgraph::onednn

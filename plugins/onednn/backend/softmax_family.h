@@ -1,24 +1,17 @@
 //===- plugins/onednn/backend/softmax_family.h - Softmax regions -*- C++ -*-===//
 //
-// Internal to the onednn backend: the Softmax family: one Softmax
+// Internal to the onednn plugin: the Softmax family: one Softmax
 // (opset 13 semantics, one axis) per region, on plain f32 tensors.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include <string>
-#include <utility>
-#include <vector>
-
-#include "subgraph/partition/backend_registry.h"
-#include "subgraph/runtime/backend.h"
+#include "region_support.h"
 
 namespace subgraph::onednn {
 
-/// The family's properties in registration (priority) order.
-std::vector<std::pair<std::string, partition::PropertyFactory>> softmaxProperties();
-
-/// Creates the kernel of the family's regions.
-runtime::KernelCreator softmaxKernelCreator();
+/// The family's properties in registration (priority) order, and the
+/// creator of the kernel of any of its regions.
+Family softmaxFamily();
 
 }  // namespace subgraph::onednn

@@ -1,10 +1,11 @@
 //===- plugins/onednn/tests/backend_test.cpp - The onednn families vs the reference -===//
 //
-// Each fusion family of the onednn backend on a tiny graph: partition with
-// the onednn backend, assert which regions formed (and, in the negative
-// tests, what must not fuse and why), then run the partitioned graph on the
-// onednn kernels and compare with the unpartitioned graph on the reference
-// backend. Constants are random (seeded; the seed is printed).
+// Each fusion family of the onednn plugin on a tiny graph: load onednn.so
+// from the build's plugin directory, partition with it, assert which
+// regions formed (and, in the negative tests, what must not fuse and why),
+// then run the partitioned graph on the plugin's kernels and compare with
+// the unpartitioned graph on the reference backend. Constants are random
+// (seeded; the seed is printed).
 //
 //===----------------------------------------------------------------------===//
 #include <gmock/gmock.h>
@@ -16,9 +17,9 @@
 #include <string>
 #include <string_view>
 
-#include "onednn_backend.h"
 #include "runtime_test_util.h"
 #include "subgraph/ir/shape_inference.h"
+#include "subgraph/plugins/plugin_loader.h"
 
 namespace subgraph::onednn {
 namespace {
@@ -34,6 +35,19 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 constexpr unsigned kSeed = 2024;
+constexpr const char* kBackendName = "onednn";
+
+// The plugin, loaded once from the build's plugin directory.
+const plugins::BackendSelection& onednnPlugin() {
+  static const plugins::BackendSelection selection = [] {
+    plugins::SelectOptions options;
+    options.searchPath = {SUBGRAPH_TEST_PLUGIN_DIR};
+    StatusOr<plugins::BackendSelection> s = plugins::selectBackends(kBackendName, options);
+    if (!s.isOk()) throw Error(s.status());
+    return std::move(s).value();
+  }();
+  return selection;
+}
 
 // Replaces the first `from` in `text` by `to`; fails the test if absent.
 void replaceOnce(std::string& text, std::string_view from, std::string_view to) {
@@ -74,7 +88,7 @@ struct Outcome {
 // Partitions `text` for onednn, runs it on random inputs (symbolic dims
 // take `symbolSize`), compares with the reference.
 Outcome partitionAndRun(const char* text, int threads = 0, int64_t symbolSize = 2) {
-  registerOnednnBackend();
+  const plugins::BackendSelection& plugin = onednnPlugin();
   std::printf("seed %u\n", kSeed);
   std::mt19937 rng(kSeed);
   std::unique_ptr<Graph> graph = randomized(text, rng);
@@ -89,11 +103,17 @@ Outcome partitionAndRun(const char* text, int threads = 0, int64_t symbolSize = 
   EXPECT_TRUE(reference.compile().isOk());
 
   SessionOptions options;
-  options.backends = {kBackendName};
   options.threads = threads;
+  StatusOr<std::vector<std::shared_ptr<runtime::Backend>>> backends =
+      plugin.runtimeBackends(threads);
+  EXPECT_TRUE(backends.isOk()) << backends.status().message();
+  if (backends.isOk()) options.backendInstances = std::move(backends).value();
   Session fused(options);
   EXPECT_TRUE(fused.load(*graph).isOk());
-  Status st = fused.partition(std::vector<std::string>{kBackendName});
+  Status st = fused.partition([&](Graph& g) -> Status {
+    auto report = plugin.partition(g);
+    return report.isOk() ? Status::ok() : report.status();
+  });
   EXPECT_TRUE(st.isOk()) << st.message();
   st = fused.compile();
   EXPECT_TRUE(st.isOk()) << st.message();

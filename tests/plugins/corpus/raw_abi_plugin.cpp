@@ -54,10 +54,10 @@ SgStatus runRelu(void*, const SgTensor* in, size_t, const SgTensor* out, size_t,
   return SG_OK;
 }
 
-SgPatternNode reluNode = {SG_PLUGIN_ABI_VERSION, sizeof(SgPatternNode), "Relu", 0, 0, nullptr,
-                          nullptr};
-SgPatternDesc reluPattern = {SG_PLUGIN_ABI_VERSION, sizeof(SgPatternDesc), "relu", 1, &reluNode, 0,
-                             nullptr};
+SgPatternNode reluNode = {
+    SG_PLUGIN_ABI_VERSION, sizeof(SgPatternNode), "Relu", 0, 0, nullptr, nullptr};
+SgPatternDesc reluPattern = {
+    SG_PLUGIN_ABI_VERSION, sizeof(SgPatternDesc), "relu", 1, &reluNode, 0, nullptr};
 SgPropertyDesc property = [] {
   SgPropertyDesc p{};
   p.abi_version = SG_PLUGIN_ABI_VERSION;
@@ -83,10 +83,22 @@ SgLayoutDesc listed = {SG_PLUGIN_ABI_VERSION, sizeof(SgLayoutDesc), "listed", nu
 SgLayoutDesc unlisted = {SG_PLUGIN_ABI_VERSION, sizeof(SgLayoutDesc), "unlisted", nullptr,
                          &layoutBytes};
 const SgLayoutDesc* layouts[1] = {&listed};
-SgCopyDesc copyIn = {SG_PLUGIN_ABI_VERSION, sizeof(SgCopyDesc), nullptr, &listed, SG_DTYPE_UNDEFINED,
-                     0, nullptr, &copyAsIs};
-SgCopyDesc copyOut = {SG_PLUGIN_ABI_VERSION, sizeof(SgCopyDesc), &listed, nullptr,
-                      SG_DTYPE_UNDEFINED, 0, nullptr, &copyAsIs};
+SgCopyDesc copyIn = {SG_PLUGIN_ABI_VERSION,
+                     sizeof(SgCopyDesc),
+                     nullptr,
+                     &listed,
+                     SG_DTYPE_UNDEFINED,
+                     0,
+                     nullptr,
+                     &copyAsIs};
+SgCopyDesc copyOut = {SG_PLUGIN_ABI_VERSION,
+                      sizeof(SgCopyDesc),
+                      &listed,
+                      nullptr,
+                      SG_DTYPE_UNDEFINED,
+                      0,
+                      nullptr,
+                      &copyAsIs};
 const SgCopyDesc* copies[2] = {&copyIn, &copyOut};
 #if defined(RAW_FOREIGN_LAYOUT)
 constexpr bool kForeign = true;
