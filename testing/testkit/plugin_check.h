@@ -2,7 +2,7 @@
 //
 // The engine behind `subgraph check-plugin` and the installed
 // subgraph::testing library: open a backend (a plugin by name or absolute
-// path, or a backend registered in-process such as onednn), find the ops
+// path such as onednn, or a backend registered in-process), find the ops
 // its selectors touch by partitioning small probe graphs, then partition
 // random graphs of those ops mixed with ops it does not touch and check
 // every invariant:

@@ -6,7 +6,7 @@
 //                                   [--tolerance T] [--show N]
 //
 // It loads the plugin (an absolute or relative path to a .so, a plugin name
-// on the search path, or an in-process backend such as onednn), prints
+// on the search path such as onednn, or an in-process backend), prints
 // what it registers, finds the ops its selectors fuse by partitioning small
 // probe graphs (or takes --ops), then partitions N random graphs of those
 // ops mixed with ops it does not fuse and checks every invariant; backends

@@ -6,10 +6,11 @@
 // Thread policy: Debian's oneDNN 2.6 runs its primitives on OpenMP (GOMP).
 // The runtime runs everything else on a oneTBB arena of `--threads` slots
 // and never runs a kernel that brings its own pool concurrently with any
-// other kernel (Kernel::usesOwnThreads). So before each primitive runs, the
-// calling thread's OpenMP team size is set to the arena's size: one knob
-// (`--threads`) governs both pools, and at any moment only one of them is
-// busy. docs/onednn.md has the details.
+// other kernel (usesOwnThreads). So before each primitive is created or
+// runs, the calling thread's OpenMP team size is set to the session's
+// thread count (the plugin's KernelContext): one knob (`--threads`)
+// governs both pools, and at any moment only one of them is busy.
+// docs/onednn.md has the details.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
