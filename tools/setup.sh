@@ -167,6 +167,12 @@ run_demo() {
       demo_run "Demo: run ResNet-50 partitioned for $backends on random inputs, checked against the unpartitioned reference" \
         "$bin" run "$model" --backend "$backends" --random-inputs 0 --check \
         --output-dir "$out/resnet50.outputs"
+      # The oneDNN backend is a plugin, built where oneDNN was found; the
+      # program finds it by name in its plugin directory.
+      if [[ -f build/release/lib/subgraph/plugins/onednn.so ]]; then
+        demo_run "Demo: the same on the oneDNN plugin (SUBGRAPH_BACKEND=onednn), checked, with its latency over 10 runs" \
+          env SUBGRAPH_BACKEND=onednn "$bin" run "$model" --random-inputs 0 --check --warmup 2 --runs 10
+      fi
     fi
   else
     echo
