@@ -1,6 +1,7 @@
 //===- plugins/onednn/backend/registration.cpp - The plugin's registrations -===//
 //
-// Nothing but registrations: the plugin's layouts and copies, then each
+// Nothing but registrations (after pinning the library in the process,
+// which its OpenMP threads need): the plugin's layouts and copies, then each
 // family's properties in priority order (longer fusions first, so a Conv is
 // not taken by a shorter pattern before a longer one sees it), each with
 // its family's kernel creator for the fused op.
@@ -17,6 +18,7 @@
 #include "layout_copies.h"
 #include "matmul_family.h"
 #include "pooling_family.h"
+#include "process_lifetime.h"
 #include "resize_family.h"
 #include "softmax_family.h"
 
@@ -43,6 +45,8 @@ Family (*const kFamilies[])() = {
 SUBGRAPH_PLUGIN("onednn", "1.0.0",
                 "oneDNN CPU backend: fused Conv/BN/sum/activation, MatMul/Gemm, pooling, "
                 "normalization, softmax, concat and element-wise regions in blocked layouts") {
+  // OpenMP's threads outlive any unload (process_lifetime.h).
+  subgraph::onednn::pinLibraryForProcessLifetime();
   subgraph::onednn::registerLayouts(plugin);
   for (Family (*make)() : kFamilies) {
     Family family = make();

@@ -11,7 +11,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <random>
 #include <string>
@@ -76,6 +79,21 @@ std::unique_ptr<Graph> randomized(const char* text, std::mt19937& rng) {
   Status st = inferShapes(*g);
   EXPECT_TRUE(st.isOk()) << st.message();
   return g;
+}
+
+/// onednn.so pins itself in the process (process_lifetime.h): OpenMP's
+/// worker threads outlive any unload, so unloading the plugin must leave
+/// the library mapped. ctest runs each test in its own process, where
+/// nothing else holds the library.
+TEST(OnednnPlugin, StaysMappedAfterTheHostUnloadsIt) {
+  std::filesystem::path path = std::filesystem::path(SUBGRAPH_TEST_PLUGIN_DIR) / "onednn.so";
+  {
+    StatusOr<std::shared_ptr<plugins::LoadedPlugin>> plugin = plugins::loadPlugin(path);
+    ASSERT_TRUE(plugin.isOk()) << plugin.status().message();
+  }  // the host unloads it here
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(handle, nullptr) << "onednn.so was unmapped by the host's unload";
+  if (handle) dlclose(handle);
 }
 
 struct Outcome {
