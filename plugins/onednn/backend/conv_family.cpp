@@ -29,18 +29,7 @@ namespace {
 
 // The step patterns say what each op must be; step() adds how many
 // readers its output may have, which depends on its place in the chain.
-sdk::OpPattern convPattern() {
-  sdk::OpPattern m("Conv");
-  m.constantInput(1)
-      .where(predicates::outputRank(4))
-      .where(predicates::attrEquals("auto_pad", "NOTSET"))
-      .where([](const sdk::NodeView& n) {
-        if (n.numInputs() > 2 && n.input(2) && !isConstant(n.input(2)))
-          return sdk::Decision::no("the bias is not a constant");
-        return sdk::Decision::yes();
-      });
-  return m;
-}
+sdk::OpPattern convPattern() { return convLikePattern("Conv"); }
 
 sdk::OpPattern addPattern() {
   sdk::OpPattern m("Add");

@@ -24,23 +24,17 @@ namespace subgraph::onednn {
 namespace {
 
 sdk::OpPattern deconvPattern(bool interior) {
-  sdk::OpPattern m("ConvTranspose");
-  m.constantInput(1)
-      .where(predicates::outputRank(4))
-      .where(predicates::attrEquals("auto_pad", "NOTSET"))
-      .where([](const sdk::NodeView& n) {
-        if (n.numInputs() > 2 && n.input(2) && !isConstant(n.input(2)))
-          return sdk::Decision::no("the bias is not a constant");
-        if (n.hasAttr("output_shape")) return sdk::Decision::no("output_shape is not supported");
-        std::vector<int64_t> pads = n.attrInts("pads", {0, 0, 0, 0});
-        std::vector<int64_t> outPad = n.attrInts("output_padding", {0, 0});
-        if (pads.size() != 4 || outPad.size() != 2)
-          return sdk::Decision::no("not a 2-D ConvTranspose");
-        for (size_t i = 0; i < 2; ++i)
-          if (outPad[i] < 0 || outPad[i] > pads[2 + i])
-            return sdk::Decision::no("output_padding is larger than the end pad");
-        return sdk::Decision::yes();
-      });
+  sdk::OpPattern m = convLikePattern("ConvTranspose");
+  m.where([](const sdk::NodeView& n) {
+    if (n.hasAttr("output_shape")) return sdk::Decision::no("output_shape is not supported");
+    std::vector<int64_t> pads = n.attrInts("pads", {0, 0, 0, 0});
+    std::vector<int64_t> outPad = n.attrInts("output_padding", {0, 0});
+    if (pads.size() != 4 || outPad.size() != 2) return sdk::Decision::no("not a 2-D ConvTranspose");
+    for (size_t i = 0; i < 2; ++i)
+      if (outPad[i] < 0 || outPad[i] > pads[2 + i])
+        return sdk::Decision::no("output_padding is larger than the end pad");
+    return sdk::Decision::yes();
+  });
   if (interior) m.oneUse();
   return m;
 }

@@ -19,16 +19,7 @@ std::unique_ptr<sdk::SubgraphProperty> makeProperty() {
             .constantInput(1)
             .constantInput(2)
             .where(predicates::onlyFirstOutputUsed())
-            .where([](const sdk::NodeView& n) -> sdk::Decision {
-              sdk::ValueView x = n.input(0);
-              if (!x || !x.rank() || x.dtype() != sdk::DataType::kFloat32)
-                return sdk::Decision::no("the input is not f32 of known rank");
-              auto rank = static_cast<int64_t>(*x.rank());
-              int64_t axis = n.attrInt("axis", -1);
-              if (axis != -1 && axis != rank - 1)
-                return sdk::Decision::no("normalizes over more than the last axis");
-              return sdk::Decision::yes();
-            }));
+            .where(predicates::onlyLastAxis("normalizes over more than the last axis")));
   return std::make_unique<sdk::PatternProperty>("layernorm", std::move(p));
 }
 

@@ -214,7 +214,32 @@ Predicate attrEquals(std::string name, std::string value) {
   };
 }
 
+Predicate onlyLastAxis(std::string reason) {
+  return [reason](const sdk::NodeView& n) -> sdk::Decision {
+    sdk::ValueView x = n.input(0);
+    if (!x || !x.rank() || x.dtype() != sdk::DataType::kFloat32)
+      return sdk::Decision::no("the input is not f32 of known rank");
+    auto rank = static_cast<int64_t>(*x.rank());
+    int64_t axis = n.attrInt("axis", -1);
+    if (axis != -1 && axis != rank - 1) return sdk::Decision::no(reason);
+    return sdk::Decision::yes();
+  };
+}
+
 }  // namespace predicates
+
+sdk::OpPattern convLikePattern(const char* op) {
+  sdk::OpPattern m(op);
+  m.constantInput(1)
+      .where(predicates::outputRank(4))
+      .where(predicates::attrEquals("auto_pad", "NOTSET"))
+      .where([](const sdk::NodeView& n) {
+        if (n.numInputs() > 2 && n.input(2) && !isConstant(n.input(2)))
+          return sdk::Decision::no("the bias is not a constant");
+        return sdk::Decision::yes();
+      });
+  return m;
+}
 
 sdk::OpPattern foldableBatchNormPattern() {
   sdk::OpPattern m("BatchNormalization");

@@ -124,7 +124,14 @@ Predicate onlyFirstOutputUsed();
 Predicate outputRank(size_t rank);
 /// String attribute `name` (or its schema default) equals `value`.
 Predicate attrEquals(std::string name, std::string value);
+/// Input 0 is f32 of known rank and attribute `axis` (default -1) names
+/// its last axis; otherwise no, saying `reason`.
+Predicate onlyLastAxis(std::string reason);
 }  // namespace predicates
+
+/// A 2-D convolution-like node `op` (Conv, ConvTranspose) whose weights,
+/// and bias if any, are constants: 4-D output, explicit pads.
+sdk::OpPattern convLikePattern(const char* op);
 
 /// An inference BatchNormalization a convolution or deconvolution can fold
 /// into its weights: constant scale, shift, mean and variance, statistics

@@ -15,18 +15,10 @@ namespace {
 
 std::unique_ptr<sdk::SubgraphProperty> makeProperty() {
   sdk::Pattern p("softmax");
-  p.add(sdk::OpPattern("Softmax").where([](const sdk::NodeView& n) -> sdk::Decision {
-    sdk::ValueView x = n.input(0);
-    if (!x || !x.rank() || x.dtype() != sdk::DataType::kFloat32)
-      return sdk::Decision::no("the input is not f32 of known rank");
-    // Old semantics coerce to 2-D at `axis`; that is one axis only when it
-    // is the last one.
-    auto rank = static_cast<int64_t>(*x.rank());
-    int64_t axis = n.attrInt("axis", -1);
-    if (axis != -1 && axis != rank - 1)
-      return sdk::Decision::no("only the last axis (opset 13 and older forms agree there)");
-    return sdk::Decision::yes();
-  }));
+  // Old semantics coerce to 2-D at `axis`; that is one axis only when it
+  // is the last one.
+  p.add(sdk::OpPattern("Softmax").where(
+      predicates::onlyLastAxis("only the last axis (opset 13 and older forms agree there)")));
   return std::make_unique<sdk::PatternProperty>("softmax", std::move(p));
 }
 
