@@ -25,7 +25,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -102,16 +104,31 @@ class ReluKernel final : public BlockedKernel {
   }
 };
 
-/// Add of two same-shape tensors over the padded buffers.
+/// Add of two same-shape tensors over the padded buffers. The region's
+/// inputs are its distinct values, so `x + x` has one: which region input
+/// each operand is comes from the body.
 class AddKernel final : public BlockedKernel {
  public:
-  using BlockedKernel::BlockedKernel;
+  AddKernel(const sdk::NodeView& fused, const sdk::Layout* layout) : BlockedKernel(layout) {
+    std::optional<sdk::GraphView> body = fused.body();
+    if (!body || body->nodes().size() != 1) throw sdk::Unsupported("not a one-Add region");
+    sdk::NodeView add = body->nodes()[0];
+    std::vector<sdk::ValueView> inputs = body->inputs();
+    for (size_t k = 0; k < 2; ++k) {
+      auto at = std::find(inputs.begin(), inputs.end(), add.input(k));
+      if (at == inputs.end()) throw sdk::Unsupported("an Add operand is not a region input");
+      operand_[k] = static_cast<size_t>(at - inputs.begin());
+    }
+  }
   void run(std::span<const sdk::Tensor> in, std::span<const sdk::Tensor> out) override {
-    const float* a = in[0].data<float>();
-    const float* b = in[1].data<float>();
+    const float* a = in[operand_[0]].data<float>();
+    const float* b = in[operand_[1]].data<float>();
     float* y = out[0].data<float>();
     for (size_t i = 0; i < out[0].bytes() / sizeof(float); ++i) y[i] = a[i] + b[i];
   }
+
+ private:
+  size_t operand_[2] = {0, 1};
 };
 
 /// GlobalAveragePool: nc4hw in, plain [N, C, 1, 1] out. The sums are kept
@@ -151,11 +168,34 @@ class GlobalAvgPoolKernel final : public BlockedKernel {
   }
 };
 
-/// The creator of kernel `K` for every region of its op.
+/// A Relu the kernel takes: static rank-4 f32.
+sdk::Decision reluFits(const sdk::NodeView& n) { return isStaticNchw(n.output(0)); }
+
+/// An Add the kernel takes: both operands of the output's shape (no
+/// broadcasting in the blocked loop) and computed, not constants (a
+/// constant operand would stay inside the region's body, where the kernel
+/// does not look).
+sdk::Decision addFits(const sdk::NodeView& n) {
+  if (sdk::Decision d = isStaticNchw(n.output(0)); !d) return d;
+  for (size_t i = 0; i < 2; ++i) {
+    if (n.input(i).isConstant()) return sdk::Decision::no("an operand is a constant");
+    if (n.input(i).dims() != n.output(0).dims()) return sdk::Decision::no("the Add broadcasts");
+  }
+  return sdk::Decision::yes();
+}
+
+/// A GlobalAveragePool the kernel takes: a static rank-4 f32 input.
+sdk::Decision poolFits(const sdk::NodeView& n) { return isStaticNchw(n.input(0)); }
+
+/// The creator of kernel `K` for every region of its op; `K` is made from
+/// the layout, or from the fused node and the layout.
 template <class K>
 sdk::KernelCreator creatorOf(const sdk::Layout* layout) {
-  return [layout](const sdk::NodeView&, const sdk::KernelContext&) {
-    return std::make_unique<K>(layout);
+  return [layout](const sdk::NodeView& fused, const sdk::KernelContext&) {
+    if constexpr (std::is_constructible_v<K, const sdk::NodeView&, const sdk::Layout*>)
+      return std::make_unique<K>(fused, layout);
+    else
+      return std::make_unique<K>(layout);
   };
 }
 
@@ -172,25 +212,14 @@ SUBGRAPH_PLUGIN("blocked_layout", "1.0.0",
       nc4hw, nullptr, [](const sdk::Tensor& s, const sdk::Tensor& d) { reorder(s, d, false); },
       f32);
 
-  auto staticNchw = [](const sdk::NodeView& n) { return isStaticNchw(n.output(0)); };
-  plugin.addProperty(std::make_unique<sdk::PatternProperty>(
-      "relu", sdk::Pattern::chain("relu", {sdk::OpPattern("Relu").where(staticNchw)})));
-  plugin.addProperty(std::make_unique<sdk::PatternProperty>(
-      "add", sdk::Pattern::chain("add", {sdk::OpPattern("Add").where([](const sdk::NodeView& n) {
-                                   // Both operands of the output's shape: no broadcasting in the
-                                   // blocked loop.
-                                   if (sdk::Decision d = isStaticNchw(n.output(0)); !d) return d;
-                                   for (size_t i = 0; i < 2; ++i)
-                                     if (n.input(i).dims() != n.output(0).dims())
-                                       return sdk::Decision::no("the Add broadcasts");
-                                   return sdk::Decision::yes();
-                                 })})));
-  plugin.addProperty(std::make_unique<sdk::PatternProperty>(
-      "global_avg_pool",
-      sdk::Pattern::chain("global_avg_pool",
-                          {sdk::OpPattern("GlobalAveragePool").where([](const sdk::NodeView& n) {
-                            return isStaticNchw(n.input(0));
-                          })})));
+  auto property = [](const char* name, sdk::Decision (*fits)(const sdk::NodeView&),
+                     const char* op) {
+    return std::make_unique<sdk::PatternProperty>(
+        name, sdk::Pattern::chain(name, {sdk::OpPattern(op).where(fits)}));
+  };
+  plugin.addProperty(property("relu", &reluFits, "Relu"));
+  plugin.addProperty(property("add", &addFits, "Add"));
+  plugin.addProperty(property("global_avg_pool", &poolFits, "GlobalAveragePool"));
 
   plugin.addKernel("subgraph.blocked_layout.relu", creatorOf<ReluKernel>(nc4hw));
   plugin.addKernel("subgraph.blocked_layout.add", creatorOf<AddKernel>(nc4hw));

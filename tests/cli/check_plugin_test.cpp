@@ -66,7 +66,20 @@ TEST(CliCheckPlugin, ExamplePluginPasses) {
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("case seed")));
 }
 
-/// The in-process oneDNN backend passes, numerics included.
+/// blocked_layout (plugin ABI 2: its own layout between its regions, the
+/// host's copies where values leave it) passes, numerics included: random
+/// graphs mix its regions with reference ops, so values enter and leave
+/// the layout everywhere. It caught the example's Add reading a second
+/// input that `x + x` regions do not have (their inputs are merged).
+TEST(CliCheckPlugin, BlockedLayoutPluginPasses) {
+  CliResult r = runCli({"check-plugin", "blocked_layout", "--cases", cases()});
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("selectors fuse: Add, Relu (probed)"));
+  EXPECT_THAT(r.out, HasSubstr("numerics:       each case against the reference"));
+  EXPECT_THAT(r.out, HasSubstr(cases() + " passed, 0 failed"));
+}
+
+/// The oneDNN plugin passes, numerics included.
 TEST(CliCheckPlugin, OnednnPasses) {
 #ifndef SUBGRAPH_CLI_TEST_HAVE_ONEDNN
   GTEST_SKIP() << "built without oneDNN";

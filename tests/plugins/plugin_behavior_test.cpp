@@ -312,6 +312,46 @@ TEST(PluginBehaviorTest, BlockedLayoutDoesNotFuseABroadcastingAdd) {
       << report->rejected[0].reason;
 }
 
+//   %x --> Relu --> %r --> Add(%r, %r) --> %y
+constexpr const char* kBlockedDouble = R"(
+  graph @g(%x: f32[1, 5, 2, 2]) {
+    %r: f32[1, 5, 2, 2] = Relu(%x) @relu
+    %y: f32[1, 5, 2, 2] = Add(%r, %r) @add
+    return %y
+  })";
+
+/// `r + r`: the partitioner merges the Add region's duplicated input, so
+/// the region has one input read as both operands; the kernel finds which
+/// region input each operand is from the body.
+TEST(PluginBehaviorTest, BlockedLayoutAddsAValueToItself) {
+  BackendSelection s = select("blocked_layout");
+  std::unique_ptr<Graph> g = parseGraphOrThrow(kBlockedDouble);
+  StatusOr<partition::PartitionReport> report = s.partition(*g);
+  ASSERT_TRUE(report.isOk()) << report.status().message();
+  ASSERT_EQ(report->regions.size(), 2u);
+  std::vector<NamedTensor> inputs = {{"x", ramp({1, 5, 2, 2}, 4)}};
+  expectNear(runWith(s, parseGraphOrThrow(kBlockedDouble), inputs),
+             referenceRun(kBlockedDouble, inputs));
+}
+
+/// An Add with a constant operand is not the Add property's: the constant
+/// would stay in the region's body, which its kernel does not read.
+TEST(PluginBehaviorTest, BlockedLayoutDoesNotFuseAnAddOfAConstant) {
+  BackendSelection s = select("blocked_layout");
+  std::unique_ptr<Graph> g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[1, 4, 2, 2]) {
+      %c = const f32[1, 4, 2, 2] splat(0.5)
+      %a: f32[1, 4, 2, 2] = Add(%x, %c) @add
+      return %a
+    })");
+  StatusOr<partition::PartitionReport> report = s.partition(*g);
+  ASSERT_TRUE(report.isOk()) << report.status().message();
+  EXPECT_TRUE(report->regions.empty());
+  ASSERT_EQ(report->rejected.size(), 1u);
+  EXPECT_NE(report->rejected[0].reason.find("an operand is a constant"), std::string::npos)
+      << report->rejected[0].reason;
+}
+
 /// A plugin built against version 1 of the ABI, whose tables end where
 /// version 1's did (garbage follows), still loads, partitions and runs on
 /// a version-2 host: the host reads no slot the plugin does not have.
