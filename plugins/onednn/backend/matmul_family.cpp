@@ -117,7 +117,7 @@ sdk::Pattern biasActivationPattern() {
 }
 
 sdk::Pattern biasPattern() {
-  sdk::Pattern p("matmul_bias_act");
+  sdk::Pattern p("matmul_bias");
   size_t mm = p.add(weightsMatMul(true));
   size_t bias = p.add(biasAdd(false));
   p.connect(mm, bias);
