@@ -108,18 +108,20 @@ int32_t valueRank(const SgValue* value) {
   const auto& shape = fromC(value)->type().shape;
   return shape ? static_cast<int32_t>(shape->size()) : -1;
 }
-int64_t valueDim(const SgValue* value, int32_t i) {
-  const auto& shape = fromC(value)->type().shape;
-  if (!shape || i < 0 || static_cast<size_t>(i) >= shape->size()) return -1;
-  const Dim& d = (*shape)[static_cast<size_t>(i)];
-  return d.isStatic() ? d.size() : -1;
-}
-const char* valueDimSymbol(const SgValue* value, int32_t i) {
+// Dim `i` of the value's shape, or null without a shape or past its rank.
+const Dim* dimAt(const SgValue* value, int32_t i) {
   const auto& shape = fromC(value)->type().shape;
   if (!shape || i < 0 || static_cast<size_t>(i) >= shape->size()) return nullptr;
-  const Dim& d = (*shape)[static_cast<size_t>(i)];
-  if (d.isUnknown()) return nullptr;
-  return d.isSymbolic() ? d.symbolName().c_str() : "";
+  return &(*shape)[static_cast<size_t>(i)];
+}
+int64_t valueDim(const SgValue* value, int32_t i) {
+  const Dim* d = dimAt(value, i);
+  return d && d->isStatic() ? d->size() : -1;
+}
+const char* valueDimSymbol(const SgValue* value, int32_t i) {
+  const Dim* d = dimAt(value, i);
+  if (!d || d->isUnknown()) return nullptr;
+  return d->isSymbolic() ? d->symbolName().c_str() : "";
 }
 bool isConstant(const Value* v) { return v->isInitializer() && !v->isGraphInput(); }
 int32_t valueIsConstant(const SgValue* value) { return isConstant(fromC(value)) ? 1 : 0; }

@@ -293,10 +293,11 @@ SgTensor toTensor(const runtime::TensorView& v) {
   return t;
 }
 
-// A layout that cannot hold a tensor sizes it as 0 bytes; only an empty
-// tensor may legitimately take none.
-bool layoutHolds(const runtime::TensorDesc& d) {
-  return d.isPlain() || d.numElements() == 0 || d.byteSize() > 0;
+// "" if `d`'s layout can hold it, else why not. A layout that cannot hold
+// a tensor sizes it as 0 bytes; only an empty tensor may take none.
+std::string cannotHold(const runtime::TensorDesc& d) {
+  if (d.isPlain() || d.numElements() == 0 || d.byteSize() > 0) return {};
+  return "layout " + std::string(d.layout->name()) + " cannot hold " + d.toString();
 }
 
 class PluginKernel final : public runtime::Kernel {
@@ -337,10 +338,8 @@ class PluginKernel final : public runtime::Kernel {
     Status st = resizeOutputs(ctx, in);
     if (!st.isOk()) return st;
     for (size_t o = 0; o < ctx.numOutputs(); ++o)
-      if (!layoutHolds(ctx.outputDesc(o)))
-        return ctx.fail(prefix() + "layout " + std::string(outputLayouts_[o]->name()) +
-                        " cannot hold output " + std::to_string(o) + " (" +
-                        ctx.outputDesc(o).toString() + ")");
+      if (std::string why = cannotHold(ctx.outputDesc(o)); !why.empty())
+        return ctx.fail(prefix() + "output " + std::to_string(o) + ": " + why);
     if (v2_ && desc_->scratch_size) {
       size_t bytes = 0;
       SgMessage m;
@@ -446,9 +445,8 @@ class PluginCopyKernel final : public runtime::Kernel {
   Status resize(runtime::ResizeContext& ctx) const override {
     runtime::TensorDesc out = ctx.inputDesc(0);
     out.layout = to_;
-    if (!layoutHolds(out))
-      return ctx.fail("plugin '" + plugin_->name() + "': layout " + std::string(to_->name()) +
-                      " cannot hold " + out.toString());
+    if (std::string why = cannotHold(out); !why.empty())
+      return ctx.fail("plugin '" + plugin_->name() + "' copy: " + why);
     ctx.setOutput(0, std::move(out));
     return Status::ok();
   }
@@ -488,14 +486,11 @@ class TwoStepCopyKernel final : public runtime::Kernel {
   const runtime::Layout* outputLayout(size_t) const override { return fromPlain_->to(); }
 
   Status resize(runtime::ResizeContext& ctx) const override {
-    runtime::TensorDesc plain = ctx.inputDesc(0);
-    plain.layout = nullptr;
     runtime::TensorDesc out = ctx.inputDesc(0);
     out.layout = fromPlain_->to();
-    if (!layoutHolds(out))
-      return ctx.fail("layout " + std::string(out.layout->name()) + " cannot hold " +
-                      out.toString());
-    ctx.requestScratch(plain.byteSize());
+    if (std::string why = cannotHold(out); !why.empty()) return ctx.fail(why);
+    // The plain tensor between the two legs.
+    ctx.requestScratch(runtime::TensorDesc{out.dtype, out.dims, nullptr}.byteSize());
     ctx.setOutput(0, std::move(out));
     return Status::ok();
   }
@@ -504,11 +499,10 @@ class TwoStepCopyKernel final : public runtime::Kernel {
     runtime::TensorDesc plain = ctx.input(0).desc();
     plain.layout = nullptr;
     runtime::TensorView mid(&plain, ctx.scratch().data());
-    runtime::TensorView in[] = {ctx.input(0)}, midOut[] = {mid}, midIn[] = {mid},
-                        out[] = {ctx.output(0)};
-    runtime::RunContext first(ctx.node(), in, midOut, {}, nullptr);
+    runtime::TensorView in[] = {ctx.input(0)}, midway[] = {mid}, out[] = {ctx.output(0)};
+    runtime::RunContext first(ctx.node(), in, midway, {}, nullptr);
     if (Status st = toPlain_->run(first); !st.isOk()) return st;
-    runtime::RunContext second(ctx.node(), midIn, out, {}, nullptr);
+    runtime::RunContext second(ctx.node(), midway, out, {}, nullptr);
     return fromPlain_->run(second);
   }
 

@@ -100,11 +100,8 @@ class ValueView {
   /// The name of dim `i` when it is symbolic ("N"; equal names are
   /// equal sizes at run time), "" when static, nullopt when unknown.
   std::optional<std::string> dimSymbol(int32_t i) const {
-    // A slot since ABI 2; an older host cannot say, so every dim reads as
-    // unknown-or-static there.
-    if (api_->abi_version < 2 || api_->struct_size < sizeof(SgHostApi)) {
-      return api_->value_dim(value_, i) >= 0 ? std::optional<std::string>("") : std::nullopt;
-    }
+    // A slot since ABI 2, always there: the SDK's entry point refuses a
+    // host whose table is shorter than this header's.
     const char* s = api_->value_dim_symbol(value_, i);
     return s ? std::optional<std::string>(s) : std::nullopt;
   }

@@ -534,18 +534,12 @@ inline SgStatus resizeKernel(void* kernel, const SgTensorShape* inputs, size_t n
   });
 }
 
-inline const SgLayoutDesc* kernelInputLayout(void* kernel, size_t i) {
+// The input_layout and output_layout slots: Kernel::inputLayout or
+// Kernel::outputLayout (`Which`) as the C description.
+template <const Layout* (Kernel::*Which)(size_t) const>
+const SgLayoutDesc* kernelLayout(void* kernel, size_t i) {
   try {
-    const Layout* l = static_cast<KernelBox*>(kernel)->kernel->inputLayout(i);
-    return l ? l->toC() : nullptr;
-  } catch (...) {
-    return nullptr;
-  }
-}
-
-inline const SgLayoutDesc* kernelOutputLayout(void* kernel, size_t i) {
-  try {
-    const Layout* l = static_cast<KernelBox*>(kernel)->kernel->outputLayout(i);
+    const Layout* l = (static_cast<KernelBox*>(kernel)->kernel.get()->*Which)(i);
     return l ? l->toC() : nullptr;
   } catch (...) {
     return nullptr;
@@ -699,8 +693,8 @@ struct PluginState {
       e.desc.session_prologue = &sessionPrologue;
       e.desc.resize = &resizeKernel;
       e.desc.run = &runKernel;
-      e.desc.input_layout = &kernelInputLayout;
-      e.desc.output_layout = &kernelOutputLayout;
+      e.desc.input_layout = &kernelLayout<&Kernel::inputLayout>;
+      e.desc.output_layout = &kernelLayout<&Kernel::outputLayout>;
       e.desc.scratch_size = &scratchSize;
       e.desc.run_with_scratch = &runKernelWithScratch;
       kernelTable.push_back(&e.desc);

@@ -126,7 +126,7 @@ class ConvRegionKernel final : public RegionKernel {
     const sdk::NodeView conv = *found;
     ConvSpec spec;
     std::vector<float> weights = floatsOf(conv.input(1));
-    std::vector<int64_t> w = constantDims(conv.input(1));
+    std::vector<int64_t> w = conv.input(1).dims();
     if (w.size() != 4) throw Unsupported("the conv is not 2-D");
     spec.outChannels = w[0];
     spec.groups = conv.attrInt("group", 1);

@@ -68,9 +68,8 @@ class DeconvRegionKernel final : public UnaryRegionKernel<Deconvolution> {
     std::optional<sdk::NodeView> deconv = body.find("ConvTranspose");
     if (!deconv) throw Unsupported("no ConvTranspose in the region");
     sdk::ValueView w = deconv->input(1);
-    if (!isConstant(w) || constantDims(w).size() != 4)
-      throw Unsupported("the ConvTranspose is not 2-D");
-    std::vector<int64_t> wDims = constantDims(w);
+    if (!isConstant(w) || w.dims().size() != 4) throw Unsupported("the ConvTranspose is not 2-D");
+    std::vector<int64_t> wDims = w.dims();
     DeconvSpec spec;
     spec.groups = deconv->attrInt("group", 1);
     spec.inChannels = wDims[0];

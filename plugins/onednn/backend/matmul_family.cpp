@@ -26,7 +26,7 @@ using predicates::Predicate;
 Predicate constantMatrixB() {
   return [](const sdk::NodeView& n) -> sdk::Decision {
     sdk::ValueView b = n.input(1);
-    if (!isConstant(b) || constantDims(b).size() != 2 || b.dtype() != sdk::DataType::kFloat32)
+    if (!isConstant(b) || b.dims().size() != 2 || b.dtype() != sdk::DataType::kFloat32)
       return sdk::Decision::no("B is not a 2-D f32 constant");
     return sdk::Decision::yes();
   };
@@ -37,7 +37,7 @@ Predicate hasBiasOperand() {
   return [](const sdk::NodeView& n) -> sdk::Decision {
     for (size_t i = 0; i < n.numInputs(); ++i) {
       sdk::ValueView in = n.input(i);
-      if (isConstant(in) && constantDims(in).size() == 1 && in.dtype() == sdk::DataType::kFloat32)
+      if (isConstant(in) && in.dims().size() == 1 && in.dtype() == sdk::DataType::kFloat32)
         return sdk::Decision::yes();
     }
     return sdk::Decision::no("no 1-D f32 constant operand to use as bias");
@@ -77,7 +77,9 @@ sdk::OpPattern biasAdd(bool interior) {
   return m;
 }
 
-std::unique_ptr<sdk::SubgraphProperty> makeProperty(std::string name, sdk::Pattern pattern) {
+// A property named after its pattern, so the two names cannot drift.
+std::unique_ptr<sdk::SubgraphProperty> makeProperty(sdk::Pattern pattern) {
+  std::string name = pattern.name();
   return std::make_unique<sdk::PatternProperty>(std::move(name), std::move(pattern));
 }
 
@@ -198,7 +200,7 @@ class MatMulRegionKernel final : public RegionKernel {
     if (first.opType() == "MatMul") {
       aInput_ = body.inputIndex(first.input(0));
       if (isConstant(first.input(1))) {
-        std::vector<int64_t> w = constantDims(first.input(1));
+        std::vector<int64_t> w = first.input(1).dims();
         if (w.size() != 2) throw Unsupported("B is not 2-D");
         spec.weights = floatsOf(first.input(1));
         spec.k = w[0];
@@ -284,9 +286,9 @@ class MatMulRegionKernel final : public RegionKernel {
   void readGemm(const RegionBody& body, const sdk::NodeView& gemm, MatMulSpec& spec) {
     aInput_ = body.inputIndex(gemm.input(0));
     if (gemm.attrInt("transA", 0) != 0) throw Unsupported("transA is not supported");
-    if (!isConstant(gemm.input(1)) || constantDims(gemm.input(1)).size() != 2)
+    if (!isConstant(gemm.input(1)) || gemm.input(1).dims().size() != 2)
       throw Unsupported("B is not a 2-D constant");
-    std::vector<int64_t> w = constantDims(gemm.input(1));
+    std::vector<int64_t> w = gemm.input(1).dims();
     std::vector<float> b = floatsOf(gemm.input(1));
     float alpha = gemm.attrFloat("alpha", 1.0f), beta = gemm.attrFloat("beta", 1.0f);
     bool transB = gemm.attrInt("transB", 0) != 0;
@@ -320,14 +322,14 @@ class MatMulRegionKernel final : public RegionKernel {
 
 Family matmulFamily() {
   Family f;
-  f.properties.push_back(makeProperty("matmul_bias_gelu", geluPattern()));
-  f.properties.push_back(makeProperty("matmul_bias_add", biasResidualPattern()));
-  f.properties.push_back(makeProperty("matmul_bias_act", biasActivationPattern()));
-  f.properties.push_back(makeProperty("matmul_bias", biasPattern()));
-  f.properties.push_back(makeProperty("gemm_act", gemmPattern(true)));
-  f.properties.push_back(makeProperty("gemm", gemmPattern(false)));
-  f.properties.push_back(makeProperty("matmul_scale", scaledPattern()));
-  f.properties.push_back(makeProperty("matmul", plainPattern()));
+  f.properties.push_back(makeProperty(geluPattern()));
+  f.properties.push_back(makeProperty(biasResidualPattern()));
+  f.properties.push_back(makeProperty(biasActivationPattern()));
+  f.properties.push_back(makeProperty(biasPattern()));
+  f.properties.push_back(makeProperty(gemmPattern(true)));
+  f.properties.push_back(makeProperty(gemmPattern(false)));
+  f.properties.push_back(makeProperty(scaledPattern()));
+  f.properties.push_back(makeProperty(plainPattern()));
   f.creator = creatorOf<MatMulRegionKernel>();
   return f;
 }

@@ -90,8 +90,6 @@ bool RegionBody::isInput(const sdk::ValueView& value) const {
 
 bool isConstant(const sdk::ValueView& value) { return value && value.isConstant(); }
 
-std::vector<int64_t> constantDims(const sdk::ValueView& value) { return value.dims(); }
-
 std::vector<float> floatsOf(const sdk::ValueView& value) {
   if (!isConstant(value) || value.dtype() != sdk::DataType::kFloat32)
     throw Unsupported("'" + (value ? value.name() : std::string("?")) + "' is not an f32 constant");

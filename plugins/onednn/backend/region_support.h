@@ -88,8 +88,6 @@ class RegionBody {
 
 /// True if `value` is present and a constant (an initializer).
 bool isConstant(const sdk::ValueView& value);
-/// The dims of a constant (its static dims).
-std::vector<int64_t> constantDims(const sdk::ValueView& value);
 /// The elements of an f32 constant; throws Unsupported otherwise.
 std::vector<float> floatsOf(const sdk::ValueView& value);
 /// The value of a one-element f32 constant, or nullopt.
