@@ -18,7 +18,9 @@
 #               clone (faster reruns while fixing tools/setup.sh; packages
 #               installed by an earlier run stay installed, so the package
 #               step is not re-checked from scratch).
-# Environment: DEBIAN_MIRROR (default http://deb.debian.org/debian).
+# Environment: DEBIAN_MIRROR (default http://deb.debian.org/debian);
+#   NODE_EXTRA_CA_CERTS, when set to a readable file, is copied into the
+#   chroot and set there too (a TLS-intercepting proxy's CA, for npm).
 set -euo pipefail
 
 reuse=0
@@ -106,6 +108,20 @@ rm -rf --one-file-system "$root/root/subgraph"
 git clone --quiet --no-hardlinks "$repo" "$root/root/subgraph"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 
+# A host behind a TLS-intercepting proxy trusts the proxy's CA, and tells
+# Node (npm) so through NODE_EXTRA_CA_CERTS. A fresh machine on the same
+# network would need the same one setting for `npm ci` to reach the
+# registry; it is the network's, not the project's, so it is forwarded
+# into the chroot (the file copied, the variable set) and nothing else of
+# the host's environment is. apt needs nothing: the mirror is plain HTTP
+# with signed indexes.
+extra_env=()
+if [[ -n ${NODE_EXTRA_CA_CERTS:-} && -r $NODE_EXTRA_CA_CERTS ]]; then
+  cp "$NODE_EXTRA_CA_CERTS" "$root/etc/host-extra-ca.pem"
+  extra_env=(NODE_EXTRA_CA_CERTS=/etc/host-extra-ca.pem)
+  echo "forwarding NODE_EXTRA_CA_CERTS ($NODE_EXTRA_CA_CERTS) into the chroot for npm"
+fi
+
 mount -t proc proc "$root/proc"
 mount -t sysfs sysfs "$root/sys"
 mount --bind /dev "$root/dev"
@@ -121,7 +137,7 @@ for cmd in "${commands[@]}"; do
   cpu0=$cpu_now
   rc=0
   chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
-    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "${extra_env[@]}" \
     /bin/bash -c "cd /root/subgraph && $cmd" || rc=$?
   read_child_cpu
   cpu=$((cpu_now - cpu0))
