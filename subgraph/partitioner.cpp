@@ -326,6 +326,41 @@ class PropertyPass final : private PartitionState {
   std::vector<Value*> touched_;          // outer values whose uses name moved nodes
 };
 
+// Starts the loads that offering the seed `r` positions ahead will wait
+// for, one step of a pointer chase per distance: its node object 16 ahead,
+// the node's operand lists 8 ahead (their addresses are in the node, which
+// has arrived by then), its first input and output values 4 ahead, and the
+// output's use list 2 ahead. Select, the pattern match and the region's
+// growth read exactly these. The rank order is nearly allocation order,
+// but every node is four separate heap blocks, and on a graph larger than
+// the cache the seed loop otherwise waits for each in turn. Prefetching
+// the node alone (8 ahead, tried twice before) did not help; the chase
+// did: residual 30% at 10^6 nodes, 489 -> 455 ms (medians of 8
+// alternations, 6 of 8 faster). It has no effect on what is computed.
+void prefetchSeedsAhead(const std::vector<Node*>& order, size_t r) {
+  const size_t n = order.size();
+  if (r + 16 < n) {
+    const char* node = reinterpret_cast<const char*>(order[r + 16]);
+    __builtin_prefetch(node);
+    __builtin_prefetch(node + 64);
+  }
+  if (r + 8 < n) {
+    __builtin_prefetch(order[r + 8]->outputs().data());
+    __builtin_prefetch(order[r + 8]->inputs().data());
+  }
+  if (r + 4 < n) {
+    const Node* node = order[r + 4];
+    if (!node->outputs().empty()) {
+      const char* out = reinterpret_cast<const char*>(node->outputs()[0]);
+      __builtin_prefetch(out);
+      __builtin_prefetch(out + 64);
+    }
+    if (!node->inputs().empty() && node->inputs()[0]) __builtin_prefetch(node->inputs()[0]);
+  }
+  if (r + 2 < n && !order[r + 2]->outputs().empty())
+    __builtin_prefetch(order[r + 2]->outputs()[0]->uses().data());
+}
+
 Status PropertyPass::run() {
   Status pre = property_.PrePartition(graph_);
   if (!pre) return fail("PrePartition failed: " + pre.message());
@@ -350,7 +385,10 @@ Status PropertyPass::run() {
   tables_.inlined.assign(graph_.valueIdBound(), 0);
   bodies_.reset(graph_);
   // Contraction never changes the order, so the loop may read it in place.
-  for (Node* seed : dag_.order()) {
+  const std::vector<Node*>& order = dag_.order();
+  for (size_t r = 0; r < order.size(); ++r) {
+    prefetchSeedsAhead(order, r);
+    Node* seed = order[r];
     if (!available(*seed)) continue;
     SUBGRAPH_RETURN_IF_ERROR(formRegionFrom(seed));
   }
