@@ -222,10 +222,7 @@ def section(series, per_round, context, svg_rel):
         f"Machine: {context['cpu']}, {context['cores']} cores; {context['compiler']}; Release "
         f"build; heap: {context['heap']} (tools/allocator); {context['date']}. Load average (1 min) {context['load']}: on a shared machine "
         "whose load exceeds its cores, CPU time runs high (the processes share caches and "
-        "hyperthreads), so treat the times as upper bounds. "
-        f"{context['rounds']} To reproduce: build the `partition_bench` target of a Release "
-        f"build and run `python3 bench/partition_scaling.py --bench <it> --rounds "
-        f"{context['num_rounds']} --repetitions {context['reps'] or 1}`.",
+        f"hyperthreads), so treat the times as upper bounds. {context['runs']}",
         "",
         f"![CPU time against nodes, log-log]({svg_rel})",
         "",
@@ -293,10 +290,10 @@ def main():
     if args.save_json:
         with open(args.save_json, "w", encoding="utf-8") as f:
             json.dump(rounds[0] if len(rounds) == 1 else {"rounds": rounds}, f, indent=1)
-    if not rounds or not parse_runs(rounds[0]):
+    series, per_round = combine_rounds(rounds)
+    if not series:
         print("partition_scaling.py: no BM_Partition results", file=sys.stderr)
         return 2
-    series, per_round = combine_rounds(rounds)
     data = rounds[0]
 
     svg_plot(series, args.svg)
@@ -320,16 +317,19 @@ def main():
         load = f"{load_before:.1f} before and {os.getloadavg()[0]:.1f} after the run"
         date = datetime.date.today().isoformat()
     # Google Benchmark records the repetitions in every entry of its output.
-    reps = next((b.get("repetitions") for b in data.get("benchmarks", [])), None)
-    rounds_text = (f"Each time is the median of {len(rounds)} runs of the whole benchmark, one "
-                   f"after the other{f', each the median of {reps} repetitions' if reps and reps > 1 else ''}; "
-                   "the check table lists every run's slope beside the slope of the medians."
-                   if len(rounds) > 1 else
-                   f"One run of the benchmark{f' (median of {reps} repetitions)' if reps and reps > 1 else ''}.")
+    reps = next((b.get("repetitions") for b in data.get("benchmarks", [])), None) or 1
+    if len(rounds) > 1:
+        runs_text = (f"Each time is the median of {len(rounds)} runs of the whole benchmark, "
+                     f"one after the other{f', each the median of {reps} repetitions' if reps > 1 else ''}; "
+                     "the check table lists every run's slope beside the slope of the medians.")
+    else:
+        runs_text = f"One run of the benchmark{f' (median of {reps} repetitions)' if reps > 1 else ''}."
+    runs_text += (" To reproduce: build the `partition_bench` target of a Release build and run "
+                  f"`python3 bench/partition_scaling.py --bench <it> --rounds {len(rounds)} "
+                  f"--repetitions {reps}`.")
     context = {"cpu": cpu_model(), "cores": os.cpu_count(), "load": load, "compiler": compiler,
                "heap": ctx.get("heap_allocator", "heap allocator not reported"),
-               "date": date, "checks": [], "rounds": rounds_text, "num_rounds": len(rounds),
-               "reps": reps}
+               "date": date, "checks": [], "runs": runs_text}
     svg_rel = os.path.relpath(args.svg, os.path.dirname(args.doc))
     text, ok = section(series, per_round, context, svg_rel)
 

@@ -294,22 +294,29 @@ TEST(PluginBehaviorTest, BlockedLayoutCopiesAValueOutOnceWhereItLeavesThePlugin)
                                       "copy:t->cpu:0", "copy:x->cpu:0@blocked_layout.nc4hw"}));
 }
 
-/// The Add property must not take a broadcasting Add (its kernel adds the
-/// two padded buffers element by element): no region, and the report says
-/// why.
-TEST(PluginBehaviorTest, BlockedLayoutDoesNotFuseABroadcastingAdd) {
+// Partitions the one-node graph `text` for blocked_layout and expects no
+// region: the node is left out with a reason containing `reason`.
+void expectBlockedLayoutLeavesOut(const char* text, const std::string& reason) {
   BackendSelection s = select("blocked_layout");
-  std::unique_ptr<Graph> g = parseGraphOrThrow(R"(
-    graph @g(%x: f32[1, 6, 4, 4], %y: f32[1, 6, 1, 1]) {
-      %a: f32[1, 6, 4, 4] = Add(%x, %y) @add
-      return %a
-    })");
+  std::unique_ptr<Graph> g = parseGraphOrThrow(text);
   StatusOr<partition::PartitionReport> report = s.partition(*g);
   ASSERT_TRUE(report.isOk()) << report.status().message();
   EXPECT_TRUE(report->regions.empty());
   ASSERT_EQ(report->rejected.size(), 1u);
-  EXPECT_NE(report->rejected[0].reason.find("the Add broadcasts"), std::string::npos)
+  EXPECT_NE(report->rejected[0].reason.find(reason), std::string::npos)
       << report->rejected[0].reason;
+}
+
+/// The Add property must not take a broadcasting Add (its kernel adds the
+/// two padded buffers element by element): no region, and the report says
+/// why.
+TEST(PluginBehaviorTest, BlockedLayoutDoesNotFuseABroadcastingAdd) {
+  expectBlockedLayoutLeavesOut(R"(
+    graph @g(%x: f32[1, 6, 4, 4], %y: f32[1, 6, 1, 1]) {
+      %a: f32[1, 6, 4, 4] = Add(%x, %y) @add
+      return %a
+    })",
+                               "the Add broadcasts");
 }
 
 //   %x --> Relu --> %r --> Add(%r, %r) --> %y
@@ -337,19 +344,13 @@ TEST(PluginBehaviorTest, BlockedLayoutAddsAValueToItself) {
 /// An Add with a constant operand is not the Add property's: the constant
 /// would stay in the region's body, which its kernel does not read.
 TEST(PluginBehaviorTest, BlockedLayoutDoesNotFuseAnAddOfAConstant) {
-  BackendSelection s = select("blocked_layout");
-  std::unique_ptr<Graph> g = parseGraphOrThrow(R"(
+  expectBlockedLayoutLeavesOut(R"(
     graph @g(%x: f32[1, 4, 2, 2]) {
       %c = const f32[1, 4, 2, 2] splat(0.5)
       %a: f32[1, 4, 2, 2] = Add(%x, %c) @add
       return %a
-    })");
-  StatusOr<partition::PartitionReport> report = s.partition(*g);
-  ASSERT_TRUE(report.isOk()) << report.status().message();
-  EXPECT_TRUE(report->regions.empty());
-  ASSERT_EQ(report->rejected.size(), 1u);
-  EXPECT_NE(report->rejected[0].reason.find("an operand is a constant"), std::string::npos)
-      << report->rejected[0].reason;
+    })",
+                               "an operand is a constant");
 }
 
 /// A plugin built against version 1 of the ABI, whose tables end where
