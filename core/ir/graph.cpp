@@ -29,6 +29,22 @@ std::pair<std::string_view, std::string_view> splitQualifiedOp(std::string_view 
   return {op.substr(0, dot), op.substr(dot + 1)};
 }
 
+// Nodes and values are the bulk of a large graph; a field that pushed either
+// past 128 bytes would move it into the allocator's 160-byte class and cost
+// large-graph passes a line per object (node.h). Checked where it matters,
+// on 64-bit libstdc++, whose std::string is 32 bytes.
+static_assert(sizeof(void*) != 8 || sizeof(std::string) != 32 || sizeof(Node) <= 128,
+              "Node outgrew two cache lines");
+static_assert(sizeof(void*) != 8 || sizeof(std::string) != 32 || sizeof(Value) <= 128,
+              "Value outgrew two cache lines");
+
+// std::erase_if for a use list (Boost's vector has no overload): keeps the
+// order of the uses that stay.
+template <typename Pred>
+void eraseUsesIf(UseList& uses, Pred pred) {
+  uses.erase(std::remove_if(uses.begin(), uses.end(), pred), uses.end());
+}
+
 std::unique_ptr<Node> allocateNode(const OpKey* op) {
   if (const OpSchema* schema = op->schema.load(std::memory_order_acquire))
     if (schema->factory) return schema->factory();
@@ -301,7 +317,7 @@ Node* Graph::addNode(const OpKey* op, std::vector<Value*> inputs, std::vector<Va
   node->id_ = static_cast<NodeId>(nodes_.size());
   node->op_ = op;
   node->name_ = std::move(name);
-  node->attrs_ = std::move(attrs);
+  node->attrs_.assign(std::make_move_iterator(attrs.begin()), std::make_move_iterator(attrs.end()));
   node->inputs_ = std::move(inputs);
   node->outputs_ = std::move(outputs);
   Node* raw = node.get();
@@ -357,7 +373,7 @@ void Graph::removeNodes(std::span<Node* const> nodes, bool keepOutputs) {
     for (Value* in : node->inputs_)
       if (in && !touched[in->id_]) {
         touched[in->id_] = 1;
-        std::erase_if(in->uses_, [&](const Use& u) { return doomed[u.user->id_] != 0; });
+        eraseUsesIf(in->uses_, [&](const Use& u) { return doomed[u.user->id_] != 0; });
       }
   for (Node* node : nodes) {
     for (Value* out : node->outputs_) {
@@ -415,7 +431,7 @@ void Graph::rebindOutput(Node* node, size_t index, Value* value) {
 
 void Graph::dropForeignUses(std::span<Value* const> values) {
   for (Value* value : values)
-    std::erase_if(value->uses_, [this](const Use& u) { return u.user->graph_ != this; });
+    eraseUsesIf(value->uses_, [this](const Use& u) { return u.user->graph_ != this; });
 }
 
 void Graph::setNodeInput(Node* node, size_t index, Value* value) {
@@ -433,7 +449,7 @@ void Graph::appendNodeInput(Node* node, Value* value) {
 
 void Graph::replaceAllUsesWith(Value* from, Value* to) {
   if (from == to) return;
-  std::vector<Use> uses = std::move(from->uses_);
+  UseList uses = std::move(from->uses_);
   from->uses_.clear();
   for (const Use& use : uses) {
     use.user->inputs_[use.inputIndex] = to;
