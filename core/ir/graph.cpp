@@ -33,10 +33,9 @@ std::pair<std::string_view, std::string_view> splitQualifiedOp(std::string_view 
 // past 128 bytes would move it into the allocator's 160-byte class and cost
 // large-graph passes a line per object (node.h). Checked where it matters,
 // on 64-bit libstdc++, whose std::string is 32 bytes.
-static_assert(sizeof(void*) != 8 || sizeof(std::string) != 32 || sizeof(Node) <= 128,
-              "Node outgrew two cache lines");
-static_assert(sizeof(void*) != 8 || sizeof(std::string) != 32 || sizeof(Value) <= 128,
-              "Value outgrew two cache lines");
+constexpr bool kLp64LibStdCxx = sizeof(void*) == 8 && sizeof(std::string) == 32;
+static_assert(!kLp64LibStdCxx || sizeof(Node) <= 128, "Node outgrew two cache lines");
+static_assert(!kLp64LibStdCxx || sizeof(Value) <= 128, "Value outgrew two cache lines");
 
 // std::erase_if for a use list (Boost's vector has no overload): keeps the
 // order of the uses that stay.
