@@ -93,6 +93,29 @@ const std::string* Dim::intern(std::string_view name) {
   return &*names->emplace(name).first;
 }
 
+namespace {
+struct ShapeHash {
+  size_t operator()(const Shape& shape) const {
+    size_t h = shape.size();
+    for (const Dim& d : shape) {
+      size_t x = d.isSymbolic() ? std::hash<const void*>()(&d.symbolName())
+                                : std::hash<int64_t>()(d.size());
+      h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    }
+    return h;
+  }
+};
+}  // namespace
+
+OptionalShape::OptionalShape(const Shape& shape) {
+  // As Dim::intern: never destroyed, elements never move. Only building a
+  // type interns; copying one does not.
+  static std::mutex* mutex = new std::mutex;
+  static auto* shapes = new std::unordered_set<Shape, ShapeHash>;
+  std::lock_guard<std::mutex> lock(*mutex);
+  shape_ = &*shapes->insert(shape).first;
+}
+
 const std::string& Dim::emptyName() {
   static const std::string* empty = new std::string;
   return *empty;

@@ -151,7 +151,7 @@ Status inferRange(InferenceContext& ctx) {
     if (!std::isfinite(steps) || steps > 1e15)
       return ctx.fail("the range would have " + std::to_string(steps) + " elements");
     const int64_t count = std::max<int64_t>(0, static_cast<int64_t>(steps));
-    (*out.shape)[0] = Dim(count);
+    out.shape = Shape{Dim(count)};
     const double last = *start + static_cast<double>(count) * *delta;
     if (isInteger(dtype) && count <= 64 && std::abs(*start) < 1e15 && std::abs(last) < 1e15) {
       ShapeValue values;

@@ -639,15 +639,15 @@ Status inferOneHot(InferenceContext& ctx) {
 }
 
 Status inferNonZero(InferenceContext& ctx) {
-  TensorType out(DataType::kInt64, unknownShape(2));
-  if (const Shape* x = inputShape(ctx, 0)) (*out.shape)[0] = Dim(static_cast<int64_t>(x->size()));
+  Shape shape = unknownShape(2);
+  if (const Shape* x = inputShape(ctx, 0)) shape[0] = Dim(static_cast<int64_t>(x->size()));
   // The count is data-dependent, but known for constant data.
   if (const Tensor* t = ctx.constantInput(0); t && t->dtype() != DataType::kString) {
     int64_t count = 0;
     for (int64_t i = 0; i < t->numElements(); ++i) count += t->elementAsDouble(i) != 0 ? 1 : 0;
-    (*out.shape)[1] = Dim(count);
+    shape[1] = Dim(count);
   }
-  ctx.setOutputType(0, std::move(out));
+  ctx.setOutputType(0, TensorType(DataType::kInt64, std::move(shape)));
   return Status::ok();
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -103,10 +104,60 @@ bool isStaticShape(const Shape& shape);
 /// "[1, 3, N, ?]".
 std::string shapeToString(const Shape& shape);
 
+/// An optional shape, interned: every OptionalShape holding the same dims
+/// points at one immutable process-wide copy. Reading it works as with
+/// std::optional<Shape> (`has_value()`, `*`, `->`); changing it means
+/// assigning a new Shape, which is interned in turn.
+///
+/// Why: graphs hold millions of values but few distinct shapes. A Shape of
+/// its own per value was a heap block of 64 bytes (4-D) that every copy of
+/// a type allocated and every read of a large graph brought in from memory;
+/// copying an interned shape copies a pointer, and comparing two compares
+/// pointers. Interned shapes are never freed, like Dim's symbol names: the
+/// table holds each distinct shape a process has seen once.
+class OptionalShape {
+ public:
+  /// Rank unknown.
+  OptionalShape() = default;
+  OptionalShape(std::nullopt_t) {}                  // NOLINT: as std::optional
+  OptionalShape(const Shape& shape);                // NOLINT: as std::optional
+  OptionalShape(const std::optional<Shape>& shape)  // NOLINT: as std::optional
+      : OptionalShape(shape ? OptionalShape(*shape) : OptionalShape()) {}
+  OptionalShape(std::initializer_list<Dim> dims) : OptionalShape(Shape(dims)) {}
+
+  bool has_value() const { return shape_ != nullptr; }
+  explicit operator bool() const { return shape_ != nullptr; }
+  /// The dims; the shape must be present.
+  const Shape& operator*() const { return *shape_; }
+  const Shape* operator->() const { return shape_; }
+  /// The dims; throws std::bad_optional_access when the rank is unknown.
+  const Shape& value() const {
+    if (!shape_) throw std::bad_optional_access();
+    return *shape_;
+  }
+  /// Makes the rank unknown.
+  void reset() { shape_ = nullptr; }
+  /// A copy as a std::optional, for code that edits the dims.
+  std::optional<Shape> toOptional() const {
+    return shape_ ? std::optional<Shape>(*shape_) : std::nullopt;
+  }
+
+  friend bool operator==(const OptionalShape& a, const OptionalShape& b) {
+    return a.shape_ == b.shape_;
+  }
+  friend bool operator==(const OptionalShape& a, std::nullopt_t) { return !a.shape_; }
+  friend bool operator==(const OptionalShape& a, const Shape& b) {
+    return a.shape_ && *a.shape_ == b;
+  }
+
+ private:
+  const Shape* shape_ = nullptr;  // interned; null: rank unknown
+};
+
 /// The type of a value: element type and an optional (ranked) shape.
 struct TensorType {
   DataType dtype = DataType::kUndefined;
-  std::optional<Shape> shape;  ///< nullopt: rank unknown.
+  OptionalShape shape;  ///< empty: rank unknown.
 
   TensorType() = default;
   TensorType(DataType t) : dtype(t) {}  // NOLINT: implicit from a dtype
