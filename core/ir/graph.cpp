@@ -317,8 +317,8 @@ Node* Graph::addNode(const OpKey* op, std::vector<Value*> inputs, std::vector<Va
   node->op_ = op;
   node->name_ = std::move(name);
   node->attrs_.assign(std::make_move_iterator(attrs.begin()), std::make_move_iterator(attrs.end()));
-  node->inputs_ = std::move(inputs);
-  node->outputs_ = std::move(outputs);
+  node->inputs_.assign(inputs.begin(), inputs.end());
+  node->outputs_.assign(outputs.begin(), outputs.end());
   Node* raw = node.get();
   for (size_t i = 0; i < raw->inputs_.size(); ++i)
     addUse(raw->inputs_[i], raw, static_cast<uint32_t>(i));

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include <boost/container/vector.hpp>
+#include <boost/container/small_vector.hpp>
 
 #include "subgraph/ir/tensor.h"
 #include "subgraph/ir/types.h"
@@ -37,10 +37,11 @@ struct Use {
   }
 };
 
-/// A value's use list: a vector with 32-bit size and capacity, 16 bytes
-/// instead of std::vector's 24 (see Value's fields).
-using UseList = boost::container::vector<
-    Use, void, boost::container::vector_options_t<boost::container::stored_size<uint32_t>>>;
+/// A value's use list, with room for one use inside the value: most values
+/// have one reader, and a pass over a large graph then finds it in the
+/// value's own cache lines instead of a heap block of its own (see Value's
+/// fields).
+using UseList = boost::container::small_vector<Use, 1>;
 
 /// A tensor-valued edge of the graph.
 class Value {
