@@ -50,17 +50,24 @@ void QuotientDag::reserve(size_t nodes) {
   order_.reserve(nodes);
 }
 
+void QuotientDag::prepareGroups() {
+  if (groupsReady_) return;
+  parent_.resize(bound_);
+  next_.resize(bound_);
+  std::iota(parent_.begin(), parent_.end(), NodeId{0});
+  std::iota(next_.begin(), next_.end(), NodeId{0});
+  memberEpoch_.assign(bound_, 0);
+  visitEpoch_.assign(bound_, 0);
+  memberMark_ = visitMark_ = 0;
+  groupsReady_ = true;
+}
+
 Status QuotientDag::init(const Graph& graph) {
   graph_ = &graph;
   const NodeId bound = graph.nodeIdBound();
-  parent_.resize(bound);
-  next_.resize(bound);
-  std::iota(parent_.begin(), parent_.end(), NodeId{0});
-  std::iota(next_.begin(), next_.end(), NodeId{0});
+  bound_ = bound;
+  groupsReady_ = false;  // the group tables are filled when first needed
   rank_.assign(bound, std::numeric_limits<uint32_t>::max());
-  memberEpoch_.assign(bound, 0);
-  visitEpoch_.assign(bound, 0);
-  memberMark_ = visitMark_ = 0;
   searches_ = visited_ = 0;
 
   // Kahn's algorithm with a stack: the consumer that a node makes ready is
@@ -205,6 +212,7 @@ void QuotientDag::search(std::span<Node* const> members, Direction direction, Wi
 
 std::vector<Reentry> QuotientDag::findReentries(std::span<Node* const> members,
                                                 Direction direction) {
+  prepareGroups();
   std::vector<Reentry> reentries;
   Window window = markMembers(members);
   forward_.clear();
@@ -214,6 +222,7 @@ std::vector<Reentry> QuotientDag::findReentries(std::span<Node* const> members,
 
 size_t QuotientDag::contract(std::span<Node* const> members) {
   if (members.empty()) return 0;
+  prepareGroups();
   Window window = markMembers(members);
   forward_.clear();
   search(members, Direction::kForward, window, forward_, nullptr);

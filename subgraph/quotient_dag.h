@@ -59,16 +59,14 @@ class QuotientDag {
   /// the first merge.
   std::vector<NodeId> orderIds() const;
   /// The representative node id of `node`'s group.
-  NodeId group(const Node& node) const { return parent_[node.id()]; }
+  NodeId group(const Node& node) const { return groupsReady_ ? parent_[node.id()] : node.id(); }
   /// The rank of `node`'s group.
-  uint32_t rank(const Node& node) const { return rank_[parent_[node.id()]]; }
+  uint32_t rank(const Node& node) const { return rank_[group(node)]; }
   /// What rankAtInit() gives for nodes the last init() did not see.
   static constexpr uint32_t kNoRank = UINT32_MAX;
   /// rank(node) if `node` existed when init() last ran (node ids are never
   /// reused, so an id below that graph's bound says so), else kNoRank.
-  uint32_t rankAtInit(const Node& node) const {
-    return node.id() < parent_.size() ? rank_[parent_[node.id()]] : kNoRank;
-  }
+  uint32_t rankAtInit(const Node& node) const { return node.id() < bound_ ? rank(node) : kNoRank; }
 
   /// Members of `members` (distinct, single-node groups) that are
   /// reachable from the set through some node outside it, searching along
@@ -102,7 +100,16 @@ class QuotientDag {
   template <typename Fn>
   void forEachNeighbour(NodeId rep, Direction direction, Fn&& fn) const;
 
+  // Fills the group tables (parent_, next_ and the epochs) on the first
+  // search or contraction after init(). Until then every group is a single
+  // node, which group() answers without them: a pass that forms no region
+  // (a backend matching nothing in the model) never writes these four
+  // tables, 16 bytes a node.
+  void prepareGroups();
+
   const Graph* graph_ = nullptr;
+  NodeId bound_ = 0;          // the graph's node id bound at init()
+  bool groupsReady_ = false;  // parent_, next_ and the epochs are filled
   std::vector<Node*> order_;
   std::vector<NodeId> parent_;  // group representative, by node id
   std::vector<NodeId> next_;    // circular list of group members, by node id

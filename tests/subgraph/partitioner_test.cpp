@@ -835,5 +835,50 @@ TEST(Partitioner, DoesNotTrustTheRanksAfterAHookAddsAnEdge) {
   EXPECT_THAT(report.status().message(), HasSubstr("not acyclic"));
 }
 
+/// Fuses nothing, then feeds the graph input to b instead of s's output:
+/// an edge the ranks order (x has no producer), so no cycle.
+class AcyclicEdgePostProperty : public LambdaProperty {
+ public:
+  AcyclicEdgePostProperty()
+      : LambdaProperty("nothing",
+                       [] { return std::make_unique<OpTypeSelector>(std::set<std::string>{}); }) {}
+  Status PostPartition(Graph& graph, std::span<const FusedRegion>) override {
+    graph.setNodeInput(graph.findNode("b"), 0, graph.findNode("a")->input(0));
+    return Status::ok();
+  }
+};
+
+//   %x -> Relu(a) -> Sin(s) -> Neg(b) -> %y, then the hook makes it
+//   %x -> Relu(a) -> Sin(s)      %x -> Neg(b) -> %y
+/// A pass that selects nothing fills no region tables and leaves every
+/// group a single node; a hook edge after it is judged by those ranks, and
+/// a later property of the same backend still fuses on tables of its own.
+TEST(Partitioner, FusesAfterAPassThatSelectsNothing) {
+  auto g = parseGraphOrThrow(kChainAroundSin);
+  std::vector<std::unique_ptr<SubgraphProperty>> properties;
+  properties.push_back(std::make_unique<AcyclicEdgePostProperty>());
+  properties.push_back(std::make_unique<LambdaProperty>(
+      "ops", [] { return std::make_unique<OpTypeSelector>(kSupported); }));
+  PartitionReport report = partitionOk(*g, makeBackend("test", std::move(properties)));
+  EXPECT_EQ(regionSets(report), (std::vector<std::vector<std::string>>{{"a"}, {"b"}}));
+  EXPECT_EQ(report.regions[0].property, "ops");
+  EXPECT_THAT(report.regions[1].inputs, ElementsAre("x"));
+  expectValid(*g);
+}
+
+//   %x -> Relu(a) -> Sin(s) -> Neg(b) -> %y
+/// Negative: a backend that selects nothing fuses nothing and leaves the
+/// graph as it was, every node reported as matched by no selector.
+TEST(Partitioner, DoesNotChangeTheGraphWhenNothingIsSelected) {
+  auto g = parseGraphOrThrow(kChainAroundSin);
+  PartitionReport report = partitionOk(*g, opBackend({}));
+  EXPECT_THAT(report.regions, IsEmpty());
+  EXPECT_EQ(g->numNodes(), 3u);
+  ASSERT_EQ(report.rejected.size(), 3u);
+  for (const RejectedNode& r : report.rejected) EXPECT_EQ(r.kind, "no-selector") << r.node;
+  EXPECT_EQ(report.rejected[0].node, "a");
+  EXPECT_EQ(report.rejected[2].node, "b");
+}
+
 }  // namespace
 }  // namespace subgraph::partition
