@@ -1013,7 +1013,13 @@ void fillReport(RunState& run, const std::vector<NodeId>& inputOrder,
   // The report's index of each of run.reasons' texts, once added.
   constexpr uint32_t kUnset = UINT32_MAX;
   std::vector<uint32_t> reportText(run.reasons.texts().size(), kUnset);
-  for (NodeId id : inputOrder) {
+  for (size_t i = 0; i < inputOrder.size(); ++i) {
+    const NodeId id = inputOrder[i];
+    // A left-out node's name and op are read from the node object: start
+    // the load 8 nodes ahead (no effect on what is reported).
+    if (i + 8 < inputOrder.size()) {
+      if (const Node* ahead = run.graph.node(inputOrder[i + 8])) __builtin_prefetch(ahead);
+    }
     if (run.regionOf[id] >= 0) {
       ++report.nodesInRegions;
       if (id < wanted.size() && wanted[id]) {

@@ -95,6 +95,19 @@ Status QuotientDag::init(const Graph& graph) {
   // a move took into a region body is in another graph and is skipped.
   for (NodeId id = 0; id < bound; ++id) {
     succBegin_[id] = static_cast<uint32_t>(succ_.size());
+    // The loads of a node 8 ids ahead and of its first output 4 ahead
+    // start now: the node and value objects lie in two separate streams
+    // (a clone allocates every value, then every node), each in id order,
+    // and the loop otherwise waits for each object in turn once the graph
+    // outgrows the cache. 10^6 transformer nodes: 75 -> 72 ms side by
+    // side (3 rounds; 16 and 8 ahead: 72.4), 10^4 unchanged within 1.5%.
+    if (id + 8 < bound) {
+      if (const Node* ahead = graph.node(id + 8)) __builtin_prefetch(ahead);
+    }
+    if (id + 4 < bound) {
+      const Node* ahead = graph.node(id + 4);
+      if (ahead && !ahead->outputs().empty()) __builtin_prefetch(ahead->outputs()[0]);
+    }
     const Node* n = graph.node(id);
     if (!n) continue;
     for (Value* out : n->outputs()) {
