@@ -9,20 +9,26 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 
 namespace subgraph::partition {
 
 RejectedNode RejectedNodes::operator[](size_t i) const {
-  const Entry& e = entries_[i];
-  const size_t begin = i == 0 ? 0 : entries_[i - 1].nameEnd;
+  const Entry& e = entry(i);
+  const size_t begin = i == 0 ? 0 : entry(i - 1).nameEnd;
   return RejectedNode{names_.substr(begin, e.nameEnd - begin), e.nodeId, texts_[e.op],
                       texts_[e.kind], texts_[e.reason]};
 }
 
 void RejectedNodes::reserve(size_t n, size_t nameBytes) {
-  entries_.reserve(n);
+  // Room for the chunk list now; each chunk takes its share when it starts,
+  // and the one being filled its share now.
+  reserved_ = std::max(reserved_, n);
+  chunks_.reserve((n + kChunk - 1) >> kChunkShift);
+  if (!chunks_.empty() && chunks_.back().size() < kChunk && n > size_)
+    chunks_.back().reserve(std::min(kChunk, chunks_.back().size() + (n - size_)));
   names_.reserve(nameBytes);
 }
 
@@ -31,13 +37,19 @@ void RejectedNodes::push_back(const RejectedNode& node) {
 }
 
 RejectedNodes::RejectedNodes(const RejectedNodes& other)
-    : entries_(other.entries_), names_(other.names_), texts_(other.texts_) {
+    : names_(other.names_),
+      texts_(other.texts_),
+      chunks_(other.chunks_),
+      size_(other.size_),
+      reserved_(other.reserved_) {
   reindex();
 }
 
 RejectedNodes& RejectedNodes::operator=(const RejectedNodes& other) {
   if (this != &other) {
-    entries_ = other.entries_;
+    chunks_ = other.chunks_;
+    size_ = other.size_;
+    reserved_ = other.reserved_;
     names_ = other.names_;
     texts_ = other.texts_;
     reindex();
@@ -66,7 +78,12 @@ uint32_t RejectedNodes::addText(std::string text) {
 void RejectedNodes::append(std::string_view node, NodeId nodeId, uint32_t op, uint32_t kind,
                            uint32_t reason) {
   names_.append(node);
-  entries_.push_back(Entry{names_.size(), nodeId, op, kind, reason});
+  if (chunks_.empty() || chunks_.back().size() == kChunk) {
+    chunks_.emplace_back();
+    if (reserved_ > size_) chunks_.back().reserve(std::min(kChunk, reserved_ - size_));
+  }
+  chunks_.back().push_back(Entry{names_.size(), nodeId, op, kind, reason});
+  ++size_;
 }
 
 std::string reportToJson(const PartitionReport& report, int indent) {

@@ -103,6 +103,36 @@ TEST(RejectedNodes, ReadsBackWhatWasAddedInOrder) {
   EXPECT_TRUE(list.empty());
 }
 
+/// A list longer than one storage chunk (2^16 entries) reads back every
+/// entry across the chunk boundaries, reserved up front or not, and a copy
+/// reads the same.
+TEST(RejectedNodes, ReadsBackAcrossChunks) {
+  constexpr size_t kEntries = 3 * 65536 + 5;
+  for (bool reserve : {false, true}) {
+    RejectedNodes list;
+    if (reserve) list.reserve(kEntries, kEntries * 7);
+    const uint32_t op = list.intern("Sin");
+    const uint32_t kind = list.intern("no-selector");
+    for (size_t i = 0; i < kEntries; ++i)
+      list.append("n" + std::to_string(i), static_cast<NodeId>(i), op, kind, kind);
+    const RejectedNodes copy = list;
+    ASSERT_EQ(list.size(), kEntries);
+    ASSERT_EQ(copy.size(), kEntries);
+    size_t i = 0;
+    for (const RejectedNode& n : copy) {
+      if (n.node != "n" + std::to_string(i) || n.nodeId != i) {
+        ADD_FAILURE() << "entry " << i << " reads '" << n.node << "' #" << n.nodeId
+                      << (reserve ? " (reserved)" : "");
+        break;
+      }
+      ++i;
+    }
+    EXPECT_EQ(i, kEntries);
+    for (size_t k : {size_t{65535}, size_t{65536}, size_t{65537}, kEntries - 1})
+      EXPECT_EQ(list[k].node, "n" + std::to_string(k));
+  }
+}
+
 //   %x -> Sin -> Cos -> Sin -> %y, with no backend
 /// Negative: sharing the texts does not merge or reorder entries; a graph
 /// that no backend applies to still gets one entry per node, in order,

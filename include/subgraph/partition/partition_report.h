@@ -133,10 +133,10 @@ class RejectedNodes {
   RejectedNodes(RejectedNodes&&) = default;
   RejectedNodes& operator=(RejectedNodes&&) = default;
 
-  size_t size() const { return entries_.size(); }
-  bool empty() const { return entries_.empty(); }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
   const_iterator begin() const { return {this, 0}; }
-  const_iterator end() const { return {this, entries_.size()}; }
+  const_iterator end() const { return {this, size_}; }
   /// Entry `i` (i < size()), built as a value.
   RejectedNode operator[](size_t i) const;
   /// Room for `n` entries in all, and `nameBytes` bytes of names.
@@ -164,14 +164,26 @@ class RejectedNodes {
     NodeId nodeId;
     uint32_t op, kind, reason;
   };
+  // The entries sit in chunks of kChunk rather than one array. A report of
+  // 10^6 left-out nodes is 24 MB of entries: as one block, past the
+  // allocator's 16 MiB limit for blocks it carves from its reusable
+  // segments, it would be mapped afresh for every report and the kernel
+  // would zero-fill it page by page (a tenth of a 10^6-node transformer
+  // partition); 1.5 MB chunks are served, and reused, like any other
+  // block. A chunk grows up to kChunk, to what reserve() asked for.
+  static constexpr size_t kChunkShift = 16;
+  static constexpr size_t kChunk = size_t{1} << kChunkShift;
+  const Entry& entry(size_t i) const { return chunks_[i >> kChunkShift][i & (kChunk - 1)]; }
   void reindex();
 
-  std::vector<Entry> entries_;
   std::string names_;
   // A deque, so that the texts stay put as it grows (and when the list is
   // moved) and the index can key on views of them: each text is stored once.
   std::deque<std::string> texts_;
   std::unordered_map<std::string_view, uint32_t> textIndex_;
+  std::vector<std::vector<Entry>> chunks_;
+  size_t size_ = 0;
+  size_t reserved_ = 0;  // entries reserve() asked room for
 };
 
 /// The outcome of one partitionGraph() call.
