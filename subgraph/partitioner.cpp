@@ -818,7 +818,7 @@ std::vector<FusedRegion> PropertyPass::materializeAll() {
     if (!lateBodies_ && end - removedUpTo >= batchNodes) removeBatch(end);
   }
   if (lateBodies_)
-    graph_.dropForeignUses(touched_);
+    graph_.dropForeignUses(touched_, members_);
   else if (removedUpTo < members_.size())
     removeBatch(members_.size());
 

@@ -433,6 +433,64 @@ void Graph::dropForeignUses(std::span<Value* const> values) {
     eraseUsesIf(value->uses_, [this](const Use& u) { return u.user->graph_ != this; });
 }
 
+namespace {
+
+// A set of node addresses as one bit per 16-byte granule from the lowest
+// listed address to the highest. Distinct live objects start in distinct
+// granules (operator new aligns to 16 and a node is larger than that), so
+// membership is exact. Built only when the bitmap stays small: at most
+// 8 bytes per listed node plus 128 KiB (a 10^6-node graph's moved nodes
+// span some 128 MB, a 1 MB bitmap that stays in the core's cache).
+class NodeAddressSet {
+ public:
+  explicit NodeAddressSet(std::span<Node* const> nodes) {
+    if (nodes.empty()) return;
+    auto [lo, hi] = std::minmax_element(nodes.begin(), nodes.end(), std::less<const Node*>());
+    lo_ = reinterpret_cast<uintptr_t>(*lo);
+    hi_ = reinterpret_cast<uintptr_t>(*hi);
+    const size_t bits = ((hi_ - lo_) >> kGranuleShift) + 1;
+    if (bits / 8 > nodes.size() * 8 + (size_t{128} << 10)) return;
+    words_.assign((bits + 63) / 64, 0);
+    for (const Node* n : nodes) {
+      const size_t bit = (reinterpret_cast<uintptr_t>(n) - lo_) >> kGranuleShift;
+      words_[bit / 64] |= uint64_t{1} << (bit % 64);
+    }
+  }
+  bool usable() const { return !words_.empty(); }
+  bool contains(const Node* n) const {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(n);
+    if (a < lo_ || a > hi_) return false;
+    const size_t bit = (a - lo_) >> kGranuleShift;
+    return (words_[bit / 64] >> (bit % 64)) & 1;
+  }
+
+ private:
+  static constexpr unsigned kGranuleShift = 4;
+  uintptr_t lo_ = 0;
+  uintptr_t hi_ = 0;
+  std::vector<uint64_t> words_;
+};
+
+}  // namespace
+
+void Graph::dropForeignUses(std::span<Value* const> values, std::span<Node* const> movedOut) {
+  const NodeAddressSet moved(movedOut);
+  if (!moved.usable()) {
+    dropForeignUses(values);
+    return;
+  }
+  for (Value* value : values) {
+    eraseUsesIf(value->uses_, [&](const Use& u) { return moved.contains(u.user); });
+#ifndef NDEBUG
+    for (const Use& u : value->uses_)
+      if (u.user->graph_ != this)
+        throw Error("graph '" + name_ + "': value '" + value->name_ + "' keeps a use by " +
+                    u.user->qualifiedOpType() + " node '" + u.user->displayName() +
+                    "' of another graph, which dropForeignUses() was not told moved");
+#endif
+  }
+}
+
 void Graph::setNodeInput(Node* node, size_t index, Value* value) {
   if (index >= node->inputs_.size()) node->inputs_.resize(index + 1, nullptr);
   auto idx = static_cast<uint32_t>(index);

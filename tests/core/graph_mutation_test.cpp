@@ -125,6 +125,48 @@ TEST(GraphMutation, AdoptNodeAndRebindLeavesBothGraphsConsistent) {
   EXPECT_EQ(body.node(a->id()), a);
 }
 
+//   %w read by Relu a, Neg b, Exp c, Sin d (in that order); a and c move out
+/// Told which nodes moved, dropForeignUses() drops exactly their uses and
+/// keeps the others in order; b, whose address lies between a's and c's,
+/// keeps its use (the address set is exact, not a range).
+TEST(GraphMutation, DropForeignUsesOfListedMovedNodes) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%w: f32[4]) {
+      %a = Relu(%w) @a
+      %b = Neg(%w) @b
+      %c = Exp(%w) @c
+      %d = Sin(%w) @d
+      return %a, %b, %c, %d
+    })");
+  Value* w = g->findValue("w");
+  Node* a = g->findNode("a");
+  Node* b = g->findNode("b");
+  Node* c = g->findNode("c");
+  Node* d = g->findNode("d");
+  Graph body("body");
+  body.adoptNode(a);
+  body.adoptNode(c);
+  const std::vector<Node*> moved{c, a};
+  g->dropForeignUses(std::vector<Value*>{w}, moved);
+  EXPECT_EQ(usesOf(w), (std::vector<Use>{{b, 0}, {d, 0}}));
+}
+
+/// Negative: a use by a node still in the graph is never dropped, also
+/// when no moved node is listed (the path that loads each reader).
+TEST(GraphMutation, DropForeignUsesKeepsUsesWhenNothingMoved) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%w: f32[4]) {
+      %a = Relu(%w) @a
+      %b = Neg(%w) @b
+      return %a, %b
+    })");
+  Value* w = g->findValue("w");
+  Node* a = g->findNode("a");
+  Node* b = g->findNode("b");
+  g->dropForeignUses(std::vector<Value*>{w}, std::vector<Node*>{});
+  EXPECT_EQ(usesOf(w), (std::vector<Use>{{a, 0}, {b, 0}}));
+}
+
 //   %x -> Relu(a) -> Neg(b) -> %y
 /// edgesAdded() counts every edge that appears (a node's inputs and its
 /// outputs' producer link, a rewired input) and never goes down; removing

@@ -247,6 +247,15 @@ class Graph {
   /// use by a node that is no longer in this graph, keeping the order of
   /// the others: one pass per value, however many of its readers moved.
   void dropForeignUses(std::span<Value* const> values);
+  /// As dropForeignUses(values), for a caller that knows which nodes left:
+  /// `movedOut` must list every node that left this graph and that the
+  /// lists may still name. Whether a reader left is then looked up in a
+  /// bitmap over those nodes' addresses instead of loaded from the reader:
+  /// a shared weight's list names readers all over a large graph, a cache
+  /// miss each, and several weights' lists name the same readers again.
+  /// Falls back to loading the readers when the moved nodes' addresses are
+  /// too spread out for a small bitmap. Debug builds check the contract.
+  void dropForeignUses(std::span<Value* const> values, std::span<Node* const> movedOut);
 
   /// Reserves room for `nodes` more nodes and `values` more values, so a
   /// builder that knows its sizes (such as a partitioner extracting region
