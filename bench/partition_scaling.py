@@ -278,6 +278,18 @@ def main():
         # Google Benchmark JSON file is one round.
         rounds = saved["rounds"] if isinstance(saved, dict) and "rounds" in saved else [saved]
     else:
+        # A run takes minutes: refuse a save path that cannot be written
+        # before running, not after (its folder is made if missing).
+        if args.save_json:
+            try:
+                folder = os.path.dirname(os.path.abspath(args.save_json))
+                os.makedirs(folder, exist_ok=True)
+                with open(args.save_json, "a", encoding="utf-8"):
+                    pass
+            except OSError as e:
+                print(f"partition_scaling.py: cannot write --save-json {args.save_json}: "
+                      f"{e.strerror}", file=sys.stderr)
+                return 2
         if not os.access(args.bench, os.X_OK):
             print(f"partition_scaling.py: {args.bench} is not an executable; build the "
                   "partition_bench target of a Release build first", file=sys.stderr)

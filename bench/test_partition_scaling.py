@@ -120,6 +120,29 @@ class UsageTest(unittest.TestCase):
         self.assertEqual(proc.returncode, 2)
         self.assertIn("is not an executable", proc.stderr)
 
+    def test_unwritable_save_path_is_refused_before_running(self):
+        # The benchmark binary is missing too: the save path is checked first,
+        # so a run of minutes is never lost to a path it cannot write.
+        with tempfile.TemporaryDirectory() as tmp:
+            blocker = os.path.join(tmp, "file")
+            with open(blocker, "w", encoding="utf-8"):
+                pass
+            proc = subprocess.run([sys.executable, SCRIPT, "--bench", "/nonexistent/partition_bench",
+                                   "--save-json", os.path.join(blocker, "run.json")],
+                                  capture_output=True, text=True, check=False)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("cannot write --save-json", proc.stderr)
+
+    def test_save_path_folder_is_made(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "new", "run.json")
+            proc = subprocess.run([sys.executable, SCRIPT, "--bench", "/nonexistent/partition_bench",
+                                   "--save-json", path],
+                                  capture_output=True, text=True, check=False)
+            self.assertTrue(os.path.isdir(os.path.dirname(path)))
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("is not an executable", proc.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
