@@ -319,8 +319,8 @@ class PropertyPass final : private PartitionState {
   // excluded_, candidate_, scratch_, the inlined marks and the body
   // builder's) are filled at the first seed the selector takes, not when
   // the pass starts: a pass that selects nothing, as for a backend that
-  // matches none of the model, never writes them (some 40 bytes a node,
-  // 40 MB of a 10^6-node graph that would only be written to be dropped).
+  // matches none of the model, never writes them (20 bytes a node and 15
+  // a value: 35 MB of a 10^6-node graph, written only to be dropped).
   bool regionTables_ = false;
   uint32_t seedMark_ = 1;  // excluded_ starts at 0: nothing excluded
   uint32_t candidateMark_ = 0;
