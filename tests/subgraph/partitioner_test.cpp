@@ -808,16 +808,21 @@ TEST(Partitioner, DoesNotLetAHookCloseACycle) {
   EXPECT_THAT(report.status().message(), HasSubstr("not acyclic"));
 }
 
-/// Fuses nothing, then closes a cycle among the nodes it was shown.
-class CyclingPostProperty : public LambdaProperty {
+/// Fuses nothing, then points input 0 of node `reader` at value `value`.
+class RewiringPostProperty : public LambdaProperty {
  public:
-  CyclingPostProperty()
+  RewiringPostProperty(std::string reader, std::string value)
       : LambdaProperty("nothing",
-                       [] { return std::make_unique<OpTypeSelector>(std::set<std::string>{}); }) {}
+                       [] { return std::make_unique<OpTypeSelector>(std::set<std::string>{}); }),
+        reader_(std::move(reader)),
+        value_(std::move(value)) {}
   Status PostPartition(Graph& graph, std::span<const FusedRegion>) override {
-    graph.setNodeInput(graph.findNode("a"), 0, graph.findNode("b")->output(0));
+    graph.setNodeInput(graph.findNode(reader_), 0, graph.findValue(value_));
     return Status::ok();
   }
+
+ private:
+  std::string reader_, value_;
 };
 
 //   %x -> Relu(a) -> Sin(s) -> Neg(b) -> %y, then the hook feeds %y to a
@@ -827,26 +832,13 @@ class CyclingPostProperty : public LambdaProperty {
 TEST(Partitioner, DoesNotTrustTheRanksAfterAHookAddsAnEdge) {
   auto g = parseGraphOrThrow(kChainAroundSin);
   std::vector<std::unique_ptr<SubgraphProperty>> properties;
-  properties.push_back(std::make_unique<CyclingPostProperty>());
+  properties.push_back(std::make_unique<RewiringPostProperty>("a", "y"));
   std::vector<SubgraphBackend> backends;
   backends.push_back(makeBackend("test", std::move(properties)));
   StatusOr<PartitionReport> report = partitionGraph(*g, backends);
   ASSERT_FALSE(report.isOk());
   EXPECT_THAT(report.status().message(), HasSubstr("not acyclic"));
 }
-
-/// Fuses nothing, then feeds the graph input to b instead of s's output:
-/// an edge the ranks order (x has no producer), so no cycle.
-class AcyclicEdgePostProperty : public LambdaProperty {
- public:
-  AcyclicEdgePostProperty()
-      : LambdaProperty("nothing",
-                       [] { return std::make_unique<OpTypeSelector>(std::set<std::string>{}); }) {}
-  Status PostPartition(Graph& graph, std::span<const FusedRegion>) override {
-    graph.setNodeInput(graph.findNode("b"), 0, graph.findNode("a")->input(0));
-    return Status::ok();
-  }
-};
 
 //   %x -> Relu(a) -> Sin(s) -> Neg(b) -> %y, then the hook makes it
 //   %x -> Relu(a) -> Sin(s)      %x -> Neg(b) -> %y
@@ -856,7 +848,8 @@ class AcyclicEdgePostProperty : public LambdaProperty {
 TEST(Partitioner, FusesAfterAPassThatSelectsNothing) {
   auto g = parseGraphOrThrow(kChainAroundSin);
   std::vector<std::unique_ptr<SubgraphProperty>> properties;
-  properties.push_back(std::make_unique<AcyclicEdgePostProperty>());
+  // x has no producer, so the new edge x -> b closes no cycle.
+  properties.push_back(std::make_unique<RewiringPostProperty>("b", "x"));
   properties.push_back(std::make_unique<LambdaProperty>(
       "ops", [] { return std::make_unique<OpTypeSelector>(kSupported); }));
   PartitionReport report = partitionOk(*g, makeBackend("test", std::move(properties)));
