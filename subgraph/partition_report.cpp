@@ -23,12 +23,10 @@ RejectedNode RejectedNodes::operator[](size_t i) const {
 }
 
 void RejectedNodes::reserve(size_t n, size_t nameBytes) {
-  // Room for the chunk list now; each chunk takes its share when it starts,
-  // and the one being filled its share now.
+  // Room for the chunk list now; each chunk takes its share when append()
+  // starts it.
   reserved_ = std::max(reserved_, n);
   chunks_.reserve((n + kChunk - 1) >> kChunkShift);
-  if (!chunks_.empty() && chunks_.back().size() < kChunk && n > size_)
-    chunks_.back().reserve(std::min(kChunk, chunks_.back().size() + (n - size_)));
   names_.reserve(nameBytes);
 }
 
