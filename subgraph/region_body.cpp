@@ -54,7 +54,7 @@ void RegionBodyBuilder::reset(const Graph& graph) {
 }
 
 bool RegionBodyBuilder::escapes(const Value& value) const {
-  if (isGraphOutput_[value.id()]) return true;
+  if (isGraphOutput_[value.id()] || (touched_[value.id()] & kReadByMoved)) return true;
   for (const Use& use : value.uses())
     if (!inRegion(use.user)) return true;
   return false;
@@ -131,7 +131,8 @@ RegionBody RegionBodyBuilder::move(std::span<Node* const> members, std::string n
       } else if (options.inlineConstants && v->isInitializer() && !v->isGraphInput()) {
         // The body takes a constant only the region reads; one read by
         // more nodes than the region has inputs is read outside it.
-        bool own = !isGraphOutput_[v->id()] && v->uses().size() <= inputSlots &&
+        bool own = !isGraphOutput_[v->id()] && !(touched_[v->id()] & kReadByMoved) &&
+                   v->uses().size() <= inputSlots &&
                    std::all_of(v->uses().begin(), v->uses().end(),
                                [&](const Use& u) { return inRegion(u.user); });
         slots_.push_back(own ? Slot::kOwnConstant : Slot::kSharedConstant);
@@ -146,10 +147,14 @@ RegionBody RegionBodyBuilder::move(std::span<Node* const> members, std::string n
   RegionBody result;
   result.body = newBody(members, std::move(name));
   Graph& body = *result.body;
-  // Outer values that keep a use by a moved node, listed once per pass.
-  auto touch = [&](Value* v) {
-    if (!touched_[v->id()]) {
-      touched_[v->id()] = 1;
+  // Points member n's input k, which reads outer value v, at body value
+  // `inner`. Outer values whose lists keep a use by a moved node are
+  // listed once per pass for dropForeignUses().
+  auto rebind = [&](Node* n, size_t k, Value* v, Value* inner) {
+    uint8_t& flags = touched_[v->id()];
+    flags |= kReadByMoved;
+    if (body.rebindInput(n, k, inner) && !(flags & kListed)) {
+      flags |= kListed;
       touched.push_back(v);
     }
   };
@@ -165,8 +170,7 @@ RegionBody RegionBodyBuilder::move(std::span<Node* const> members, std::string n
           break;
         case Slot::kInternalEscaping:
           // Members come in topological order, so it is already mapped.
-          body.rebindInput(n, k, mapped(v));
-          touch(v);
+          rebind(n, k, v, mapped(v));
           break;
         case Slot::kOwnConstant:
           if (v->graph() != &body) body.adoptValue(v);
@@ -176,19 +180,17 @@ RegionBody RegionBodyBuilder::move(std::span<Node* const> members, std::string n
             bind(v, body.addSharedInitializer(v->name(), v->sharedInitializer()));
             inlined.push_back(v);
           }
-          body.rebindInput(n, k, mapped(v));
-          touch(v);
+          rebind(n, k, v, mapped(v));
           break;
         case Slot::kOuter:
-          touch(v);
           if (isMapped(v) && options.mergeDuplicatedInputs) {
-            body.rebindInput(n, k, mapped(v));
+            rebind(n, k, v, mapped(v));
           } else {
             // A first read becomes a body input; an unmerged repeated read
             // gets one of its own.
-            body.rebindInput(n, k,
-                             isMapped(v) ? body.addInput(freshName(body, v->name()), v->type())
-                                         : bind(v, body.addInput(v->name(), v->type())));
+            rebind(n, k, v,
+                   isMapped(v) ? body.addInput(freshName(body, v->name()), v->type())
+                               : bind(v, body.addInput(v->name(), v->type())));
             result.inputs.push_back(v);
           }
           break;

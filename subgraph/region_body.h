@@ -59,7 +59,9 @@ class RegionBodyBuilder {
   /// the returned inputs and outputs (which re-points the outputs'
   /// producers) and call Graph::dropForeignUses(touched) before anything
   /// reads the use lists of `touched`, which this appends the outer values
-  /// whose lists still name moved readers to (each once per reset()).
+  /// whose lists still name moved readers to (each once per reset()); a
+  /// short list loses its moved readers at once (Graph::rebindInput), and
+  /// later moves still treat such a value as read outside their region.
   /// Outer constants the body shares rather than takes go to `inlined`.
   RegionBody move(std::span<Node* const> members, std::string name, const PropertyOptions& options,
                   std::vector<Value*>& inlined, std::vector<Value*>& touched);
@@ -102,7 +104,12 @@ class RegionBodyBuilder {
 
   const Graph* graph_ = nullptr;
   std::vector<Slot> slots_;
-  std::vector<uint8_t> touched_;  // by outer value id: already listed in `touched`
+  // By outer value id: kReadByMoved, kListed. A value a moved member read
+  // is read outside every later region (by that member's fused node), even
+  // once the member's use is gone from its list.
+  static constexpr uint8_t kReadByMoved = 1;
+  static constexpr uint8_t kListed = 2;  // in move()'s `touched`
+  std::vector<uint8_t> touched_;
   std::vector<uint32_t> nodeMark_;
   std::vector<uint32_t> valueMark_;
   std::vector<Value*> bodyValue_;

@@ -125,6 +125,50 @@ TEST(GraphMutation, AdoptNodeAndRebindLeavesBothGraphsConsistent) {
   EXPECT_EQ(body.node(a->id()), a);
 }
 
+//   %x read by Relu a and Neg b; a moves out and is rebound to a body input
+/// A moved node's use of a value with a short list goes at once, keeping
+/// the order of the others; rebindInput() says nothing is left to drop.
+TEST(GraphMutation, RebindInputDropsTheUseFromAShortListAtOnce) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4]) {
+      %a = Relu(%x) @a
+      %b = Neg(%x) @b
+      return %a, %b
+    })");
+  Value* x = g->findValue("x");
+  Node* a = g->findNode("a");
+  Node* b = g->findNode("b");
+  Graph body("body");
+  body.adoptNode(a);
+  EXPECT_FALSE(body.rebindInput(a, 0, body.addInput("x", kF32x4)));
+  EXPECT_EQ(usesOf(x), (std::vector<Use>{{b, 0}}));
+  EXPECT_EQ(a->input(0)->graph(), &body);
+}
+
+/// Negative: a list longer than kShortUseList is not compacted one moved
+/// reader at a time; the use stays, and rebindInput() says so, until
+/// dropForeignUses().
+TEST(GraphMutation, RebindInputLeavesALongListToDropForeignUses) {
+  std::string text = "graph @g(%w: f32[4]) {\n";
+  const size_t readers = Graph::kShortUseList + 1;
+  for (size_t i = 0; i < readers; ++i)
+    text += "  %r" + std::to_string(i) + " = Relu(%w) @n" + std::to_string(i) + "\n";
+  text += "  return %r0";
+  for (size_t i = 1; i < readers; ++i) text += ", %r" + std::to_string(i);
+  text += "\n}";
+  auto g = parseGraphOrThrow(text);
+  Value* w = g->findValue("w");
+  Node* first = g->findNode("n0");
+  Graph body("body");
+  body.adoptNode(first);
+  EXPECT_TRUE(body.rebindInput(first, 0, body.addInput("w", kF32x4)));
+  ASSERT_EQ(w->uses().size(), readers);
+  EXPECT_EQ(w->uses()[0].user, first);
+  g->dropForeignUses(std::vector<Value*>{w}, std::vector<Node*>{first});
+  ASSERT_EQ(w->uses().size(), readers - 1);
+  for (const Use& u : w->uses()) EXPECT_NE(u.user, first);
+}
+
 //   %w read by Relu a, Neg b, Exp c, Sin d (in that order); a and c move out
 /// Told which nodes moved, dropForeignUses() drops exactly their uses and
 /// keeps the others in order; b, whose address lies between a's and c's,

@@ -153,5 +153,40 @@ TEST(RegionMove, LeavesNoTraceOfTheMembers) {
     for (const Use& u : v->uses()) EXPECT_EQ(u.user->graph(), &g) << v->name();
 }
 
+//   %x -> Exp e -> %a ----+
+//   %x -> Neg p -> %v -> Add m -> %m (output)
+//                  %v -> Sin s -> %s (output)
+// Region {e, m} is seeded first and moved first; it reads %v, which region
+// {p, s}, moved after it, computes. Moving {e, m} drops m's use of %v at
+// once (a short list), so %v's list then names only s.
+const char* kEarlierRegionReadsLater = R"(
+    graph @g(%x: f32[4]) {
+      %a = Exp(%x) @e
+      %v = Neg(%x) @p
+      %m = Add(%a, %v) @m
+      %s = Sin(%v) @s
+      return %m, %s
+    })";
+
+/// Negative: a value that a region moved earlier read must not be taken
+/// into a later region's body as internal, though its use list no longer
+/// shows that reader; it stays an output of the later fused node.
+TEST(RegionMove, ValueReadByAnEarlierMovedRegionStillEscapes) {
+  Pattern pattern =
+      Pattern::chain("pair", {OpMatcher::anyOf({"Exp", "Neg"}), OpMatcher::anyOf({"Add", "Sin"})});
+  Partitioned moved = expectSameBothWays(kEarlierRegionReadsLater, pattern);
+  EXPECT_EQ(regionSets(moved.report),
+            (std::vector<std::vector<std::string>>{{"e", "m"}, {"p", "s"}}));
+  EXPECT_EQ(moved.report.regions.at(1).outputs, (std::vector<std::string>{"v", "s"}));
+  const Graph& g = *moved.graph;
+  expectValid(g);
+  Value* v = g.findValue("v");
+  ASSERT_NE(v, nullptr);
+  ASSERT_NE(v->producer(), nullptr);
+  EXPECT_EQ(v->producer()->name(), "pat_pair_1");
+  ASSERT_EQ(v->uses().size(), 1u);
+  EXPECT_EQ(v->uses()[0].user->name(), "pat_pair_0");
+}
+
 }  // namespace
 }  // namespace subgraph::partition

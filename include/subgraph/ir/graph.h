@@ -236,9 +236,20 @@ class Graph {
   /// costs no hashing there.
   Value* adoptValue(Value* value);
   /// Points input `index` of `node` (a node of this graph) at `value` (a
-  /// value of this graph, or null) and records the use. The use in the old
-  /// value's list stays until that graph's dropForeignUses().
-  void rebindInput(Node* node, size_t index, Value* value);
+  /// value of this graph, or null) and records the use. The node's use in
+  /// the old value's list (a value of the graph the node came from) goes
+  /// right away if that list is short (at most kShortUseList uses): a
+  /// caller moving a region has just read the old value, and visiting it
+  /// again later is a cache miss per value on a large graph. A longer list,
+  /// such as a shared weight's with thousands of readers, keeps the use
+  /// until that graph's dropForeignUses(), which compacts it once for all
+  /// of its moved readers. (An old value of this graph loses the use at
+  /// once.) Returns true if the use was kept, that is, if the old value
+  /// must be passed to dropForeignUses().
+  bool rebindInput(Node* node, size_t index, Value* value);
+  /// The longest use list rebindInput() drops a moved reader's use from
+  /// at once.
+  static constexpr size_t kShortUseList = 8;
   /// Makes `value` (of this graph, without a producer) output `index` of
   /// `node` (of this graph). The old output still names `node` as its
   /// producer until a node of its own graph claims it through addNode().
