@@ -125,23 +125,26 @@ TEST(GraphMutation, AdoptNodeAndRebindLeavesBothGraphsConsistent) {
   EXPECT_EQ(body.node(a->id()), a);
 }
 
-//   %x read by Relu a and Neg b; a moves out and is rebound to a body input
+//   %w read by Relu a and Neg b
+const char* kTwoReaders = R"(
+    graph @g(%w: f32[4]) {
+      %a = Relu(%w) @a
+      %b = Neg(%w) @b
+      return %a, %b
+    })";
+
+//   kTwoReaders; a moves out and is rebound to a body input
 /// A moved node's use of a value with a short list goes at once, keeping
 /// the order of the others; rebindInput() says nothing is left to drop.
 TEST(GraphMutation, RebindInputDropsTheUseFromAShortListAtOnce) {
-  auto g = parseGraphOrThrow(R"(
-    graph @g(%x: f32[4]) {
-      %a = Relu(%x) @a
-      %b = Neg(%x) @b
-      return %a, %b
-    })");
-  Value* x = g->findValue("x");
+  auto g = parseGraphOrThrow(kTwoReaders);
+  Value* w = g->findValue("w");
   Node* a = g->findNode("a");
   Node* b = g->findNode("b");
   Graph body("body");
   body.adoptNode(a);
-  EXPECT_FALSE(body.rebindInput(a, 0, body.addInput("x", kF32x4)));
-  EXPECT_EQ(usesOf(x), (std::vector<Use>{{b, 0}}));
+  EXPECT_FALSE(body.rebindInput(a, 0, body.addInput("w", kF32x4)));
+  EXPECT_EQ(usesOf(w), (std::vector<Use>{{b, 0}}));
   EXPECT_EQ(a->input(0)->graph(), &body);
 }
 
@@ -198,12 +201,8 @@ TEST(GraphMutation, DropForeignUsesOfListedMovedNodes) {
 /// Negative: a use by a node still in the graph is never dropped, also
 /// when no moved node is listed (the path that loads each reader).
 TEST(GraphMutation, DropForeignUsesKeepsUsesWhenNothingMoved) {
-  auto g = parseGraphOrThrow(R"(
-    graph @g(%w: f32[4]) {
-      %a = Relu(%w) @a
-      %b = Neg(%w) @b
-      return %a, %b
-    })");
+  //   kTwoReaders
+  auto g = parseGraphOrThrow(kTwoReaders);
   Value* w = g->findValue("w");
   Node* a = g->findNode("a");
   Node* b = g->findNode("b");
