@@ -87,7 +87,7 @@ void RejectedNodes::append(std::string_view node, NodeId nodeId, uint32_t op, ui
 std::string reportToJson(const PartitionReport& report, int indent) {
   using Json = nlohmann::ordered_json;
   Json regions = Json::array();
-  for (const RegionReport& r : report.regions)
+  for (const RegionReport& r : report.regions) {
     regions.push_back(Json{{"id", r.id},
                            {"backend", r.backend},
                            {"property", r.property},
@@ -95,6 +95,8 @@ std::string reportToJson(const PartitionReport& report, int indent) {
                            {"nodes", r.nodes},
                            {"inputs", r.inputs},
                            {"outputs", r.outputs}});
+    if (!r.scope.empty()) regions.back()["scope"] = r.scope;
+  }
   Json rejected = Json::array();
   for (const RejectedNode& n : report.rejected)
     rejected.push_back(

@@ -14,9 +14,11 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 
+#include "subgraph/ir/captures.h"
 #include "subgraph/quotient_dag.h"
 #include "subgraph/region_body.h"
 
@@ -178,6 +180,10 @@ struct PassScratch {
   std::vector<uint32_t> candidate;
   std::vector<uint32_t> scratch;
   std::vector<uint8_t> inlined;  // by value id: 1 constant already listed, 2 read by a fused node
+  // Names that nested graphs (If, Loop, Scan bodies) read from the graph.
+  // Fusing keeps outer names, so the set taken before the first pass holds
+  // for every pass.
+  std::set<std::string> captured;
   // The fused nodes the last pass made, and whether the edges they hold
   // are the only ones added to the graph since the quotient DAG's ranks
   // were computed (no hook added an edge or a node).
@@ -438,7 +444,7 @@ void PropertyPass::prepareRegionTables() {
   candidate_.assign(bound, 0);
   scratch_.assign(bound, 0);
   tables_.inlined.assign(graph_.valueIdBound(), 0);
-  bodies_.reset(graph_);
+  bodies_.reset(graph_, tables_.captured);
   regionTables_ = true;
 }
 
@@ -1081,13 +1087,74 @@ void fillReport(RunState& run, const std::vector<NodeId>& inputOrder,
   }
 }
 
-}  // namespace
+// Adds `nested`, the report of a graph held in attribute `attr` of `owner`,
+// to `report`: its regions and left-out nodes under their scope.
+void mergeNestedReport(PartitionReport&& nested, const Node& owner, const std::string& attr,
+                       PartitionReport& report) {
+  const std::string scope = owner.displayName() + "." + attr;
+  for (RegionReport& r : nested.regions) {
+    r.scope = r.scope.empty() ? scope : scope + "/" + r.scope;
+    report.regions.push_back(std::move(r));
+  }
+  for (const RejectedNode& n : nested.rejected)
+    report.rejected.push_back(
+        RejectedNode{scope + ":" + n.node, RejectedNode::kNoId, n.op, n.kind, n.reason});
+  for (ContestedNode& c : nested.contested) {
+    c.node = scope + ":" + c.node;
+    report.contested.push_back(std::move(c));
+  }
+  report.nodesTotal += nested.nodesTotal;
+  report.nodesInRegions += nested.nodesInRegions;
+}
 
-StatusOr<PartitionReport> partitionGraph(Graph& graph, std::span<SubgraphBackend> backends,
-                                         const PartitionOptions& options) {
+StatusOr<PartitionReport> partitionScoped(Graph& graph, std::span<SubgraphBackend> backends,
+                                          const PartitionOptions& options, int firstRegionId);
+
+// Partitions the graphs held by the nodes `controlFlow` of `graph` (If
+// branches, Loop and Scan bodies) for the same backends, with the same
+// guarantees, so a network wrapped in an If on a runtime input (as speech
+// models are) is fused like any other. A nested graph is shared by every
+// clone of its owner (Graph::clone() shares attributes), so it is
+// partitioned as a copy that then replaces it on this node alone. A node
+// that a region took meanwhile keeps its graphs as they were.
+Status partitionNestedGraphs(Graph& graph, const std::vector<NodeId>& controlFlow,
+                             std::span<SubgraphBackend> backends, const PartitionOptions& options,
+                             int& nextRegionId, PartitionReport& report) {
+  for (NodeId id : controlFlow) {
+    Node* node = graph.node(id);
+    if (!node || !node->domain().empty()) continue;
+    std::vector<Attribute> attrs(node->attributes().begin(), node->attributes().end());
+    for (const Attribute& attr : attrs) {
+      if (attr.kind() != AttrKind::kGraph || !attr.asGraph()) continue;
+      std::shared_ptr<Graph> copy = attr.asGraph()->clone();
+      StatusOr<PartitionReport> nested = partitionScoped(*copy, backends, options, nextRegionId);
+      if (!nested.isOk())
+        return Status(nested.status().code(),
+                      node->displayName() + "." + attr.name() + ": " + nested.status().message());
+      nextRegionId += static_cast<int>(nested->regions.size());
+      mergeNestedReport(std::move(nested).value(), *node, attr.name(), report);
+      node->setAttr(attr.name(), std::move(copy));
+    }
+  }
+  return Status::ok();
+}
+
+// Partitions `graph`, then the graphs its control-flow nodes hold, with
+// region ids from `firstRegionId` on so that fused-node names stay unique
+// across the nesting.
+StatusOr<PartitionReport> partitionScoped(Graph& graph, std::span<SubgraphBackend> backends,
+                                          const PartitionOptions& options, int firstRegionId) {
   const auto start = std::chrono::steady_clock::now();
   RunState run(graph);
+  run.nextRegionId = firstRegionId;
   PassScratch tables(graph);
+  // One look at every node's attributes finds the control flow: the nodes
+  // whose nested graphs read values of this graph by name, and whose
+  // graphs are partitioned after it.
+  std::vector<NodeId> controlFlow;
+  for (const Node* n : graph.nodes())
+    if (holdsNestedGraph(*n)) controlFlow.push_back(n->id());
+  for (NodeId id : controlFlow) tables.captured.merge(capturedNames(*graph.node(id)));
   Status valid = tables.dag.init(graph);
   if (!valid) return Status::invalid("cannot partition: " + valid.message());
   tables.dagIsCurrent = true;
@@ -1137,9 +1204,18 @@ StatusOr<PartitionReport> partitionGraph(Graph& graph, std::span<SubgraphBackend
 
   run.report.nodesTotal = inputOrder.size();
   fillReport(run, inputOrder, wanted, backends);
+  SUBGRAPH_RETURN_IF_ERROR(
+      partitionNestedGraphs(graph, controlFlow, backends, options, run.nextRegionId, run.report));
   run.report.partitionMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return std::move(run.report);
+}
+
+}  // namespace
+
+StatusOr<PartitionReport> partitionGraph(Graph& graph, std::span<SubgraphBackend> backends,
+                                         const PartitionOptions& options) {
+  return partitionScoped(graph, backends, options, 0);
 }
 
 StatusOr<PartitionReport> partitionGraph(Graph& graph, const std::vector<std::string>& backendNames,

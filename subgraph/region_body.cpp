@@ -2,7 +2,8 @@
 //
 // Body extraction in O(region nodes + their edges), using epoch-stamped
 // id-indexed tables so that a region never pays for the size of the graph.
-// Graph-output membership is precomputed once per graph because
+// Whether a value is read outside every region (a graph output, or a value
+// a nested graph captures by name) is precomputed once per graph, because
 // Value::isGraphOutput() scans the output list.
 //
 //===----------------------------------------------------------------------===//
@@ -16,7 +17,7 @@ void RegionBodyBuilder::reserve(size_t nodes, size_t values) {
   nodeMark_.reserve(nodes);
   valueMark_.reserve(values);
   bodyValue_.reserve(values);
-  isGraphOutput_.reserve(values);
+  readOutside_.reserve(values);
   touched_.reserve(values);
 }
 
@@ -42,19 +43,21 @@ std::string RegionBodyBuilder::freshName(const Graph& body, const std::string& b
   }
 }
 
-void RegionBodyBuilder::reset(const Graph& graph) {
+void RegionBodyBuilder::reset(const Graph& graph, const std::set<std::string>& captured) {
   graph_ = &graph;
   nodeMark_.assign(graph.nodeIdBound(), 0);
   valueMark_.assign(graph.valueIdBound(), 0);
   bodyValue_.assign(graph.valueIdBound(), nullptr);
-  isGraphOutput_.assign(graph.valueIdBound(), 0);
+  readOutside_.assign(graph.valueIdBound(), 0);
   touched_.assign(graph.valueIdBound(), 0);
-  for (Value* out : graph.outputs()) isGraphOutput_[out->id()] = 1;
+  for (Value* out : graph.outputs()) readOutside_[out->id()] = 1;
+  for (const std::string& name : captured)
+    if (const Value* v = graph.findValue(name)) readOutside_[v->id()] = 1;
   mark_ = 0;
 }
 
 bool RegionBodyBuilder::escapes(const Value& value) const {
-  if (isGraphOutput_[value.id()] || (touched_[value.id()] & kReadByMoved)) return true;
+  if (readOutside_[value.id()] || (touched_[value.id()] & kReadByMoved)) return true;
   for (const Use& use : value.uses())
     if (!inRegion(use.user)) return true;
   return false;
@@ -131,7 +134,7 @@ RegionBody RegionBodyBuilder::move(std::span<Node* const> members, std::string n
       } else if (options.inlineConstants && v->isInitializer() && !v->isGraphInput()) {
         // The body takes a constant only the region reads; one read by
         // more nodes than the region has inputs is read outside it.
-        bool own = !isGraphOutput_[v->id()] && !(touched_[v->id()] & kReadByMoved) &&
+        bool own = !readOutside_[v->id()] && !(touched_[v->id()] & kReadByMoved) &&
                    v->uses().size() <= inputSlots &&
                    std::all_of(v->uses().begin(), v->uses().end(),
                                [&](const Use& u) { return inRegion(u.user); });

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -42,8 +43,11 @@ struct RegionBody {
 class RegionBodyBuilder {
  public:
   /// Prepares for regions of `graph`; call again whenever the graph gained
-  /// nodes or values.
-  void reset(const Graph& graph);
+  /// nodes or values. `captured` names the values that nested graphs read
+  /// by name (subgraph/ir/captures.h): reads no use list shows, so such a
+  /// value always escapes the region that computes it, and a constant of
+  /// that name stays in the graph.
+  void reset(const Graph& graph, const std::set<std::string>& captured = {});
   /// Reserves room for graphs of up to `nodes` node ids and `values`
   /// value ids, so that reset() reuses its tables.
   void reserve(size_t nodes, size_t values);
@@ -113,7 +117,7 @@ class RegionBodyBuilder {
   std::vector<uint32_t> nodeMark_;
   std::vector<uint32_t> valueMark_;
   std::vector<Value*> bodyValue_;
-  std::vector<char> isGraphOutput_;
+  std::vector<char> readOutside_;  // a graph output, or read by a nested graph
   uint32_t mark_ = 0;
 };
 

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "pass_util.h"
+#include "subgraph/ir/captures.h"
 #include "subgraph/ir/shape_inference.h"
 #include "subgraph/passes/constant_evaluators.h"
 
@@ -286,7 +287,7 @@ class ConstantFoldingPass final : public Pass {
   // pass cleans them up. Constants that were there before are DCE's call.
   void removeUnusedCreatedConstants(Graph& graph) {
     std::unordered_set<const Value*> graphOutputs(graph.outputs().begin(), graph.outputs().end());
-    std::unordered_set<std::string> captured = passes_detail::capturedNames(graph);
+    std::set<std::string> captured = capturedNames(graph);
     for (ValueId id : created_) {
       Value* v = graph.value(id);
       if (v && v->isInitializer() && !v->producer() && !v->hasUses() && !v->isGraphInput() &&

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "pass_util.h"
+#include "subgraph/ir/captures.h"
 
 namespace subgraph {
 namespace {
@@ -95,8 +96,7 @@ class DeadCodeEliminationPass final : public Pass {
       if (!producer || liveNode[producer->id()]) continue;
       liveNode[producer->id()] = 1;
       for (Value* in : producer->inputs()) mark(in);
-      for (const std::string& name : passes_detail::capturedNames(*producer))
-        mark(graph.findValue(name));
+      for (const std::string& name : capturedNames(*producer)) mark(graph.findValue(name));
     }
     return liveValue;
   }

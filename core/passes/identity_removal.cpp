@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "pass_util.h"
+#include "subgraph/ir/captures.h"
 
 namespace subgraph {
 namespace {
@@ -26,7 +27,7 @@ class IdentityRemovalPass final : public Pass {
 
   StatusOr<bool> run(Graph& graph) override {
     summary_.clear();
-    std::unordered_set<std::string> captured = passes_detail::capturedNames(graph);
+    std::set<std::string> captured = capturedNames(graph);
     std::vector<Node*> identities;
     for (Node* node : graph.nodes())
       if (node->domain().empty() && node->opType() == "Identity" && node->numInputs() == 1 &&

@@ -11,10 +11,13 @@
 #include <cstdio>
 #include <functional>
 
+#include "subgraph/passes/clamp_idiom.h"
 #include "subgraph/passes/constant_folding.h"
 #include "subgraph/passes/constant_to_initializer.h"
 #include "subgraph/passes/dead_code_elimination.h"
+#include "subgraph/passes/hard_swish_idiom.h"
 #include "subgraph/passes/identity_removal.h"
+#include "subgraph/passes/layer_norm_idiom.h"
 
 namespace subgraph {
 namespace {
@@ -31,12 +34,18 @@ const std::vector<PassFactory>& passTable() {
       {"constant-to-initializer", [] { return createConstantToInitializerPass(); }},
       {"identity-removal", [] { return createIdentityRemovalPass(); }},
       {"constant-folding", [] { return createConstantFoldingPass(); }},
+      // Exporters' idioms, after folding has made their constants constant
+      // and before DCE sweeps the constants they no longer read. Clamps
+      // first: the hard-swish forms are matched on the Clip they make.
+      {"clamp-idiom", [] { return createClampIdiomPass(); }},
+      {"hardswish-idiom", [] { return createHardSwishIdiomPass(); }},
+      {"layernorm-idiom", [] { return createLayerNormIdiomPass(); }},
       {"dce", [] { return createDeadCodeEliminationPass(); }},
   };
   return kTable;
 }
 
-constexpr size_t kDefaultPipelineLength = 4;
+constexpr size_t kDefaultPipelineLength = 7;
 
 size_t countInitializers(const Graph& graph) {
   size_t count = 0;

@@ -15,11 +15,24 @@ constexpr size_t kMaxNestedPlans = 64;
 
 StatusOr<std::unique_ptr<NestedGraph>> NestedGraph::compile(std::shared_ptr<const Graph> graph,
                                                             std::shared_ptr<Backend> reference) {
+  return compile(std::move(graph), std::vector<std::shared_ptr<Backend>>{std::move(reference)});
+}
+
+StatusOr<std::unique_ptr<NestedGraph>> NestedGraph::compile(
+    std::shared_ptr<const Graph> graph, const std::vector<std::shared_ptr<Backend>>& backends) {
   std::unique_ptr<NestedGraph> nested(new NestedGraph());
   nested->graph_ = std::move(graph);
-  StatusOr<std::unique_ptr<Program>> program =
-      buildProgram(*nested->graph_, {std::move(reference)});
+  StatusOr<std::unique_ptr<Program>> program = buildProgram(*nested->graph_, backends);
   if (!program.isOk()) return program.status();
+  if (program.value()->devices.size() != 1) {
+    // The graph runs in host memory that the calling kernel carves, so a
+    // backend on another device cannot take part: its regions run their
+    // bodies on the reference backend instead.
+    std::shared_ptr<Backend> reference =
+        backends[static_cast<size_t>(program.value()->referenceBackend)];
+    program = buildProgram(*nested->graph_, {reference});
+    if (!program.isOk()) return program.status();
+  }
   nested->program_ = std::move(program).value();
   return nested;
 }

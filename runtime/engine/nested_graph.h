@@ -2,8 +2,9 @@
 //
 // Internal to the runtime. Some kernels run a whole graph: the default
 // executor of fused regions runs the region body, and control flow (If,
-// Loop) runs its branches. NestedGraph compiles such a graph once for the
-// reference backend, keeps one Plan per input signature, and runs it
+// Loop) runs its branches. NestedGraph compiles such a graph once (for the
+// reference backend, or for the session's backends when a body holds
+// fused regions), keeps one Plan per input signature, and runs it
 // serially inside the calling kernel, with its dynamic memory carved from
 // memory the caller provides (the outer kernel's scratch) and its outputs
 // written straight into the caller's output buffers where possible.
@@ -30,6 +31,13 @@ class NestedGraph {
   /// Compiles `graph` for the reference backend `reference`.
   static StatusOr<std::unique_ptr<NestedGraph>> compile(std::shared_ptr<const Graph> graph,
                                                         std::shared_ptr<Backend> reference);
+  /// Compiles `graph` for `backends` (priority order, the reference backend
+  /// among them), as a control-flow body whose fused regions run on the
+  /// backends that claim them. The graph runs in host memory that the
+  /// calling kernel carves, so when a backend lives on another device the
+  /// graph is compiled for the reference backend alone.
+  static StatusOr<std::unique_ptr<NestedGraph>> compile(
+      std::shared_ptr<const Graph> graph, const std::vector<std::shared_ptr<Backend>>& backends);
 
   const Graph& graph() const { return *graph_; }
   size_t numInputs() const { return program_->inputSlots.size(); }

@@ -475,6 +475,33 @@ Program::~Program() {
   for (StaticBlock& b : staticBlocks) b.allocator->deallocate(b.base);
 }
 
+namespace {
+
+thread_local const std::vector<std::shared_ptr<Backend>>* tlsBackendsBeingBuilt = nullptr;
+
+// Publishes a program's backends to the kernel creators for one scope; a
+// nested build (a body compiled inside a kernel creator) restores the
+// outer list when it ends.
+class BackendsBeingBuiltScope {
+ public:
+  explicit BackendsBeingBuiltScope(const std::vector<std::shared_ptr<Backend>>& backends)
+      : saved_(tlsBackendsBeingBuilt) {
+    tlsBackendsBeingBuilt = &backends;
+  }
+  ~BackendsBeingBuiltScope() { tlsBackendsBeingBuilt = saved_; }
+  BackendsBeingBuiltScope(const BackendsBeingBuiltScope&) = delete;
+  BackendsBeingBuiltScope& operator=(const BackendsBeingBuiltScope&) = delete;
+
+ private:
+  const std::vector<std::shared_ptr<Backend>>* saved_;
+};
+
+}  // namespace
+
+std::vector<std::shared_ptr<Backend>> backendsBeingBuilt() {
+  return tlsBackendsBeingBuilt ? *tlsBackendsBeingBuilt : std::vector<std::shared_ptr<Backend>>{};
+}
+
 StatusOr<std::unique_ptr<Program>> buildProgram(
     const Graph& graph, const std::vector<std::shared_ptr<Backend>>& backends) {
   auto program = std::make_unique<Program>();
@@ -502,6 +529,7 @@ StatusOr<std::unique_ptr<Program>> buildProgram(
   StatusOr<std::vector<Node*>> order = graph.topologicalOrder();
   if (!order.isOk()) return order.status();
   std::vector<Assignment> nodes;
+  BackendsBeingBuiltScope scope(backends);
   for (Node* n : order.value()) {
     Assignment a;
     a.node = n;

@@ -120,4 +120,12 @@ struct Program {
 StatusOr<std::unique_ptr<Program>> buildProgram(
     const Graph& graph, const std::vector<std::shared_ptr<Backend>>& backends);
 
+/// The backends of the program that buildProgram() is making kernels for on
+/// this thread, or empty outside it. Control-flow kernels compile their
+/// nested graphs for these, so that regions the partitioner fused inside
+/// an If branch or a Loop body run on the backends that fused them. (A
+/// kernel creator sees only its own backend; the creators' signature is
+/// shared with plugins, so the program says it this way instead.)
+std::vector<std::shared_ptr<Backend>> backendsBeingBuilt();
+
 }  // namespace subgraph::runtime::engine

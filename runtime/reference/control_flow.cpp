@@ -1,9 +1,11 @@
 //===- runtime/reference/control_flow.cpp - If and Loop -------------------===//
 //
 // Control flow runs nested graphs (engine/nested_graph.h), each compiled
-// once with the values it captures from enclosing scopes as trailing inputs
-// (engine/captures.h); the session passes those values as the step's inputs
-// after the node's own.
+// once, for the backends of the program being built (so that regions fused
+// inside a branch or a body run on their backends), with the values it
+// captures from enclosing scopes as trailing inputs (engine/captures.h);
+// the session passes those values as the step's inputs after the node's
+// own.
 //
 // If: the condition is a shape input, so resize knows the branch and its
 // output shapes; the chosen branch then runs with its memory carved from the
@@ -22,6 +24,7 @@
 
 #include "engine/captures.h"
 #include "engine/nested_graph.h"
+#include "engine/program.h"
 #include "reference/kernel_util.h"
 #include "reference/kernels.h"
 #include "subgraph/runtime/reference_backend.h"
@@ -39,8 +42,11 @@ std::unique_ptr<NestedGraph> compileBody(const Node& node, const char* attr,
   if (!a || a->kind() != AttrKind::kGraph || !a->asGraph())
     throwNodeError(node, std::string("the '") + attr + "' graph attribute is required");
   std::shared_ptr<const Graph> body = engine::withCapturesAsInputs(*a->asGraph(), captures);
-  StatusOr<std::unique_ptr<NestedGraph>> nested =
-      NestedGraph::compile(body, createReferenceBackend());
+  // A body holding regions fused for the session's backends runs on them;
+  // a kernel made outside a session's build runs its body on the reference.
+  std::vector<std::shared_ptr<Backend>> backends = engine::backendsBeingBuilt();
+  if (backends.empty()) backends.push_back(createReferenceBackend());
+  StatusOr<std::unique_ptr<NestedGraph>> nested = NestedGraph::compile(body, backends);
   if (!nested.isOk())
     throw Error(nested.status().code(),
                 nodeErrorPrefix(&node) + attr + ": " + nested.status().message());

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <set>
 #include <string>
 
 #include "cli_runner.h"
@@ -139,6 +140,98 @@ TEST(CliRun, CheckComparesWithReference) {
   CliResult r = runCli({"run", model, "--backend", "convbn", "--random-inputs", "3", "--check"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("check y: max abs error "));
+  EXPECT_THAT(r.out, HasSubstr(", ok\n"));
+}
+
+//   x -> [LayerNorm written out] -> Add(3) -> Clip(0,6) -> Mul(.) -> Div(6)
+//     -> LeakyRelu -> Max(-0.1) -> y
+constexpr const char* kExporterIdioms = R"(graph @idioms(%x: f32[2, 3, 8]) opset(ai.onnx = 13) {
+  %two = const f32[] [2.0]
+  %eps = const f32[] [1e-5]
+  %gamma = const f32[8] [1.0, 0.5, 2.0, 1.5, 1.0, 0.25, 3.0, 1.0]
+  %beta = const f32[8] [0.1, 0.0, -0.1, 0.2, 0.0, 0.3, 0.0, -0.2]
+  %three = const f32[] [3.0]
+  %zero = const f32[] [0.0]
+  %six = const f32[] [6.0]
+  %floor = const f32[] [-0.1]
+  %m = ReduceMean(%x) {axes = [-1], keepdims = 1}
+  %d = Sub(%x, %m)
+  %p = Pow(%d, %two)
+  %v = ReduceMean(%p) {axes = [-1], keepdims = 1}
+  %e = Add(%v, %eps)
+  %s = Sqrt(%e)
+  %n = Div(%d, %s)
+  %g = Mul(%n, %gamma)
+  %ln = Add(%g, %beta)
+  %a = Add(%ln, %three)
+  %r = Clip(%a, %zero, %six)
+  %h = Mul(%ln, %r)
+  %hs = Div(%h, %six)
+  %l = LeakyRelu(%hs) {alpha = 0.1}
+  %y = Max(%l, %floor)
+  return %y
+}
+)";
+
+/// The default passes turn the exporters' idioms into LayerNormalization,
+/// HardSwish and Clip, and the result still matches the model as written
+/// (--check runs the original on the reference backend).
+TEST(CliRun, IdiomsKeepTheResult) {
+  TempDir dir;
+  std::string model = dir.write("idioms.sg", kExporterIdioms);
+  std::string out = (dir.path() / "part.sg").string();
+  CliResult p = runCli({"partition", model, "--backend", "convbn", "-o", out});
+  ASSERT_EQ(p.exitCode, 0) << p.err;
+  std::string text = readFile(out);
+  EXPECT_THAT(text, HasSubstr("LayerNormalization("));
+  EXPECT_THAT(text, HasSubstr("HardSwish("));
+  EXPECT_THAT(text, HasSubstr("Clip("));
+  EXPECT_THAT(text, Not(HasSubstr("Max(")));
+  EXPECT_THAT(text, Not(HasSubstr("ReduceMean(")));
+  CliResult r = runCli({"run", model, "--backend", "convbn", "--random-inputs", "5", "--check"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(", ok\n"));
+}
+
+//   x -> ReduceSum -> Greater(-1e9) -> c (always true at run time)
+//   If(c) then: Conv 3x3 -> Relu      else: Relu(x) -> Conv
+constexpr const char* kConvInIf = R"(graph @conv_in_if(%x: f32[1, 2, 5, 5]) opset(ai.onnx = 17) {
+  %w = const f32[3, 2, 3, 3] splat(0.25)
+  %low = const f32[] [-1e9]
+  %sum: f32[] = ReduceSum(%x) {keepdims = 0}
+  %c: bool[] = Greater(%sum, %low)
+  %y: f32[1, 3, 5, 5] = If(%c) {then_branch = graph @then() {
+    %t: f32[1, 3, 5, 5] = Conv(%x, %w) {pads = [1, 1, 1, 1]} @then_conv
+    %r: f32[1, 3, 5, 5] = Relu(%t) @then_relu
+    return %r
+  }, else_branch = graph @else() {
+    %a: f32[1, 2, 5, 5] = Relu(%x) @else_relu
+    %e: f32[1, 3, 5, 5] = Conv(%a, %w) {pads = [1, 1, 1, 1]} @else_conv
+    return %e
+  }} @branch
+  return %y
+}
+)";
+
+/// A network inside an If branch (as speech models wrap theirs) is fused
+/// for the backend like any other: the report names the branch's region,
+/// oneDNN runs its convolution, and the result matches the reference.
+TEST(CliRun, RegionsInsideIfBranchesRunOnTheirBackend) {
+  TempDir dir;
+  std::string model = dir.write("conv_in_if.sg", kConvInIf);
+  std::string report = (dir.path() / "r.json").string();
+  CliResult p = runCli({"partition", model, "--backend", "onednn", "--report", report});
+  ASSERT_EQ(p.exitCode, 0) << p.err;
+  nlohmann::json j = nlohmann::json::parse(readFile(report));
+  std::set<std::string> scopes;
+  for (const auto& region : j["regions"]) scopes.insert(region.value("scope", ""));
+  EXPECT_TRUE(scopes.count("branch.then_branch")) << j["regions"].dump();
+  EXPECT_TRUE(scopes.count("branch.else_branch")) << j["regions"].dump();
+  setenv("ONEDNN_VERBOSE", "1", 1);
+  CliResult r = runCli({"run", model, "--backend", "onednn", "--random-inputs", "3", "--check"});
+  unsetenv("ONEDNN_VERBOSE");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("exec,cpu,convolution")) << "the branch's Conv ran on oneDNN";
   EXPECT_THAT(r.out, HasSubstr(", ok\n"));
 }
 

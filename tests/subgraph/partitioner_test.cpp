@@ -873,5 +873,85 @@ TEST(Partitioner, DoesNotChangeTheGraphWhenNothingIsSelected) {
   EXPECT_EQ(report.rejected[2].node, "b");
 }
 
+//   %x -> Relu(a) -> %r -> Neg(b) -> %y
+//   If(%c) then: return %r (read by name)   else: return %x
+/// A value that only a nested graph reads (by name, so no use list shows
+/// it) stays an output of the region that computes it.
+TEST(Partitioner, ValueReadOnlyByANestedGraphEscapesItsRegion) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[2], %c: bool[]) {
+      %r = Relu(%x) @a
+      %y = Neg(%r) @b
+      %z = If(%c) {
+        then_branch = graph @then() { return %r },
+        else_branch = graph @else() { return %x }} @branch
+      return %y, %z
+    })");
+  PartitionReport report = partitionOk(*g, opBackend(kSupported));
+  ASSERT_EQ(report.regions.size(), 1u);
+  EXPECT_THAT(report.regions[0].nodes, ElementsAre("a", "b"));
+  EXPECT_THAT(report.regions[0].outputs, ElementsAre("r", "y"));
+  ASSERT_NE(g->findValue("r"), nullptr);
+  EXPECT_NE(g->findValue("r")->producer(), nullptr) << "the If's branch reads %r by name";
+}
+
+//   %k = const ; %x -> Add(%x, %k) -> %y ;  If(%c) then: return %k
+/// Negative: a constant a nested graph reads by name is not taken into the
+/// body of the region that reads it; it must stay in the graph.
+TEST(Partitioner, DoesNotTakeAConstantANestedGraphReads) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[2], %c: bool[]) {
+      %k = const f32[2] [1.0, 2.0]
+      %y = Add(%x, %k) @add
+      %z = If(%c) {
+        then_branch = graph @then() { return %k },
+        else_branch = graph @else() { return %x }} @branch
+      return %y, %z
+    })");
+  PartitionReport report = partitionOk(*g, opBackend(kSupported));
+  ASSERT_EQ(report.regions.size(), 1u);
+  ASSERT_NE(g->findValue("k"), nullptr);
+  EXPECT_TRUE(g->findValue("k")->isInitializer());
+}
+
+//   If(%c) then: %x -> Relu(t1) -> Neg(t2) -> Sin(t3)   else: Exp(e1)
+/// The partitioner fuses inside nested graphs too: the then-branch's
+/// chain is a region of its own, reported with its scope, and its
+/// decisions (Sin left out) carry the scope in the node name.
+TEST(Partitioner, FusesInsideIfBranches) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[2], %c: bool[]) {
+      %y = If(%c) {
+        then_branch = graph @then() {
+          %a = Relu(%x) @t1
+          %b = Neg(%a) @t2
+          %s = Sin(%b) @t3
+          return %s
+        },
+        else_branch = graph @else() {
+          %e = Exp(%x) @e1
+          return %e
+        }} @branch
+      return %y
+    })");
+  std::unique_ptr<Graph> before = g->clone();
+  PartitionReport report = partitionOk(*g, opBackend(kSupported));
+  EXPECT_EQ(regionSets(report), (std::vector<std::vector<std::string>>{{"e1"}, {"t1", "t2"}}));
+  EXPECT_EQ(report.regions[0].scope, "branch.then_branch");
+  EXPECT_EQ(report.regions[1].scope, "branch.else_branch");
+  EXPECT_NE(report.regions[0].fusedNode, report.regions[1].fusedNode);
+  EXPECT_EQ(report.nodesTotal, 5u);
+  EXPECT_EQ(report.nodesInRegions, 3u);
+  ASSERT_EQ(report.rejected.size(), 2u);
+  EXPECT_EQ(report.rejected[0].node, "branch");
+  EXPECT_EQ(report.rejected[1].node, "branch.then_branch:t3");
+  const Graph& then = *g->findValue("y")->producer()->attr("then_branch")->asGraph();
+  EXPECT_EQ(then.numNodes(), 2u) << printGraph(then);
+  // Negative: the clone taken before shares the original branches, which
+  // must not change under it.
+  const Graph& oldThen = *before->findValue("y")->producer()->attr("then_branch")->asGraph();
+  EXPECT_EQ(oldThen.numNodes(), 3u);
+}
+
 }  // namespace
 }  // namespace subgraph::partition

@@ -105,6 +105,7 @@ DotOptions regionPicture(const PartitionReport& report) {
   DotOptions dot;
   dot.showConstants = false;
   for (const partition::RegionReport& region : report.regions) {
+    if (!region.scope.empty()) continue;  // the drawing shows the top-level graph
     DotCluster cluster{
         region.id, fmt::format("region {}: {} ({})", region.id, region.backend, region.property),
         dotPaletteColor(static_cast<size_t>(region.id))};

@@ -47,16 +47,22 @@ struct RegionReport {
   /// Names of the fused node's inputs and outputs, in order.
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
+  /// Empty for a region of the partitioned graph itself. For a region of a
+  /// nested graph (an If branch, a Loop or Scan body), the path to it:
+  /// "<node>.<attribute>", joined by '/' for deeper nesting, e.g.
+  /// "loop.body/branch.then_branch". nodeIds then index that nested graph.
+  std::string scope;
 };
 
 /// A node left out of every region, and why.
 struct RejectedNode {
   /// nodeId of a node that a PostPartition hook removed.
   static constexpr NodeId kNoId = ~NodeId{0};
-  /// Node::displayName of the node.
+  /// Node::displayName of the node; for a node of a nested graph, prefixed
+  /// by its RegionReport::scope and a ':' ("branch.then_branch:relu").
   std::string node;
   /// Its id in the graph before (and, as it was not fused, after)
-  /// partitioning; kNoId if a hook removed it.
+  /// partitioning; kNoId if a hook removed it or it is in a nested graph.
   NodeId nodeId = kNoId;
   /// Its qualified op type.
   std::string op;
