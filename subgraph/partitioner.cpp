@@ -843,6 +843,9 @@ std::vector<FusedRegion> PropertyPass::materializeAll() {
   for (const PendingRegion& region : pending_)
     for (const Value* v : region.body.inputs)
       if (v && v->id() < marks.size()) marks[v->id()] |= 2;
+  // So does a value a nested graph reads by name, a use no list shows.
+  for (const std::string& name : tables_.captured)
+    if (const Value* v = graph_.findValue(name); v && v->id() < marks.size()) marks[v->id()] |= 2;
   std::vector<Value*> dead;
   dead.reserve(internal.size() + inlined_.size());
   auto unused = [&](const Value* v) {
@@ -1108,7 +1111,26 @@ void mergeNestedReport(PartitionReport&& nested, const Node& owner, const std::s
 }
 
 StatusOr<PartitionReport> partitionScoped(Graph& graph, std::span<SubgraphBackend> backends,
-                                          const PartitionOptions& options, int firstRegionId);
+                                          const PartitionOptions& options, int firstRegionId,
+                                          std::vector<const Graph*>& enclosing);
+
+// Gives `body` its own reference to each constant of an enclosing graph
+// (innermost first shadows) that it reads by name. Backends fuse only what
+// they can see is constant: an If branch's Conv reads its weights from the
+// main graph by name, and as a free value the weight would keep the Conv
+// out of every region. The data is shared, not copied.
+void adoptCapturedConstants(Graph& body, const std::vector<const Graph*>& enclosing) {
+  for (Value* v : body.values()) {
+    if (v->producer() || v->isGraphInput() || v->isInitializer()) continue;
+    for (auto it = enclosing.rbegin(); it != enclosing.rend(); ++it) {
+      const Value* outer = (*it)->findValue(v->name());
+      if (!outer) continue;
+      if (outer->isInitializer() && !outer->isGraphInput())
+        body.setInitializer(v, *outer->initializer());
+      break;
+    }
+  }
+}
 
 // Partitions the graphs held by the nodes `controlFlow` of `graph` (If
 // branches, Loop and Scan bodies) for the same backends, with the same
@@ -1119,7 +1141,9 @@ StatusOr<PartitionReport> partitionScoped(Graph& graph, std::span<SubgraphBacken
 // that a region took meanwhile keeps its graphs as they were.
 Status partitionNestedGraphs(Graph& graph, const std::vector<NodeId>& controlFlow,
                              std::span<SubgraphBackend> backends, const PartitionOptions& options,
-                             int& nextRegionId, PartitionReport& report) {
+                             int& nextRegionId, PartitionReport& report,
+                             std::vector<const Graph*>& enclosing) {
+  enclosing.push_back(&graph);
   for (NodeId id : controlFlow) {
     Node* node = graph.node(id);
     if (!node || !node->domain().empty()) continue;
@@ -1127,15 +1151,20 @@ Status partitionNestedGraphs(Graph& graph, const std::vector<NodeId>& controlFlo
     for (const Attribute& attr : attrs) {
       if (attr.kind() != AttrKind::kGraph || !attr.asGraph()) continue;
       std::shared_ptr<Graph> copy = attr.asGraph()->clone();
-      StatusOr<PartitionReport> nested = partitionScoped(*copy, backends, options, nextRegionId);
-      if (!nested.isOk())
+      adoptCapturedConstants(*copy, enclosing);
+      StatusOr<PartitionReport> nested =
+          partitionScoped(*copy, backends, options, nextRegionId, enclosing);
+      if (!nested.isOk()) {
+        enclosing.pop_back();
         return Status(nested.status().code(),
                       node->displayName() + "." + attr.name() + ": " + nested.status().message());
+      }
       nextRegionId += static_cast<int>(nested->regions.size());
       mergeNestedReport(std::move(nested).value(), *node, attr.name(), report);
       node->setAttr(attr.name(), std::move(copy));
     }
   }
+  enclosing.pop_back();
   return Status::ok();
 }
 
@@ -1143,7 +1172,8 @@ Status partitionNestedGraphs(Graph& graph, const std::vector<NodeId>& controlFlo
 // region ids from `firstRegionId` on so that fused-node names stay unique
 // across the nesting.
 StatusOr<PartitionReport> partitionScoped(Graph& graph, std::span<SubgraphBackend> backends,
-                                          const PartitionOptions& options, int firstRegionId) {
+                                          const PartitionOptions& options, int firstRegionId,
+                                          std::vector<const Graph*>& enclosing) {
   const auto start = std::chrono::steady_clock::now();
   RunState run(graph);
   run.nextRegionId = firstRegionId;
@@ -1204,8 +1234,8 @@ StatusOr<PartitionReport> partitionScoped(Graph& graph, std::span<SubgraphBacken
 
   run.report.nodesTotal = inputOrder.size();
   fillReport(run, inputOrder, wanted, backends);
-  SUBGRAPH_RETURN_IF_ERROR(
-      partitionNestedGraphs(graph, controlFlow, backends, options, run.nextRegionId, run.report));
+  SUBGRAPH_RETURN_IF_ERROR(partitionNestedGraphs(graph, controlFlow, backends, options,
+                                                 run.nextRegionId, run.report, enclosing));
   run.report.partitionMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return std::move(run.report);
@@ -1215,7 +1245,8 @@ StatusOr<PartitionReport> partitionScoped(Graph& graph, std::span<SubgraphBacken
 
 StatusOr<PartitionReport> partitionGraph(Graph& graph, std::span<SubgraphBackend> backends,
                                          const PartitionOptions& options) {
-  return partitionScoped(graph, backends, options, 0);
+  std::vector<const Graph*> enclosing;
+  return partitionScoped(graph, backends, options, 0, enclosing);
 }
 
 StatusOr<PartitionReport> partitionGraph(Graph& graph, const std::vector<std::string>& backendNames,

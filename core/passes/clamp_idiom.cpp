@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "idiom_match.h"
-#include "pass_util.h"
 #include "subgraph/ir/captures.h"
 
 namespace subgraph {
@@ -45,6 +44,15 @@ std::optional<std::pair<double, double>> clipBounds(const Node& clip) {
   return std::make_pair(lo, hi);
 }
 
+// Ids of the default-domain nodes of `graph` whose op is one of `ops`.
+std::vector<NodeId> nodesOf(const Graph& graph, std::initializer_list<std::string_view> ops) {
+  std::vector<NodeId> ids;
+  for (const Node* n : graph.nodes())
+    if (n->domain().empty() && std::find(ops.begin(), ops.end(), n->opType()) != ops.end())
+      ids.push_back(n->id());
+  return ids;
+}
+
 class ClampIdiomPass final : public Pass {
  public:
   std::string_view name() const override { return "clamp-idiom"; }
@@ -58,22 +66,18 @@ class ClampIdiomPass final : public Pass {
     auto opset = graph.opsetImports().find("");
     if (opset != graph.opsetImports().end() && opset->second < 11) return false;  // Clip's attrs
     std::set<std::string> captured = capturedNames(graph);
-    // Ids, not pointers: a merge removes an inner Clip that may come later
-    // in id order, and removed ids read back as null.
-    std::vector<NodeId> candidates;
-    for (Node* n : graph.nodes())
-      if (n->domain().empty() &&
-          (n->opType() == "Max" || n->opType() == "Min" || n->opType() == "Clip"))
-        candidates.push_back(n->id());
-    OpCounter counter;
-    for (NodeId id : candidates) {
-      Node* n = graph.node(id);
-      if (!n) continue;
-      std::string op = n->opType();
-      if (op == "Clip" ? mergeClips(graph, *n, captured) : toClip(graph, *n)) counter.add(op);
-    }
-    if (counter.total() == 0) return false;
-    summary_ = "rewrote " + counter.describe() + " as Clip";
+    // Max/Min first, so that the Clips they make are merged below too. Ids,
+    // not pointers: a merge removes an inner Clip that may come later in id
+    // order, and removed ids read back as null.
+    size_t rewritten = 0;
+    for (NodeId id : nodesOf(graph, {"Max", "Min"}))
+      if (Node* n = graph.node(id)) rewritten += toClip(graph, *n) ? 1 : 0;
+    size_t merged = 0;
+    for (NodeId id : nodesOf(graph, {"Clip"}))
+      if (Node* n = graph.node(id)) merged += mergeClips(graph, *n, captured) ? 1 : 0;
+    if (rewritten == 0 && merged == 0) return false;
+    summary_ = "rewrote " + std::to_string(rewritten) + " Max/Min as Clip, merged " +
+               std::to_string(merged) + " nested Clips";
     return true;
   }
 

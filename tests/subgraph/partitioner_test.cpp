@@ -953,5 +953,35 @@ TEST(Partitioner, FusesInsideIfBranches) {
   EXPECT_EQ(oldThen.numNodes(), 3u);
 }
 
+//   %w = const (main graph);  If(%c) then: Mul(%x, %w) -> %m
+/// A branch reads the main graph's constant %w by name; partitioning gives
+/// the branch its own reference to that constant (shared data) so backends
+/// can see it is constant, while the graph input %x stays a read by name.
+TEST(Partitioner, NestedGraphSeesOuterConstantsAsConstants) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[2], %c: bool[]) {
+      %w = const f32[2] [2.0, 3.0]
+      %y = If(%c) {
+        then_branch = graph @then() {
+          %m = Mul(%x, %w) @mul
+          return %m
+        },
+        else_branch = graph @else() { return %x }} @branch
+      return %y
+    })");
+  PartitionReport report = partitionOk(*g, opBackend(kSupported));
+  ASSERT_EQ(report.regions.size(), 1u);
+  const Graph& then = *g->findValue("y")->producer()->attr("then_branch")->asGraph();
+  ASSERT_EQ(then.numNodes(), 1u);
+  const Graph* body = bodyOf(**then.nodes().begin());
+  ASSERT_NE(body, nullptr);
+  ASSERT_NE(body->findValue("w"), nullptr);
+  EXPECT_TRUE(body->findValue("w")->isInitializer()) << "the region took the constant";
+  EXPECT_EQ(body->findValue("w")->initializer()->bytes().data(),
+            g->findValue("w")->initializer()->bytes().data());
+  ASSERT_NE(then.findValue("x"), nullptr);
+  EXPECT_FALSE(then.findValue("x")->isInitializer()) << "a graph input is no constant";
+}
+
 }  // namespace
 }  // namespace subgraph::partition
