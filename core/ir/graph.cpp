@@ -15,6 +15,8 @@
 //===----------------------------------------------------------------------===//
 #include "subgraph/ir/graph.h"
 
+#include "subgraph/ir/captures.h"
+
 #include <algorithm>
 #include <bit>
 #include <functional>
@@ -559,6 +561,20 @@ StatusOr<std::vector<Node*>> Graph::topologicalOrder() const {
   for (Node* n : nodes())
     for (Value* in : n->inputs_)
       if (in && in->producer_ && in->producer_->graph_ == this) ++pending[n->id_];
+  // A node's nested graphs read values of this graph by name: edges from
+  // their producers that no use list shows, but that order the node all
+  // the same (a partitioner gives the producer a later id, say).
+  std::vector<std::vector<NodeId>> hidden;
+  for (Node* n : nodes()) {
+    if (!holdsNestedGraph(*n)) continue;
+    for (const std::string& name : capturedNames(*n)) {
+      Value* v = findValue(name);
+      if (!v || !v->producer_ || v->producer_ == n) continue;
+      if (hidden.empty()) hidden.resize(nodes_.size());
+      hidden[v->producer_->id_].push_back(n->id_);
+      ++pending[n->id_];
+    }
+  }
   std::priority_queue<NodeId, std::vector<NodeId>, std::greater<>> ready;
   for (Node* n : nodes())
     if (pending[n->id_] == 0) ready.push(n->id_);
@@ -573,6 +589,9 @@ StatusOr<std::vector<Node*>> Graph::topologicalOrder() const {
       for (const Use& use : out->uses_)
         if (--pending[use.user->id_] == 0) ready.push(use.user->id_);
     }
+    if (!hidden.empty())
+      for (NodeId reader : hidden[n->id_])
+        if (--pending[reader] == 0) ready.push(reader);
   }
   if (order.size() != liveNodes_) {
     for (Node* n : nodes())

@@ -55,7 +55,10 @@ class IdentityRemovalPass final : public Pass {
         ++keptForInput;
       } else if (in->isGraphOutput()) {
         ++keptForOutput;
-      } else if (captured.count(in->name())) {
+      } else if (captured.count(in->name()) || (!in->producer() && !in->isInitializer())) {
+        // The input is named by a nested graph, or is itself a read by name
+        // of an enclosing graph's value (a free value of a nested graph):
+        // renaming it would break that reference.
         ++keptForCapture;
       } else {
         std::string outName = out->name();

@@ -10,7 +10,10 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <utility>
 
+#include "subgraph/ir/captures.h"
+#include "subgraph/ir/shape_inference.h"
 #include "subgraph/passes/clamp_idiom.h"
 #include "subgraph/passes/constant_folding.h"
 #include "subgraph/passes/constant_to_initializer.h"
@@ -71,6 +74,7 @@ std::string knownPassNames() {
 //===--- PipelineReport ----------------------------------------------------===//
 
 bool PipelineReport::changed() const {
+  if (nestedGraphsChanged > 0) return true;
   for (const PassReport& p : passes)
     if (p.changed) return true;
   return false;
@@ -109,6 +113,8 @@ std::string PipelineReport::toString() const {
                 rounds == 1 ? "" : "s", totalMilliseconds(), nodesBefore(), nodesAfter(),
                 reachedFixedPoint ? "fixed point reached" : "NOT at a fixed point");
   text += line;
+  if (nestedGraphsChanged > 0)
+    text += "nested graphs changed: " + std::to_string(nestedGraphsChanged) + "\n";
   return text;
 }
 
@@ -138,6 +144,7 @@ StatusOr<PipelineReport> PassManager::run(Graph& graph) {
     report.rounds = round;
     bool roundChanged = false;
     for (const auto& pass : passes_) {
+      if (nested_ && !pass->appliesToNestedGraphs()) continue;
       PassReport entry;
       entry.passName = std::string(pass->name());
       entry.round = round;
@@ -170,7 +177,58 @@ StatusOr<PipelineReport> PassManager::run(Graph& graph) {
       break;
     }
   }
+  if (options_.nestedGraphs) SUBGRAPH_RETURN_IF_ERROR(runOnNestedGraphs(graph, report));
   return report;
+}
+
+namespace {
+
+// Gives each value of `body` that reads an enclosing graph's value by name
+// the type of that value (innermost enclosing graph first), then infers
+// the body's types: the passes and, later, backends decide on types, and
+// an exporter may have left a body's values untyped.
+void adoptEnclosingTypes(Graph& body, const std::vector<const Graph*>& enclosing) {
+  for (Value* v : body.values()) {
+    if (v->producer() || v->isGraphInput() || v->isInitializer() || v->type().hasRank()) continue;
+    for (auto it = enclosing.rbegin(); it != enclosing.rend(); ++it)
+      if (const Value* outer = (*it)->findValue(v->name())) {
+        v->setType(outer->type());
+        break;
+      }
+  }
+  // Best effort: a body inference cannot type stays as it was.
+  (void)inferShapes(body);
+}
+
+}  // namespace
+
+Status PassManager::runOnNestedGraphs(Graph& graph, PipelineReport& report) {
+  enclosing_.push_back(&graph);
+  Status status = runOnNestedGraphsOf(graph, report);
+  enclosing_.pop_back();
+  return status;
+}
+
+Status PassManager::runOnNestedGraphsOf(Graph& graph, PipelineReport& report) {
+  for (Node* node : graph.nodes()) {
+    if (!node->domain().empty() || !holdsNestedGraph(*node)) continue;  // fused regions too
+    std::vector<Attribute> attrs(node->attributes().begin(), node->attributes().end());
+    for (const Attribute& attr : attrs) {
+      if (attr.kind() != AttrKind::kGraph || !attr.asGraph()) continue;
+      std::shared_ptr<Graph> copy = attr.asGraph()->clone();
+      adoptEnclosingTypes(*copy, enclosing_);
+      const bool wasNested = std::exchange(nested_, true);
+      StatusOr<PipelineReport> nested = run(*copy);
+      nested_ = wasNested;
+      if (!nested.isOk())
+        return Status(nested.status().code(),
+                      node->displayName() + "." + attr.name() + ": " + nested.status().message());
+      report.nestedGraphsChanged += nested->nestedGraphsChanged;
+      ++report.nestedGraphsChanged;  // its types at least
+      node->setAttr(attr.name(), std::move(copy));
+    }
+  }
+  return Status::ok();
 }
 
 //===--- Pass table ----------------------------------------------------------===//

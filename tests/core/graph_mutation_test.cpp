@@ -579,6 +579,25 @@ TEST(GraphMutation, TopologicalOrderIsDeterministic) {
   EXPECT_EQ(names(again.value()), names(order.value()));
 }
 
+/// A node whose nested graph reads a value by name comes after that
+/// value's producer, even when the producer has the larger id.
+TEST(GraphMutation, TopologicalOrderKeepsReadsByName) {
+  //   If(%c) then: return %late (by name)       (If first: id 0)
+  //   %x -> Relu late                             (id 1)
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4], %c: bool[]) {
+      %y = If(%c) {
+        then_branch = graph @then() { return %late },
+        else_branch = graph @else() { return %x }} @branch
+      %late = Relu(%x) @late
+      return %y
+    })");
+  ASSERT_LT(g->findNode("branch")->id(), g->findNode("late")->id());
+  auto order = g->topologicalOrder();
+  ASSERT_TRUE(order.isOk()) << order.status().message();
+  EXPECT_EQ(names(order.value()), (std::vector<std::string>{"late", "branch"}));
+}
+
 /// A cycle is reported by name instead of yielding a partial order.
 TEST(GraphMutation, DoesNotOrderCyclicGraph) {
   //   x -> Add p (x + x) -> Relu q

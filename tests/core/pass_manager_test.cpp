@@ -180,5 +180,44 @@ TEST(PassManager, DoesNotChangeCleanModel) {
   EXPECT_EQ(g->numNodes(), nodes);
 }
 
+//   If(%c) then: Constant -> %k; Mul(%x, %k) -> %m     else: Relu(%x)
+/// The default pipeline runs over the If's branches too: the branch's
+/// Constant node becomes an initializer, on a copy that replaces the branch;
+/// a clone taken before keeps its branch as it was (negative).
+TEST(PassManager, SimplifiesNestedGraphsOnACopy) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[2], %c: bool[]) {
+      %y = If(%c) {
+        then_branch = graph @then() {
+          %k = Constant() {value = f32[2] [2.0, 3.0]}
+          %i = Identity(%k)
+          %m = Mul(%x, %i)
+          return %m
+        },
+        else_branch = graph @else() {
+          %r = Relu(%x)
+          return %r
+        }} @branch
+      return %y
+    })");
+  std::unique_ptr<Graph> before = g->clone();
+  PassManager pm = createDefaultPipeline();
+  StatusOr<PipelineReport> report = pm.run(*g);
+  ASSERT_TRUE(report.isOk()) << report.status().message();
+  EXPECT_EQ(report->nestedGraphsChanged, 1);
+  EXPECT_TRUE(report->changed());
+  const Graph& then = *g->findValue("y")->producer()->attr("then_branch")->asGraph();
+  EXPECT_EQ(then.numNodes(), 1u) << printGraph(then);
+  ASSERT_NE(then.findValue("k"), nullptr);
+  EXPECT_TRUE(then.findValue("k")->isInitializer());
+  const Graph& old = *before->findValue("y")->producer()->attr("then_branch")->asGraph();
+  EXPECT_EQ(old.numNodes(), 3u);
+  // Off, the branches are left alone.
+  auto h = before->clone();
+  PassManager top = createDefaultPipeline({true, 8, false});
+  ASSERT_TRUE(top.run(*h).isOk());
+  EXPECT_EQ(h->findValue("y")->producer()->attr("then_branch")->asGraph()->numNodes(), 3u);
+}
+
 }  // namespace
 }  // namespace subgraph

@@ -274,7 +274,9 @@ class Graph {
   void reserve(size_t nodes, size_t values);
 
   /// Nodes in a topological order (ties broken by id, so the order is
-  /// deterministic), or an error naming a node on a cycle.
+  /// deterministic), or an error naming a node on a cycle. A node whose
+  /// nested graphs read a value of this graph by name comes after that
+  /// value's producer, as if it read the value.
   StatusOr<std::vector<Node*>> topologicalOrder() const;
 
   /// A deep copy with the same node and value ids, names and attributes.

@@ -21,7 +21,9 @@ namespace subgraph {
 ///  * input is a graph input: renaming would change the graph's interface;
 ///  * input is also a graph output: two output names need two values;
 ///  * input or output is named by a nested graph (If/Loop body) as an
-///    outer-scope value: renaming would break that reference.
+///    outer-scope value, or the input is itself such a read (a value of a
+///    nested graph that no node there computes): renaming would break that
+///    reference.
 std::unique_ptr<Pass> createIdentityRemovalPass();
 
 }  // namespace subgraph

@@ -43,6 +43,10 @@ class Pass {
   /// What the last run() did, in words ("folded 12 nodes: 4 Shape, 8
   /// Gather"); empty when it did nothing. Reports show it next to the name.
   virtual std::string lastRunSummary() const { return {}; }
+  /// Whether a PassManager may run this pass over nested graphs (If
+  /// branches, Loop bodies), whose reads of enclosing values by name are
+  /// values without a producer or a type.
+  virtual bool appliesToNestedGraphs() const { return true; }
 };
 
 }  // namespace subgraph

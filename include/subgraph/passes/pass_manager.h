@@ -50,8 +50,11 @@ struct PipelineReport {
   /// True when the last round changed nothing, i.e. running the pipeline
   /// again would leave the graph as it is.
   bool reachedFixedPoint = false;
+  /// Nested graphs (If branches, Loop and Scan bodies, at any depth) that
+  /// the pipeline changed, when PassManagerOptions::nestedGraphs is on.
+  int nestedGraphsChanged = 0;
 
-  /// True if any pass changed the graph.
+  /// True if any pass changed the graph or one of its nested graphs.
   bool changed() const;
   /// Sum of the passes' times, in milliseconds.
   double totalMilliseconds() const;
@@ -71,6 +74,14 @@ struct PassManagerOptions {
   /// error (a pipeline may oscillate); the report says reachedFixedPoint =
   /// false instead.
   int maxRounds = 8;
+  /// Also run the pipeline over the graphs that control-flow nodes hold,
+  /// after the graph itself, so that their Constant nodes, dead code and
+  /// idioms are handled like the graph's own (exporters such as spox put a
+  /// whole network, weights as Constant nodes, inside an If branch). A
+  /// nested graph is shared by every clone of its graph, so the pipeline
+  /// runs on a copy that replaces it on its node alone. The report counts
+  /// the nested graphs changed; its per-pass rows are the graph's own.
+  bool nestedGraphs = true;
 };
 
 /// Runs passes in order over a graph and reports what each did.
@@ -98,8 +109,15 @@ class PassManager {
   StatusOr<PipelineReport> run(Graph& graph);
 
  private:
+  // Runs the pipeline over the graphs that `graph`'s control-flow nodes
+  // hold (see PassManagerOptions::nestedGraphs).
+  Status runOnNestedGraphs(Graph& graph, PipelineReport& report);
+  Status runOnNestedGraphsOf(Graph& graph, PipelineReport& report);
+
   PassManagerOptions options_;
   std::vector<std::unique_ptr<Pass>> passes_;
+  bool nested_ = false;  // running over a nested graph: only passes that apply there
+  std::vector<const Graph*> enclosing_;  // the graphs around the one being run
 };
 
 /// Name and one-line description of a pass createPassByName() knows.
@@ -116,9 +134,10 @@ std::vector<PassInfo> registeredPasses();
 /// error lists the known names.
 StatusOr<std::unique_ptr<Pass>> createPassByName(std::string_view name);
 
-/// Constant->initializer, Identity removal, constant folding, DCE, run to a
-/// fixed point (at most options.maxRounds rounds).
-PassManager createDefaultPipeline(PassManagerOptions options = {true, 8});
+/// Constant->initializer, Identity removal, constant folding, the idiom
+/// passes (clamp, hard-swish, layer norm), DCE, run to a fixed point (at
+/// most options.maxRounds rounds), nested graphs included.
+PassManager createDefaultPipeline(PassManagerOptions options = {true, 8, true});
 
 /// Builds a pipeline from a comma-separated list of pass names, as given to
 /// `--passes` ("constant-folding,dce"). Spaces around names are ignored and
