@@ -23,6 +23,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -217,7 +218,12 @@ class ConvRegionKernel final : public RegionKernel {
   }
 
   size_t scratchBytes(const std::vector<sdk::Shape>& inputs) override {
-    return guarded([&] { return conv_->prepare(as2d(inputs[srcInput_].dims)); });
+    return guarded([&] {
+      std::vector<int64_t> dims = as2d(inputs[srcInput_].dims);
+      size_t bytes = conv_->prepare(dims);
+      warnIfReference(dims);
+      return bytes;
+    });
   }
 
   void runWithScratch(std::span<const sdk::Tensor> inputs, std::span<const sdk::Tensor> outputs,
@@ -237,6 +243,21 @@ class ConvRegionKernel final : public RegionKernel {
 
  private:
   static constexpr size_t kNone = static_cast<size_t>(-1);
+
+  // The core moves a conv off oneDNN's reference loops wherever another
+  // layout allows; where none does, the run is 100x slower than it should
+  // be, and the plugin ABI has no channel to the host's log or profile, so
+  // it says so on stderr once per shape.
+  void warnIfReference(std::span<const int64_t> dims) const {
+    std::string impl = conv_->implementation(dims);
+    if (!impl.starts_with("ref")) return;
+    std::string shape;
+    for (int64_t d : dims) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+    std::fprintf(stderr,
+                 "subgraph: warning: onednn: a convolution over [%s] runs oneDNN's reference "
+                 "implementation (%s)\n",
+                 shape.c_str(), impl.c_str());
+  }
 
   // The steps after the Conv, in body order: BN folded into `spec`, the
   // residual Add, activations and decomposed HardSwish pairs.
