@@ -6,8 +6,12 @@
 //  * a value read twice inside the chain (a Conv or BN output that also
 //    feeds something else): the region would have to emit it too;
 //  * an Add that broadcasts: `sum` adds a tensor of the output's shape;
-//  * convs that are not 2-D or use auto_pad: the kernel is NCHW-only and
-//    reads explicit pads.
+//  * convs that are neither 1-D nor 2-D, or use auto_pad: the kernel is
+//    NCHW-only and reads explicit pads.
+// A 1-D conv (input [N, C, L], as audio models and STFTs written as Conv
+// have) runs as a 2-D one over [N, C, 1, L], which is the same bytes in
+// plain layout; its activations stay plain (the plugin's blocked layouts
+// hold 4-D tensors only).
 // Exporters without a HardSwish op (ONNX before opset 14, hence every
 // torch.onnx.export at opset 13) write hardswish as x * HardSigmoid(x)
 // with alpha 1/6 and beta 1/2; the `_hswish` properties take that pair
@@ -17,7 +21,9 @@
 //===----------------------------------------------------------------------===//
 #include "conv_family.h"
 
+#include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -29,7 +35,7 @@ namespace {
 
 // The step patterns say what each op must be; step() adds how many
 // readers its output may have, which depends on its place in the chain.
-sdk::OpPattern convPattern() { return convLikePattern("Conv"); }
+sdk::OpPattern convPattern() { return convLikePattern("Conv", {3, 4}); }
 
 sdk::OpPattern addPattern() {
   sdk::OpPattern m("Add");
@@ -68,13 +74,16 @@ predicates::Predicate readByGateAndMul() {
   };
 }
 
-enum class Tail { kNone, kActivation, kHardSwish };
+// What ends the chain: nothing, one or two activations (tf2onnx writes
+// Max(LeakyRelu(x), c), both of which are eltwise post-ops), or a
+// decomposed HardSwish.
+enum class Tail { kNone, kActivation, kTwoActivations, kHardSwish };
 
 // Readers of a step's output: one (the next step) inside the chain and
-// before a single activation, exactly the gate and the Mul before a
-// decomposed HardSwish, any number at the end of the region.
+// before activations, exactly the gate and the Mul before a decomposed
+// HardSwish, any number at the end of the region.
 sdk::OpPattern step(sdk::OpPattern m, bool last, Tail tail) {
-  if (!last || tail == Tail::kActivation)
+  if (!last || tail == Tail::kActivation || tail == Tail::kTwoActivations)
     m.oneUse();
   else if (tail == Tail::kHardSwish)
     m.where(readByGateAndMul());
@@ -85,7 +94,6 @@ sdk::OpPattern step(sdk::OpPattern m, bool last, Tail tail) {
 // one's output; only the last node may have other readers.
 std::unique_ptr<sdk::SubgraphProperty> makeProperty(const std::string& name, bool bn, bool add,
                                                     Tail tail) {
-  const bool act = tail == Tail::kActivation;
   sdk::Pattern pattern(name);
   size_t prev = pattern.add(step(convPattern(), !bn && !add, tail));
   if (bn) {
@@ -98,9 +106,16 @@ std::unique_ptr<sdk::SubgraphProperty> makeProperty(const std::string& name, boo
     pattern.connect(prev, node);
     prev = node;
   }
-  if (act) {
+  if (tail == Tail::kTwoActivations) {
+    // Any input: Max(c, x) reads the chain through input 1. An activation's
+    // other inputs are constants, so the chain cannot be one of them.
+    size_t node = pattern.add(activationPattern().oneUse());
+    pattern.connect(prev, node);
+    prev = node;
+  }
+  if (tail == Tail::kActivation || tail == Tail::kTwoActivations) {
     size_t node = pattern.add(activationPattern());
-    pattern.connect(prev, node, 0);
+    pattern.connect(prev, node);
   }
   if (tail == Tail::kHardSwish) {
     size_t gate = pattern.add(hardSwishGatePattern());
@@ -113,6 +128,45 @@ std::unique_ptr<sdk::SubgraphProperty> makeProperty(const std::string& name, boo
                                                 sdk::PropertyOptions{.inferenceOnly = bn});
 }
 
+// The Conv's geometry and constants as a 2-D spec; a 1-D conv gets H = 1
+// (kernel 1, stride 1, dilation 1, no pads on H).
+ConvSpec convSpecOf(const sdk::NodeView& conv, bool& oneD) {
+  ConvSpec spec;
+  std::vector<int64_t> w = conv.input(1).dims();
+  if (w.size() != 3 && w.size() != 4) throw Unsupported("the conv is neither 1-D nor 2-D");
+  oneD = w.size() == 3;
+  if (oneD) w.insert(w.begin() + 2, 1);
+  spec.outChannels = w[0];
+  spec.groups = conv.attrInt("group", 1);
+  spec.inChannels = w[1] * spec.groups;
+  spec.kernel = {w[2], w[3]};
+  spec.weights = floatsOf(conv.input(1));
+  if (conv.numInputs() > 2 && conv.input(2)) spec.bias = floatsOf(conv.input(2));
+  size_t axes = oneD ? 1 : 2;
+  std::vector<int64_t> strides = conv.attrInts("strides", std::vector<int64_t>(axes, 1));
+  std::vector<int64_t> dilations = conv.attrInts("dilations", std::vector<int64_t>(axes, 1));
+  std::vector<int64_t> pads = conv.attrInts("pads", std::vector<int64_t>(2 * axes, 0));
+  if (strides.size() != axes || dilations.size() != axes || pads.size() != 2 * axes)
+    throw Unsupported("strides, dilations or pads do not match the conv's rank");
+  if (oneD) {
+    spec.strides = {1, strides[0]};
+    spec.dilations = {1, dilations[0]};
+    spec.pads = {0, pads[0], 0, pads[1]};
+  } else {
+    spec.strides = {strides[0], strides[1]};
+    spec.dilations = {dilations[0], dilations[1]};
+    spec.pads = {pads[0], pads[1], pads[2], pads[3]};
+  }
+  return spec;
+}
+
+// [N, C, L] as [N, C, 1, L]; 4-D dims unchanged.
+std::vector<int64_t> as2d(std::span<const int64_t> dims) {
+  std::vector<int64_t> out(dims.begin(), dims.end());
+  if (out.size() == 3) out.insert(out.begin() + 2, 1);
+  return out;
+}
+
 // Reads a conv-family body into a spec; see the file comment for what the
 // selector has already guaranteed.
 class ConvRegionKernel final : public RegionKernel {
@@ -121,29 +175,93 @@ class ConvRegionKernel final : public RegionKernel {
       : RegionKernel(context) {
     RegionBody body(region);
     if (body.numOutputs() != 1) throw Unsupported("the region has several outputs");
-    std::optional<sdk::NodeView> found = body.find("Conv");
-    if (!found) throw Unsupported("no Conv in the region");
-    const sdk::NodeView conv = *found;
-    ConvSpec spec;
-    std::vector<float> weights = floatsOf(conv.input(1));
-    std::vector<int64_t> w = conv.input(1).dims();
-    if (w.size() != 4) throw Unsupported("the conv is not 2-D");
-    spec.outChannels = w[0];
-    spec.groups = conv.attrInt("group", 1);
-    spec.inChannels = w[1] * spec.groups;
-    spec.kernel = {w[2], w[3]};
-    spec.weights = std::move(weights);
-    if (conv.numInputs() > 2 && conv.input(2)) spec.bias = floatsOf(conv.input(2));
-    std::vector<int64_t> strides = conv.attrInts("strides", {1, 1});
-    std::vector<int64_t> dilations = conv.attrInts("dilations", {1, 1});
-    std::vector<int64_t> pads = conv.attrInts("pads", {0, 0, 0, 0});
-    if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4)
-      throw Unsupported("strides, dilations or pads do not describe a 2-D conv");
-    spec.strides = {strides[0], strides[1]};
-    spec.dilations = {dilations[0], dilations[1]};
-    spec.pads = {pads[0], pads[1], pads[2], pads[3]};
-    srcInput_ = body.inputIndex(conv.input(0));
+    std::optional<sdk::NodeView> conv = body.find("Conv");
+    if (!conv) throw Unsupported("no Conv in the region");
+    ConvSpec spec = convSpecOf(*conv, oneD_);
+    srcInput_ = body.inputIndex(conv->input(0));
+    readPostOps(body, *conv, spec);
+    Format blocked = oneD_ ? Format::kPlain : blockedFormat();
+    // The stem (few input channels) reads plain NCHW: oneDNN has direct
+    // kernels for it, and blocking 3 channels to 16 would waste 5x work.
+    bool plainSrc = spec.groups == 1 && spec.inChannels < 16 && blocked == Format::kBlocked16;
+    // x + conv(x) reads one region input as both source and residual, and
+    // the residual must be in the output's layout.
+    if (spec.sumResidual && residualInput_ == srcInput_) plainSrc = false;
+    spec.srcFormat = plainSrc ? Format::kPlain : blocked;
+    spec.dstFormat = blocked;
+    spec.winograd = winogradAllowed();
+    conv_ = std::make_unique<FusedConv>(std::move(spec));
+  }
 
+  const sdk::Layout* inputLayout(size_t i) const override {
+    if (i == srcInput_) return layoutOf(conv_->spec().srcFormat);
+    if (i == residualInput_) return layoutOf(conv_->spec().dstFormat);
+    return nullptr;
+  }
+  const sdk::Layout* outputLayout(size_t) const override {
+    return layoutOf(conv_->spec().dstFormat);
+  }
+
+  std::optional<std::vector<sdk::Shape>> resize(const std::vector<sdk::Shape>& inputs) override {
+    return guarded([&] {
+      const std::vector<int64_t>& in = inputs[srcInput_].dims;
+      if (in.size() != (oneD_ ? 3u : 4u))
+        throw std::invalid_argument("conv: the input's rank does not match the weights'");
+      std::vector<int64_t> out = conv_->outputDims(as2d(in));
+      if (oneD_) out.erase(out.begin() + 2);
+      // The partitioner matched the Add on equal (possibly symbolic)
+      // shapes; the sum post-op reads the residual as the output's shape.
+      if (conv_->spec().sumResidual && inputs[residualInput_].dims != out)
+        throw std::invalid_argument("conv: the residual's dims differ from the output's");
+      return std::vector<sdk::Shape>{{sdk::DataType::kFloat32, std::move(out)}};
+    });
+  }
+
+  size_t scratchBytes(const std::vector<sdk::Shape>& inputs) override {
+    return guarded([&] {
+      std::vector<int64_t> dims = as2d(inputs[srcInput_].dims);
+      size_t bytes = conv_->prepare(dims);
+      warnIfReference(dims);
+      return bytes;
+    });
+  }
+
+  void runWithScratch(std::span<const sdk::Tensor> inputs, std::span<const sdk::Tensor> outputs,
+                      std::span<std::byte> scratch) override {
+    guarded([&] {
+      const void* residual = conv_->spec().sumResidual ? inputs[residualInput_].raw() : nullptr;
+      const sdk::Tensor& src = inputs[srcInput_];
+      if (oneD_) {
+        std::span<const int64_t> d = src.dims();
+        const std::array<int64_t, 4> dims{d[0], d[1], 1, d[2]};
+        conv_->execute(dims, src.raw(), residual, outputs[0].raw(), scratch.data());
+      } else {
+        conv_->execute(src.dims(), src.raw(), residual, outputs[0].raw(), scratch.data());
+      }
+    });
+  }
+
+ private:
+  static constexpr size_t kNone = static_cast<size_t>(-1);
+
+  // The core moves a conv off oneDNN's reference loops wherever another
+  // layout allows; where none does, the run is 100x slower than it should
+  // be, and the plugin ABI has no channel to the host's log or profile, so
+  // it says so on stderr once per shape.
+  void warnIfReference(std::span<const int64_t> dims) const {
+    std::string impl = conv_->implementation(dims);
+    if (!impl.starts_with("ref")) return;
+    std::string shape;
+    for (int64_t d : dims) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+    std::fprintf(stderr,
+                 "subgraph: warning: onednn: a convolution over [%s] runs oneDNN's reference "
+                 "implementation (%s)\n",
+                 shape.c_str(), impl.c_str());
+  }
+
+  // The steps after the Conv, in body order: BN folded into `spec`, the
+  // residual Add, activations and decomposed HardSwish pairs.
+  void readPostOps(const RegionBody& body, const sdk::NodeView& conv, ConvSpec& spec) {
     sdk::ValueView last = conv.output(0);
     std::optional<sdk::NodeView> gate;  // a HardSwish gate waiting for its Mul
     for (const sdk::NodeView& n : body.nodes()) {
@@ -174,57 +292,12 @@ class ConvRegionKernel final : public RegionKernel {
       last = n.output(0);
     }
     if (gate) throw Unsupported("a HardSigmoid gate without its Mul");
-    Format blocked = blockedFormat();
-    // The stem (few input channels) reads plain NCHW: oneDNN has direct
-    // kernels for it, and blocking 3 channels to 16 would waste 5x work.
-    bool plainSrc = spec.groups == 1 && spec.inChannels < 16 && blocked == Format::kBlocked16;
-    // x + conv(x) reads one region input as both source and residual, and
-    // the residual must be in the output's layout.
-    if (spec.sumResidual && residualInput_ == srcInput_) plainSrc = false;
-    spec.srcFormat = plainSrc ? Format::kPlain : blocked;
-    spec.dstFormat = blocked;
-    spec.winograd = winogradAllowed();
-    conv_ = std::make_unique<FusedConv>(std::move(spec));
   }
 
-  const sdk::Layout* inputLayout(size_t i) const override {
-    if (i == srcInput_) return layoutOf(conv_->spec().srcFormat);
-    if (i == residualInput_) return layoutOf(conv_->spec().dstFormat);
-    return nullptr;
-  }
-  const sdk::Layout* outputLayout(size_t) const override {
-    return layoutOf(conv_->spec().dstFormat);
-  }
-
-  std::optional<std::vector<sdk::Shape>> resize(const std::vector<sdk::Shape>& inputs) override {
-    return guarded([&] {
-      std::vector<int64_t> out = conv_->outputDims(inputs[srcInput_].dims);
-      // The partitioner matched the Add on equal (possibly symbolic)
-      // shapes; the sum post-op reads the residual as the output's shape.
-      if (conv_->spec().sumResidual && inputs[residualInput_].dims != out)
-        throw std::invalid_argument("conv: the residual's dims differ from the output's");
-      return std::vector<sdk::Shape>{{sdk::DataType::kFloat32, std::move(out)}};
-    });
-  }
-
-  size_t scratchBytes(const std::vector<sdk::Shape>& inputs) override {
-    return guarded([&] { return conv_->prepare(inputs[srcInput_].dims); });
-  }
-
-  void runWithScratch(std::span<const sdk::Tensor> inputs, std::span<const sdk::Tensor> outputs,
-                      std::span<std::byte> scratch) override {
-    guarded([&] {
-      const void* residual = conv_->spec().sumResidual ? inputs[residualInput_].raw() : nullptr;
-      conv_->execute(inputs[srcInput_].dims(), inputs[srcInput_].raw(), residual, outputs[0].raw(),
-                     scratch.data());
-    });
-  }
-
- private:
-  static constexpr size_t kNone = static_cast<size_t>(-1);
   // The core prepares lazily per shape; its cache is internally
   // synchronized.
   std::unique_ptr<FusedConv> conv_;
+  bool oneD_ = false;
   size_t srcInput_ = kNone;
   size_t residualInput_ = kNone;
 };
@@ -252,12 +325,13 @@ Family convFamily() {
   // the shorter conv (or conv_bn) would stop before both.
   for (int bn : {1, 0})
     for (int add : {1, 0})
-      for (Tail tail : {Tail::kHardSwish, Tail::kActivation, Tail::kNone}) {
+      for (Tail tail : {Tail::kHardSwish, Tail::kTwoActivations, Tail::kActivation, Tail::kNone}) {
         if (!fusionAllowed(bn, add, tail != Tail::kNone)) continue;
         std::string name = std::string("conv") + (bn ? "_bn" : "") + (add ? "_add" : "") +
-                           (tail == Tail::kActivation  ? "_act"
-                            : tail == Tail::kHardSwish ? "_hswish"
-                                                       : "");
+                           (tail == Tail::kActivation       ? "_act"
+                            : tail == Tail::kTwoActivations ? "_act_act"
+                            : tail == Tail::kHardSwish      ? "_hswish"
+                                                            : "");
         family.properties.push_back(makeProperty(name, bn, add, tail));
       }
   family.creator = creatorOf<ConvRegionKernel>();

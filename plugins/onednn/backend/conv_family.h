@@ -2,10 +2,11 @@
 //
 // Internal to the onednn plugin: the convolution fusion family. Its
 // properties propose Conv -> [BatchNormalization] -> [Add residual] ->
-// [activation] regions (plain, grouped and depthwise convs alike), longest
-// first; its kernel runs such a region as one oneDNN convolution with the BN
-// folded into the weights, the residual as a `sum` post-op and the
-// activation as eltwise post-ops, in blocked layout.
+// [one or two activations] regions (2-D or 1-D; plain, grouped and
+// depthwise convs alike), longest first; its kernel runs such a region as
+// one oneDNN convolution with the BN folded into the weights, the residual
+// as a `sum` post-op and the activations as eltwise post-ops, in blocked
+// layout (1-D: plain).
 //
 //===----------------------------------------------------------------------===//
 #pragma once

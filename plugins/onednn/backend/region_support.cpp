@@ -106,6 +106,25 @@ std::optional<float> scalarOf(const sdk::ValueView& value) {
 
 size_t numUses(const sdk::ValueView& value) { return value ? value.consumers().size() : 0; }
 
+namespace {
+
+// Max(x, c) and Min(x, c) with a one-element constant c are a clip with one
+// infinite bound (tf2onnx writes Max(LeakyRelu(x), c)). c must not raise
+// x's rank by broadcasting, and x must not be a constant as well.
+std::optional<Activation> boundOf(const sdk::NodeView& node) {
+  if (node.numInputs() != 2) return std::nullopt;
+  size_t constant = scalarOf(node.input(1)) ? 1 : 0;
+  std::optional<float> c = scalarOf(node.input(constant));
+  sdk::ValueView x = node.input(1 - constant);
+  if (!c || !x || isConstant(x) || x.dtype() != sdk::DataType::kFloat32) return std::nullopt;
+  std::optional<int32_t> xRank = x.rank(), cRank = node.input(constant).rank();
+  if (!xRank || !cRank || *cRank > *xRank) return std::nullopt;
+  if (node.opType() == "Max") return Activation{Activation::Kind::kClip, *c, INFINITY};
+  return Activation{Activation::Kind::kClip, -INFINITY, *c};
+}
+
+}  // namespace
+
 std::optional<Activation> activationOf(const sdk::NodeView& node) {
   using K = Activation::Kind;
   if (!node.domain().empty()) return std::nullopt;
@@ -134,10 +153,13 @@ std::optional<Activation> activationOf(const sdk::NodeView& node) {
     if (node.hasAttr("max")) hi = node.attrFloat("max", hi);
     return Activation{K::kClip, lo, hi};
   }
+  if (op == "Max" || op == "Min") return boundOf(node);
   return std::nullopt;
 }
 
-std::string activationOps() { return "Relu|LeakyRelu|Clip|Sigmoid|HardSigmoid|HardSwish|Tanh"; }
+std::string activationOps() {
+  return "Relu|LeakyRelu|Clip|Sigmoid|HardSigmoid|HardSwish|Tanh|Max|Min";
+}
 
 namespace predicates {
 
@@ -191,14 +213,19 @@ Predicate onlyFirstOutputUsed() {
   };
 }
 
-Predicate outputRank(size_t rank) {
-  return [rank](const sdk::NodeView& node) -> sdk::Decision {
+Predicate outputRank(size_t rank) { return outputRankIn({rank}); }
+
+Predicate outputRankIn(std::vector<size_t> ranks) {
+  return [ranks](const sdk::NodeView& node) -> sdk::Decision {
     std::optional<int32_t> r = node.numOutputs() ? node.output(0).rank() : std::nullopt;
     if (!r) return sdk::Decision::no("output 0 has unknown rank");
-    if (static_cast<size_t>(*r) != rank)
-      return sdk::Decision::no("output '" + node.output(0).name() + "' has rank " +
-                               std::to_string(*r) + ", expected " + std::to_string(rank));
-    return sdk::Decision::yes();
+    for (size_t rank : ranks)
+      if (static_cast<size_t>(*r) == rank) return sdk::Decision::yes();
+    std::string expected;
+    for (size_t i = 0; i < ranks.size(); ++i)
+      expected += (i == 0 ? "" : i + 1 == ranks.size() ? " or " : ", ") + std::to_string(ranks[i]);
+    return sdk::Decision::no("output '" + node.output(0).name() + "' has rank " +
+                             std::to_string(*r) + ", expected " + expected);
   };
 }
 
@@ -226,10 +253,10 @@ Predicate onlyLastAxis(std::string reason) {
 
 }  // namespace predicates
 
-sdk::OpPattern convLikePattern(const char* op) {
+sdk::OpPattern convLikePattern(const char* op, std::vector<size_t> ranks) {
   sdk::OpPattern m(op);
   m.constantInput(1)
-      .where(predicates::outputRank(4))
+      .where(predicates::outputRankIn(std::move(ranks)))
       .where(predicates::attrEquals("auto_pad", "NOTSET"))
       .where([](const sdk::NodeView& n) {
         if (n.numInputs() > 2 && n.input(2) && !isConstant(n.input(2)))

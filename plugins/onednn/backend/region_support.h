@@ -96,7 +96,8 @@ std::optional<float> scalarOf(const sdk::ValueView& value);
 size_t numUses(const sdk::ValueView& value);
 
 /// The activation an ONNX node computes (Relu, LeakyRelu, Clip with
-/// constant bounds, Sigmoid, HardSigmoid, HardSwish, Tanh), or nullopt.
+/// constant bounds, Sigmoid, HardSigmoid, HardSwish, Tanh, and Max or Min
+/// of x and a one-element f32 constant), or nullopt.
 std::optional<Activation> activationOf(const sdk::NodeView& node);
 
 /// The op types activationOf() understands, as a pattern's "A|B|..." list.
@@ -120,6 +121,8 @@ Predicate hasScalarConstant(std::optional<float> value = std::nullopt);
 Predicate onlyFirstOutputUsed();
 /// Output 0 has rank `rank`.
 Predicate outputRank(size_t rank);
+/// Output 0 has one of `ranks` (in increasing order, for the message).
+Predicate outputRankIn(std::vector<size_t> ranks);
 /// String attribute `name` (or its schema default) equals `value`.
 Predicate attrEquals(std::string name, std::string value);
 /// Input 0 is f32 of known rank and attribute `axis` (default -1) names
@@ -127,9 +130,10 @@ Predicate attrEquals(std::string name, std::string value);
 Predicate onlyLastAxis(std::string reason);
 }  // namespace predicates
 
-/// A 2-D convolution-like node `op` (Conv, ConvTranspose) whose weights,
-/// and bias if any, are constants: 4-D output, explicit pads.
-sdk::OpPattern convLikePattern(const char* op);
+/// A convolution-like node `op` (Conv, ConvTranspose) whose weights, and
+/// bias if any, are constants, with explicit pads and an output of one of
+/// `ranks` (4: 2-D; 3: 1-D, which the kernels run as 2-D with H = 1).
+sdk::OpPattern convLikePattern(const char* op, std::vector<size_t> ranks = {4});
 
 /// An inference BatchNormalization a convolution or deconvolution can fold
 /// into its weights: constant scale, shift, mean and variance, statistics

@@ -7,8 +7,11 @@
 #include "fused_conv.h"
 
 #include <cmath>
+#include <cstddef>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -45,6 +48,19 @@ bool winogradShape(const ConvSpec& spec) {
          spec.groups == 1 && spec.dstFormat != Format::kNhwcBf16;
 }
 
+// Where the primitive reads and writes activations in layouts of its own
+// (see chooseFormulation), the reorders that take the caller's source and
+// residual in and the output back, through buffers in the scratch memory.
+struct Relayout {
+  dnnl::memory::desc convSrc;
+  dnnl::memory::desc convDst;
+  dnnl::reorder srcIn;
+  dnnl::reorder residualIn;
+  dnnl::reorder dstOut;
+  size_t srcOffset = 0;
+  size_t dstOffset = 0;
+};
+
 struct FusedConv::Prepared {
   dnnl::convolution_forward primitive;
   dnnl::memory::desc srcDesc;
@@ -55,7 +71,26 @@ struct FusedConv::Prepared {
   size_t scratchBytes = 0;
   dnnl::memory::desc scratchDesc;
   std::string implementation;
+  std::optional<Relayout> relayout;
 };
+
+namespace {
+
+constexpr size_t kScratchAlign = 64;
+
+size_t alignUp(size_t bytes) { return (bytes + kScratchAlign - 1) / kScratchAlign * kScratchAlign; }
+
+// oneDNN names its naive loops "ref:any" (and "ref:..." variants); they
+// run 100x and more slower than the JIT kernels.
+bool isReference(const dnnl::convolution_forward::primitive_desc& pd) {
+  return std::string_view(pd.impl_info_str()).starts_with("ref");
+}
+
+dnnl::reorder makeReorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
+  return dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), from, cpuEngine(), to));
+}
+
+}  // namespace
 
 FusedConv::FusedConv(ConvSpec spec) : spec_(std::move(spec)) {
   const ConvSpec& s = spec_;
@@ -98,64 +133,130 @@ std::vector<int64_t> FusedConv::outputDims(std::span<const int64_t> in) const {
   return out;
 }
 
+namespace {
+
+// Everything of a convolution primitive but its activations' layouts: the
+// formulations chooseFormulation() tries differ only in those.
+struct ConvProblem {
+  dnnl::memory::desc weights;
+  dnnl::memory::desc bias;
+  dnnl::memory::dims strides, dilations, padL, padR;
+  dnnl::primitive_attr attr;
+  bool winograd = false;
+
+  dnnl::convolution_forward::primitive_desc describe(const dnnl::memory::desc& src,
+                                                     const dnnl::memory::desc& dst) const {
+    auto make = [&](dnnl::algorithm algorithm) {
+      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm, src,
+                                           weights, bias, dst, strides, dilations, padL, padR);
+      return dnnl::convolution_forward::primitive_desc(desc, attr, cpuEngine());
+    };
+    if (winograd) {
+      // oneDNN 2.6 has Winograd kernels for AVX-512 only, and not for every
+      // channel count or post-op; it says so by failing to create the
+      // descriptor, which leaves the direct algorithm.
+      try {
+        return make(dnnl::algorithm::convolution_winograd);
+      } catch (const dnnl::error&) {
+      }
+    }
+    return make(dnnl::algorithm::convolution_direct);
+  }
+};
+
+ConvProblem convProblem(const ConvSpec& s, std::span<const int64_t> inputDims,
+                        std::span<const int64_t> outDims) {
+  ConvProblem p;
+  dnnl::memory::dims weightDims =
+      groupedWeightDims(s.groups, s.outChannels, s.inChannels, s.kernel[0], s.kernel[1]);
+  bool bf16 = s.dstFormat == Format::kNhwcBf16;
+  p.weights = dnnl::memory::desc(weightDims, bf16 ? dt::bf16 : dt::f32, tag::any);
+  p.bias = dnnl::memory::desc({s.outChannels}, dt::f32, tag::a);
+  p.strides = {s.strides[0], s.strides[1]};
+  // oneDNN counts dilation from 0 (no gaps); ONNX from 1.
+  p.dilations = {s.dilations[0] - 1, s.dilations[1] - 1};
+  p.padL = {s.pads[0], s.pads[1]};
+  p.padR = {s.pads[2], s.pads[3]};
+  // oneDNN wants the right padding that makes the output size exact.
+  for (size_t i = 0; i < 2; ++i) {
+    int64_t extent = s.dilations[i] * (s.kernel[i] - 1) + 1;
+    p.padR[i] = (outDims[2 + i] - 1) * s.strides[i] + extent - inputDims[2 + i] - p.padL[i];
+  }
+  p.attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::post_ops ops;
+  if (s.sumResidual) ops.append_sum(1.0f);
+  for (const Activation& a : s.activations) appendEltwise(ops, a);
+  p.attr.set_post_ops(ops);
+  p.winograd = s.winograd && winogradShape(s);
+  return p;
+}
+
+}  // namespace
+
+// The first formulation whose implementation is not one of oneDNN's
+// reference loops: the activations in the caller's layouts (no copies);
+// then in the layout oneDNN prefers for the shape (`any`: 2.6 answers
+// ref:any for some dilated convolutions on nChw16c, e.g. 3x3 dilation 8
+// with 128 channels on 32x32, and brgconv on channels-last for the same
+// problem); then plain NCHW, whose gemm-based convolution takes any shape.
+// The other layouts cost a reorder of the source in and of the output
+// (and residual) out, small beside the reference loops' 100x.
+dnnl::convolution_forward::primitive_desc FusedConv::chooseFormulation(
+    Prepared& prepared, std::span<const int64_t> inputDims) const {
+  ConvProblem problem = convProblem(spec_, inputDims, prepared.outDims);
+  dnnl::convolution_forward::primitive_desc pd =
+      problem.describe(prepared.srcDesc, prepared.dstDesc);
+  if (!isReference(pd)) return pd;
+  for (tag layout : {tag::any, tag::nchw}) {
+    dnnl::memory::data_type type = prepared.srcDesc.data_type();
+    dnnl::memory::desc src(toDnnlDims(inputDims), type, layout);
+    dnnl::memory::desc dst(toDnnlDims(prepared.outDims), type, layout);
+    dnnl::convolution_forward::primitive_desc candidate;
+    try {
+      candidate = problem.describe(src, dst);
+    } catch (const dnnl::error&) {
+      continue;
+    }
+    if (isReference(candidate)) continue;
+    Relayout r;
+    r.convSrc = candidate.src_desc();
+    r.convDst = candidate.dst_desc();
+    r.srcIn = makeReorder(prepared.srcDesc, r.convSrc);
+    r.dstOut = makeReorder(r.convDst, prepared.dstDesc);
+    if (spec_.sumResidual) r.residualIn = makeReorder(prepared.dstDesc, r.convDst);
+    r.srcOffset = alignUp(candidate.scratchpad_desc().get_size());
+    r.dstOffset = r.srcOffset + alignUp(r.convSrc.get_size());
+    prepared.relayout = std::move(r);
+    return candidate;
+  }
+  // Nothing better: run the reference loops rather than fail; the
+  // implementation string says so to tests and profiles.
+  return pd;
+}
+
 size_t FusedConv::prepare(std::span<const int64_t> inputDims) {
   if (auto p = find(inputDims)) return p->scratchBytes;
   const ConvSpec& s = spec_;
   auto prepared = std::make_shared<Prepared>();
   prepared->outDims = outputDims(inputDims);
-  bool bf16 = s.dstFormat == Format::kNhwcBf16;
   prepared->srcDesc = formatDesc(inputDims, s.srcFormat);
   prepared->dstDesc = formatDesc(prepared->outDims, s.dstFormat);
 
-  dnnl::memory::dims weightDims =
-      groupedWeightDims(s.groups, s.outChannels, s.inChannels, s.kernel[0], s.kernel[1]);
-  tag userWeightTag = s.groups == 1 ? tag::oihw : tag::goihw;
-  dnnl::memory::desc anyWeights(weightDims, bf16 ? dt::bf16 : dt::f32, tag::any);
-  dnnl::memory::desc biasDesc({s.outChannels}, dt::f32, tag::a);
-  dnnl::memory::dims strides{s.strides[0], s.strides[1]};
-  // oneDNN counts dilation from 0 (no gaps); ONNX from 1.
-  dnnl::memory::dims dilations{s.dilations[0] - 1, s.dilations[1] - 1};
-  dnnl::memory::dims padL{s.pads[0], s.pads[1]};
-  dnnl::memory::dims padR{s.pads[2], s.pads[3]};
-  // oneDNN wants the right padding that makes the output size exact.
-  for (int i = 0; i < 2; ++i) {
-    int64_t extent = s.dilations[i] * (s.kernel[i] - 1) + 1;
-    padR[static_cast<size_t>(i)] =
-        (prepared->outDims[2 + static_cast<size_t>(i)] - 1) * s.strides[static_cast<size_t>(i)] +
-        extent - inputDims[2 + static_cast<size_t>(i)] - padL[static_cast<size_t>(i)];
-  }
-
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  dnnl::post_ops ops;
-  if (s.sumResidual) ops.append_sum(1.0f);
-  for (const Activation& a : s.activations) appendEltwise(ops, a);
-  attr.set_post_ops(ops);
-
-  auto primitiveDesc = [&](dnnl::algorithm algorithm) {
-    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm,
-                                         prepared->srcDesc, anyWeights, biasDesc, prepared->dstDesc,
-                                         strides, dilations, padL, padR);
-    return dnnl::convolution_forward::primitive_desc(desc, attr, cpuEngine());
-  };
-  dnnl::convolution_forward::primitive_desc pd;
-  if (s.winograd && winogradShape(s)) {
-    // oneDNN 2.6 has Winograd kernels for AVX-512 only, and not for every
-    // channel count or post-op; it says so by failing to create the
-    // descriptor, which leaves the direct algorithm.
-    try {
-      pd = primitiveDesc(dnnl::algorithm::convolution_winograd);
-    } catch (const dnnl::error&) {
-    }
-  }
-  if (!pd) pd = primitiveDesc(dnnl::algorithm::convolution_direct);
+  dnnl::convolution_forward::primitive_desc pd = chooseFormulation(*prepared, inputDims);
   prepared->primitive = dnnl::convolution_forward(pd);
   prepared->scratchDesc = pd.scratchpad_desc();
   prepared->implementation = pd.impl_info_str();
   prepared->scratchBytes = pd.scratchpad_desc().get_size();
+  if (const std::optional<Relayout>& r = prepared->relayout) {
+    prepared->scratchBytes = r->dstOffset + r->convDst.get_size();
+    prepared->implementation += " (activations reordered to its layout)";
+  }
 
   // The weights are reordered once, here, into the layout the primitive
   // chose; execute() never touches the plain copy again.
+  dnnl::memory::dims weightDims =
+      groupedWeightDims(s.groups, s.outChannels, s.inChannels, s.kernel[0], s.kernel[1]);
+  tag userWeightTag = s.groups == 1 ? tag::oihw : tag::goihw;
   prepared->weights = reorderedWeights(dnnl::memory::desc(weightDims, dt::f32, userWeightTag),
                                        s.weights.data(), pd.weights_desc());
   prepared->bias = biasMemory(s.bias, s.outChannels);
@@ -182,18 +283,30 @@ void FusedConv::execute(std::span<const int64_t> inputDims, const void* src, con
                         void* dst, void* scratch) const {
   std::shared_ptr<const Prepared> p = find(inputDims);
   if (!p) throw std::logic_error("conv: execute() before prepare() for these input dims");
-  if (spec_.sumResidual && residual != dst)
-    std::memcpy(dst, residual, formatBytes(p->outDims, spec_.dstFormat));
   dnnl::engine& engine = cpuEngine();
+  dnnl::stream& stream = threadStream();
   dnnl::memory srcMem(p->srcDesc, engine, const_cast<void*>(src));
   dnnl::memory dstMem(p->dstDesc, engine, dst);
   dnnl::memory scratchMem(p->scratchDesc, engine, scratch);
-  dnnl::stream& stream = threadStream();
-  p->primitive.execute(stream, {{DNNL_ARG_SRC, srcMem},
+  dnnl::memory convSrc = srcMem, convDst = dstMem;
+  if (const std::optional<Relayout>& r = p->relayout) {
+    auto* base = static_cast<std::byte*>(scratch);
+    convSrc = dnnl::memory(r->convSrc, engine, base + r->srcOffset);
+    convDst = dnnl::memory(r->convDst, engine, base + r->dstOffset);
+    r->srcIn.execute(stream, srcMem, convSrc);
+    if (spec_.sumResidual) {
+      dnnl::memory residualMem(p->dstDesc, engine, const_cast<void*>(residual));
+      r->residualIn.execute(stream, residualMem, convDst);
+    }
+  } else if (spec_.sumResidual && residual != dst) {
+    std::memcpy(dst, residual, formatBytes(p->outDims, spec_.dstFormat));
+  }
+  p->primitive.execute(stream, {{DNNL_ARG_SRC, convSrc},
                                 {DNNL_ARG_WEIGHTS, p->weights},
                                 {DNNL_ARG_BIAS, p->bias},
-                                {DNNL_ARG_DST, dstMem},
+                                {DNNL_ARG_DST, convDst},
                                 {DNNL_ARG_SCRATCHPAD, scratchMem}});
+  if (p->relayout) p->relayout->dstOut.execute(stream, convDst, dstMem);
   stream.wait();
 }
 

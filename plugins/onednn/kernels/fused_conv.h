@@ -7,6 +7,11 @@
 // as eltwise post-ops. It takes plain descriptions (dims, attributes, float
 // weights) so that it does not depend on the graph IR or the plugin SDK.
 //
+// No silent slow kernels: where oneDNN would run a shape in the spec's
+// formats only with its reference loops (`ref:any`), prepare() picks
+// another layout for the activations that gets a JIT kernel, and reorders
+// into and out of it inside execute() (chooseFormulation).
+//
 // Invariants: the spec is fixed at construction; weights are reordered to
 // the primitive's preferred (blocked) layout and primitives created once per
 // input shape, on the first prepare() for that shape, and cached; execute()
@@ -83,7 +88,10 @@ class FusedConv {
   size_t prepare(std::span<const int64_t> inputDims);
   /// The oneDNN implementation prepare() chose for `inputDims` (e.g.
   /// "jit_fp32_wino_2x3:avx512_core"), for tests and profiles; empty if
-  /// the dims were not prepared.
+  /// the dims were not prepared. It starts with "ref" only where no
+  /// layout of the activations gets oneDNN off its reference loops, and
+  /// ends with "(activations reordered to its layout)" where the primitive
+  /// runs in a layout other than the spec's formats.
   std::string implementation(std::span<const int64_t> inputDims) const;
   /// Runs on prepared dims. `residual` (in dstFormat) is read when the spec
   /// sums one; it may equal `dst`. `scratch` holds prepare()'s bytes.
@@ -93,6 +101,11 @@ class FusedConv {
  private:
   struct Prepared;
   std::shared_ptr<const Prepared> find(std::span<const int64_t> inputDims) const;
+  /// The primitive descriptor for `inputDims` that avoids oneDNN's
+  /// reference implementation where a layout change can (see the .cpp);
+  /// records the reorders that layout change needs in `prepared`.
+  dnnl::convolution_forward::primitive_desc chooseFormulation(
+      Prepared& prepared, std::span<const int64_t> inputDims) const;
 
   ConvSpec spec_;
   mutable std::mutex mutex_;

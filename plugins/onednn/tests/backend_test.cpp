@@ -227,7 +227,58 @@ TEST_P(OnednnActivationTest, DepthwiseConvBnActivation) {
 INSTANTIATE_TEST_SUITE_P(Activations, OnednnActivationTest,
                          ::testing::Values("Clip(%n, %lo, %hi)", "Relu(%n)", "Sigmoid(%n)",
                                            "HardSigmoid(%n) {alpha = 0.25, beta = 0.4}",
-                                           "HardSwish(%n)", "LeakyRelu(%n) {alpha = 0.1}"));
+                                           "HardSwish(%n)", "LeakyRelu(%n) {alpha = 0.1}",
+                                           "Max(%n, %lo)", "Min(%hi, %n)"));
+
+//  %x [1,16,6,6] -> Conv -> LeakyRelu -> Max(c) -> Conv -> LeakyRelu -> Max(c) -> %y
+//                  \____ conv_act_act ____/    \____ conv_act_act ____/
+// tf2onnx's conv block (c a [1, 1, 1, 1] constant): both activations are
+// post-ops, and the value between the convs stays blocked.
+constexpr const char* kConvLeakyMax = R"(
+  graph @g(%x: f32[1, 16, 6, 6]) {
+    %w1 = const f32[16, 16, 3, 3] splat(0.0)
+    %w2 = const f32[16, 16, 3, 3] splat(0.0)
+    %c = const f32[1, 1, 1, 1] [-0.4]
+    %c1 = Conv(%x, %w1) {pads = [1, 1, 1, 1]} @conv1
+    %l1 = LeakyRelu(%c1) {alpha = 0.2} @leaky1
+    %m1 = Max(%l1, %c) @max1
+    %c2 = Conv(%m1, %w2) {pads = [1, 1, 1, 1]} @conv2
+    %l2 = LeakyRelu(%c2) {alpha = 0.2} @leaky2
+    %y = Max(%c, %l2) @max2
+    return %y
+  })";
+
+/// ConvLeakyReluMaxIsOneRegion: Max with a one-element constant is a clip
+/// with one infinite bound, a second post-op after the LeakyRelu, either
+/// operand order.
+TEST(OnednnConvFamily, ConvLeakyReluMaxIsOneRegion) {
+  Outcome o = partitionAndRun(kConvLeakyMax);
+  EXPECT_THAT(o.regions, ElementsAre("conv_act_act", "conv_act_act"));
+  EXPECT_TRUE(o.leftOps.empty());
+  EXPECT_EQ(o.copies, 2u);
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+//  %x [1,16,6,6] -> Conv -> Max(%t) -> Min(per-channel %k) -> %y
+constexpr const char* kMaxOfTensors = R"(
+  graph @g(%x: f32[1, 16, 6, 6], %t: f32[1, 16, 6, 6]) {
+    %w = const f32[16, 16, 1, 1] splat(0.0)
+    %k = const f32[1, 16, 1, 1] splat(0.0)
+    %c = Conv(%x, %w) @conv
+    %m = Max(%c, %t) @max
+    %y = Min(%m, %k) @min
+    return %y
+  })";
+
+/// DoesNotTakeMaxOfTensorsAsActivation: Max of two runtime tensors and
+/// Min by a per-channel constant are not clips; both stay with the
+/// reference and the Conv fuses alone.
+TEST(OnednnConvFamily, DoesNotTakeMaxOfTensorsAsActivation) {
+  Outcome o = partitionAndRun(kMaxOfTensors);
+  EXPECT_THAT(o.regions, ElementsAre("conv"));
+  EXPECT_THAT(o.leftOps, ElementsAre("Max", "Min"));
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
 
 //  %x -> Conv -> BN(%scale is a graph input) -> Relu
 constexpr const char* kRuntimeBnParams = R"(
@@ -637,18 +688,66 @@ TEST(OnednnChannelScaleFamily, DoesNotScaleByConstantsOrOtherBroadcasts) {
   EXPECT_LT(o.maxDiff, 1e-5);
 }
 
-//  %x [1,4,10] -> Conv1d -> Relu   (rank 3: oneDNN's kernel here is 2-D)
+//  %x [1,4,21] -> Conv1d (stride 2, dilation 2, pads [1, 2]) -> Relu -> %y
+//                \_______________________ conv_act _______________________/
+// Rank 3, as audio models have (an STFT written as Conv): one oneDNN
+// convolution over [N, C, 1, L], reading and writing plain.
 constexpr const char* kConv1d = R"(
-  graph @g(%x: f32[1, 4, 10]) {
+  graph @g(%x: f32[1, 4, 21]) {
     %w = const f32[8, 4, 3] splat(0.0)
+    %b = const f32[8] splat(0.0)
+    %c = Conv(%x, %w, %b) {strides = [2], dilations = [2], pads = [1, 2]} @conv
+    %y = Relu(%c) @relu
+    return %y
+  })";
+
+/// Conv1dReluIsOneRegion: the 1-D conv and its Relu are one region, with
+/// no copies (its activations are plain).
+TEST(OnednnConvFamily, Conv1dReluIsOneRegion) {
+  Outcome o = partitionAndRun(kConv1d);
+  EXPECT_THAT(o.regions, ElementsAre("conv_act"));
+  EXPECT_TRUE(o.leftOps.empty());
+  EXPECT_EQ(o.copies, 0u);
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+//  %x [N,1,40] -> Conv1d(k8, stride 4) -> %s -> grouped Conv1d(k3, pads 1) -> Add(%s) -> Relu
+//                 \______ conv ______/        \___________ conv_add_act ___________/
+// An STFT-like front end (one input channel, a long strided kernel) on a
+// symbolic batch, then a grouped 1-D conv with a residual.
+constexpr const char* kConv1dStack = R"(
+  graph @g(%x: f32[N, 1, 40]) {
+    %w1 = const f32[12, 1, 8] splat(0.0)
+    %w2 = const f32[12, 4, 3] splat(0.0)
+    %s = Conv(%x, %w1) {strides = [4]} @stft
+    %c = Conv(%s, %w2) {group = 3, pads = [1, 1]} @conv
+    %a = Add(%c, %s) @add
+    %y = Relu(%a) @relu
+    return %y
+  })";
+
+/// Conv1dStackWithResidual: a strided single-channel and a grouped 1-D conv,
+/// the second with its residual as a sum post-op (ran at N = 2).
+TEST(OnednnConvFamily, Conv1dStackWithResidual) {
+  Outcome o = partitionAndRun(kConv1dStack);
+  EXPECT_THAT(o.regions, ElementsAre("conv", "conv_add_act"));
+  EXPECT_TRUE(o.leftOps.empty());
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+//  %x [1,4,5,5,5] -> Conv3d -> Relu   (rank 5: the kernel is 1-D or 2-D)
+constexpr const char* kConv3d = R"(
+  graph @g(%x: f32[1, 4, 5, 5, 5]) {
+    %w = const f32[8, 4, 3, 3, 3] splat(0.0)
     %c = Conv(%x, %w) @conv
     %y = Relu(%c) @relu
     return %y
   })";
 
-/// DoesNotFuseConv1d: shapes the kernel cannot take stay with the reference.
-TEST(OnednnConvFamily, DoesNotFuseConv1d) {
-  Outcome o = partitionAndRun(kConv1d);
+/// DoesNotFuseConv3d: output rank 5 is refused ("expected 3 or 4"); the
+/// Conv stays with the reference.
+TEST(OnednnConvFamily, DoesNotFuseConv3d) {
+  Outcome o = partitionAndRun(kConv3d);
   EXPECT_THAT(o.leftOps, ::testing::Contains("Conv"));
   EXPECT_THAT(o.regions, ::testing::Not(::testing::Contains(::testing::StartsWith("conv"))));
   EXPECT_LT(o.maxDiff, 1e-4);
@@ -714,24 +813,29 @@ TEST(OnednnMatMulFamily, ScaledScoresAndGemm) {
 }
 
 //  %x [1,20,9,9] -> MaxPool 3x3/2 ceil -> AveragePool 2x2 -> GlobalAveragePool
-//  %x -> Concat(axis 1) with itself, Sigmoid -> Mul(2) chain
+//  %u -> Concat(axis 1) with itself -> Sigmoid -> Mul(2) -> Max(0.5) -> Min(1.5)
 constexpr const char* kPoolsAndMore = R"(
   graph @g(%x: f32[1, 20, 9, 9], %u: f32[3, 5]) {
     %two = const f32[] [2.0]
+    %lo = const f32[1] [0.5]
+    %hi = const f32[] [1.5]
     %p = MaxPool(%x) {kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], ceil_mode = 1} @max
     %q = AveragePool(%p) {kernel_shape = [2, 2], pads = [0, 0, 1, 1]} @avg
     %y = GlobalAveragePool(%q) @gap
     %c = Concat(%u, %u) {axis = 1} @concat
     %s = Sigmoid(%c) @sig
-    %z = Mul(%s, %two) @mul
+    %z0 = Mul(%s, %two) @mul
+    %z1 = Max(%z0, %lo) @floor
+    %z = Min(%hi, %z1) @ceiling
     return %y, %z
   })";
 
-/// Pools chain in blocked layout; Concat and an element-wise chain fuse.
+/// Pools chain in blocked layout; Concat and an element-wise chain fuse,
+/// Max and Min by scalar constants included.
 TEST(OnednnOtherFamilies, PoolsConcatEltwise) {
   Outcome o = partitionAndRun(kPoolsAndMore);
   EXPECT_THAT(o.regions,
-              ::testing::UnorderedElementsAre("pool", "pool", "pool", "concat", "eltwise2"));
+              ::testing::UnorderedElementsAre("pool", "pool", "pool", "concat", "eltwise4"));
   EXPECT_TRUE(o.leftOps.empty()) << ::testing::PrintToString(o.leftOps);
   EXPECT_LT(o.maxDiff, 1e-5);
 }

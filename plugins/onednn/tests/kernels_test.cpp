@@ -218,6 +218,32 @@ TEST(FusedConv, WinogradNotForOtherShapes) {
   }
 }
 
+/// No silent slow kernels: a 3x3 convolution with dilation 8 over 128
+/// channels of 32x32 (pads 8), which oneDNN 2.6 runs in nChw16c only with
+/// its reference loops (ref:any), runs a JIT kernel in a layout of its own
+/// (the activations reordered in and out) and still matches the loops, its
+/// residual sum and activation included. A dilation-6 conv on 4x4 hits the
+/// same limit at 16 channels.
+TEST(FusedConv, DilatedConvAvoidsTheReferenceImplementation) {
+  for (const ConvCase& cc :
+       {ConvCase{"dilation8", 128, 128, 1, 3, 1, 8, 8, 32, B, B, true, K::kRelu},
+        ConvCase{"dilation6_small", 16, 16, 1, 3, 1, 6, 6, 4, B, B, false, K::kClip}}) {
+    std::string impl = checkConvCase(cc, /*winograd=*/true);
+    std::printf("%s: %s\n", cc.name, impl.c_str());
+    EXPECT_FALSE(impl.starts_with("ref")) << cc.name << ": " << impl;
+    EXPECT_NE(impl.find("reordered"), std::string::npos) << cc.name << ": " << impl;
+  }
+}
+
+/// KeepsTheRequestedLayoutWhenItHasAJitKernel: the same conv with dilation
+/// 2, which oneDNN runs in nChw16c with a JIT kernel, is not reordered.
+TEST(FusedConv, KeepsTheRequestedLayoutWhenItHasAJitKernel) {
+  ConvCase cc{"dilation2", 128, 128, 1, 3, 1, 2, 2, 32, B, B, true, K::kRelu};
+  std::string impl = checkConvCase(cc, /*winograd=*/false);
+  EXPECT_FALSE(impl.starts_with("ref")) << impl;
+  EXPECT_EQ(impl.find("reordered"), std::string::npos) << impl;
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, FusedConvTest,
     ::testing::Values(
