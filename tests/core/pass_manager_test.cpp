@@ -90,11 +90,12 @@ TEST(PassManager, ReportsEachPassRun) {
   PassManager pm = createDefaultPipeline();
   StatusOr<PipelineReport> report = pm.run(*g);
   ASSERT_TRUE(report.isOk());
-  ASSERT_GE(report->passes.size(), 4u);
+  ASSERT_GE(report->passes.size(), 5u);
   EXPECT_EQ(report->passes[0].passName, "constant-to-initializer");
-  EXPECT_EQ(report->passes[1].passName, "identity-removal");
-  EXPECT_EQ(report->passes[2].passName, "constant-folding");
-  EXPECT_EQ(report->passes[3].passName, "dce");
+  EXPECT_EQ(report->passes[1].passName, "float16-compute");
+  EXPECT_EQ(report->passes[2].passName, "identity-removal");
+  EXPECT_EQ(report->passes[3].passName, "constant-folding");
+  EXPECT_EQ(report->passes[4].passName, "dce");
   EXPECT_EQ(report->nodesBefore(), before);
   EXPECT_EQ(report->nodesAfter(), g->numNodes());
   for (size_t i = 1; i < report->passes.size(); ++i)
@@ -134,7 +135,7 @@ TEST(PassManager, NamesTheFailingPass) {
 /// Every registered name builds a pass that reports that name.
 TEST(PassManager, CreatesEveryRegisteredPassByName) {
   std::vector<PassInfo> passes = registeredPasses();
-  ASSERT_EQ(passes.size(), 4u);
+  ASSERT_EQ(passes.size(), 5u);
   for (const PassInfo& info : passes) {
     StatusOr<std::unique_ptr<Pass>> pass = createPassByName(info.name);
     ASSERT_TRUE(pass.isOk()) << info.name;
@@ -152,7 +153,7 @@ TEST(PassManager, ParsesPassLists) {
 
   StatusOr<PassManager> withDefault = parsePassPipeline("default,dce");
   ASSERT_TRUE(withDefault.isOk());
-  EXPECT_EQ(withDefault->size(), 5u);
+  EXPECT_EQ(withDefault->size(), 6u);
 
   StatusOr<PassManager> unknown = parsePassPipeline("dce,fold-everything");
   ASSERT_FALSE(unknown.isOk());

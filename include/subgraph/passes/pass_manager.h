@@ -116,8 +116,8 @@ std::vector<PassInfo> registeredPasses();
 /// error lists the known names.
 StatusOr<std::unique_ptr<Pass>> createPassByName(std::string_view name);
 
-/// Constant->initializer, Identity removal, constant folding, DCE, run to a
-/// fixed point (at most options.maxRounds rounds).
+/// Constant->initializer, f16/bf16 compute in f32, Identity removal,
+/// constant folding, DCE, run to a fixed point (at most options.maxRounds rounds).
 PassManager createDefaultPipeline(PassManagerOptions options = {true, 8});
 
 /// Builds a pipeline from a comma-separated list of pass names, as given to
