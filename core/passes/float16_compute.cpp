@@ -14,7 +14,9 @@
 //===----------------------------------------------------------------------===//
 #include "subgraph/passes/float16_compute.h"
 
+#include <bit>
 #include <cstring>
+#include <span>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -70,12 +72,33 @@ TensorType withDtype(TensorType type, DataType dtype) {
   return type;
 }
 
-// `half` (f16 or bf16 elements) as an f32 tensor of the same shape.
+// One f16 or bf16 element as f32; exact, since f32 holds every such value.
+float halfBitsToF32(uint16_t h, DataType dtype) {
+  if (dtype == DataType::kBFloat16) return std::bit_cast<float>(static_cast<uint32_t>(h) << 16);
+  const uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+  if (exp == 0) {  // zero or subnormal: mant * 2^-24
+    const float v = static_cast<float>(mant) * 0x1p-24f;
+    return sign ? -v : v;
+  }
+  const uint32_t wideExp = exp == 31 ? 0xffu : exp + 112;  // infinity and NaN stay so
+  return std::bit_cast<float>(sign | (wideExp << 23) | (mant << 13));
+}
+
+// `half` (f16 or bf16 elements) as an f32 tensor of the same shape. Weights
+// of a whole model pass through here, so it converts bits directly
+// (Tensor::elementAsDouble per element took two seconds on a 44M-weight
+// model).
 Tensor widenTensor(const Tensor& half) {
-  std::vector<float> values(static_cast<size_t>(half.numElements()));
-  for (size_t i = 0; i < values.size(); ++i)
-    values[i] = static_cast<float>(half.elementAsDouble(static_cast<int64_t>(i)));
-  return Tensor::fromVector(DataType::kFloat32, half.dims(), values);
+  const size_t n = static_cast<size_t>(half.numElements());
+  std::span<const std::byte> in = half.bytes();
+  std::vector<std::byte> out(n * sizeof(float));
+  for (size_t i = 0; i < n; ++i) {
+    uint16_t bits;
+    std::memcpy(&bits, in.data() + 2 * i, sizeof bits);
+    const float wide = halfBitsToF32(bits, half.dtype());
+    std::memcpy(out.data() + sizeof(float) * i, &wide, sizeof wide);
+  }
+  return Tensor(DataType::kFloat32, half.dims(), std::move(out));
 }
 
 Attribute castTo(DataType dtype) { return Attribute("to", static_cast<int64_t>(dtype)); }
