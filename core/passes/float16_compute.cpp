@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "subgraph/passes/float16_compute.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <span>
@@ -191,7 +192,7 @@ class Float16ComputePass final : public Pass {
   void widenSource(Graph& graph, Value* value);
   Value* f32Twin(Graph& graph, Value* value, bool exclusive);
   void foldCastPairs(Graph& graph);
-  bool foldCastPair(Graph& graph, Node* outer);
+  size_t foldCastPair(Graph& graph, Node* inner);
   void removeIfDead(Graph& graph, Value* value) const;
   void describe(const passes_detail::OpCounter& ops);
 
@@ -277,49 +278,54 @@ void Float16ComputePass::removeIfDead(Graph& graph, Value* value) const {
 }
 
 void Float16ComputePass::foldCastPairs(Graph& graph) {
-  std::vector<Node*> casts;
+  std::vector<Node*> inners;
   for (Node* node : graph.nodes())
-    if (isOp(node, "Cast")) casts.push_back(node);
-  std::unordered_set<const Node*> removed;
-  for (Node* outer : casts) {
-    if (removed.count(outer)) continue;
-    Node* inner = outer->input(0) ? outer->input(0)->producer() : nullptr;
-    if (removed.count(inner)) continue;
-    if (foldCastPair(graph, outer)) {
-      removed.insert(outer);
-      removed.insert(inner);
-      ++stats_.foldedPairs;
-    }
-  }
+    if (isOp(node, "Cast") && isHalfValue(node->output(0))) inners.push_back(node);
+  // Folding removes only the inner Cast and its readers, which are never
+  // inner Casts themselves (they make f32 or f64), so the list stays valid.
+  for (Node* inner : inners) stats_.foldedPairs += foldCastPair(graph, inner);
 }
 
-// Folds wide -> half -> wide (see float16_compute.h): the outer Cast's
-// readers read the wide source. Returns whether it folded.
-bool Float16ComputePass::foldCastPair(Graph& graph, Node* outer) {
-  Value* middle = outer->input(0);
-  Node* inner = middle ? middle->producer() : nullptr;
-  if (!isOp(inner, "Cast") || !inner->input(0) || !isHalfValue(middle)) return false;
+// Folds wide -> half -> wide (see float16_compute.h) at `inner`, the
+// wide -> half Cast: every reader of the half value must be a Cast back to
+// the wide type, and they all read the wide source instead. Returns the
+// number of pairs folded.
+size_t Float16ComputePass::foldCastPair(Graph& graph, Node* inner) {
+  Value* middle = inner->output(0);
   Value* source = inner->input(0);
-  Value* result = outer->output(0);
-  const DataType wide = source->type().dtype;
-  if ((wide != DataType::kFloat32 && wide != DataType::kFloat64) || result->type().dtype != wide ||
-      outer->getInt("to", 0) != static_cast<int64_t>(wide))
-    return false;
-  // Another reader of the rounded value would see a different number from
-  // the readers that now skip the rounding.
-  if (middle->uses().size() != 1 || middle->isGraphOutput() || captured_.count(middle->name()) ||
-      captured_.count(result->name()))
-    return false;
-  const bool keepName = result->isGraphOutput();
-  if (keepName && (source->isGraphInput() || source->isGraphOutput() ||
-                   captured_.count(source->name()) || source->isInitializer()))
-    return false;  // the result's name cannot move onto the source
-  std::string name = result->name();
-  graph.replaceAllUsesWith(result, source);
-  graph.removeNode(outer);
+  const DataType wide = source ? source->type().dtype : DataType::kUndefined;
+  if ((wide != DataType::kFloat32 && wide != DataType::kFloat64) || !middle->hasUses() ||
+      middle->isGraphOutput() || captured_.count(middle->name()))
+    return 0;
+  // Another kind of reader of the rounded value would see a different
+  // number from the readers that now skip the rounding.
+  std::vector<Node*> outers;
+  Node* namesOutput = nullptr;
+  for (const Use& use : middle->uses()) {
+    Node* outer = use.user;
+    Value* result = outer->output(0);
+    if (!isOp(outer, "Cast") || outer->getInt("to", 0) != static_cast<int64_t>(wide) ||
+        result->type().dtype != wide || captured_.count(result->name()))
+      return 0;
+    if (std::find(outers.begin(), outers.end(), outer) != outers.end()) continue;
+    if (result->isGraphOutput()) {
+      // The result's name must move onto the source: possible once, and
+      // only for a source we may rename.
+      if (namesOutput || source->isGraphInput() || source->isGraphOutput() ||
+          source->isInitializer() || captured_.count(source->name()))
+        return 0;
+      namesOutput = outer;
+    }
+    outers.push_back(outer);
+  }
+  std::string name = namesOutput ? namesOutput->output(0)->name() : std::string();
+  for (Node* outer : outers) {
+    graph.replaceAllUsesWith(outer->output(0), source);
+    graph.removeNode(outer);
+  }
   graph.removeNode(inner);
-  if (keepName) graph.renameValue(source, std::move(name));
-  return true;
+  if (namesOutput) graph.renameValue(source, std::move(name));
+  return outers.size();
 }
 
 void Float16ComputePass::describe(const passes_detail::OpCounter& ops) {

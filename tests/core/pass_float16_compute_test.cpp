@@ -52,6 +52,31 @@ TEST(Float16Compute, FoldsCancellingCastPair) {
   EXPECT_THAT(summary, HasSubstr("1 Cast pairs folded"));
 }
 
+//   %x: f32 -> Cast(f16) -> %h -> Cast(f32) -> Relu -> %y
+//                              -> Cast(f32) -> %z (graph output)
+/// Every reader of %h widens it again, so none sees the rounded value: both
+/// pairs fold, and the Relu takes the graph output's name "z".
+TEST(Float16Compute, FoldsCastPairWithTwoWideningReaders) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4]) {
+      %r: f32[4] = Relu(%x) @relu
+      %h: f16[4] = Cast(%r) {to = 10}
+      %f: f32[4] = Cast(%h) {to = 1}
+      %y: f32[4] = Neg(%f) @neg
+      %z: f32[4] = Cast(%h) {to = 1}
+      return %y, %z
+    })");
+  std::string summary;
+  EXPECT_TRUE(runPass(*g, &summary));
+  EXPECT_EQ(printGraph(*g), canonical(R"(
+    graph @g(%x: f32[4]) {
+      %z: f32[4] = Relu(%x) @relu
+      %y: f32[4] = Neg(%z) @neg
+      return %y, %z
+    })"));
+  EXPECT_THAT(summary, HasSubstr("2 Cast pairs folded"));
+}
+
 //   %x: f32 -> Cast(f16) -> Conv(w: f16) -> Cast(f32) -> %y
 /// An f16 Conv between converter Casts computes in f32: it reads %x, its
 /// weight is converted once to f32, and no Cast is left.

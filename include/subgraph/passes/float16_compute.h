@@ -39,7 +39,8 @@ namespace subgraph {
 /// Shape and Size read the twin when there is one, since only the shape
 /// matters to them. Afterwards, a Cast(to = f32 or f64) of a Cast(to =
 /// half) of a value of the outer Cast's type is folded to that value when
-/// the middle half value has no other reader and is not a graph output.
+/// every reader of the middle half value is such a Cast and the middle
+/// value is not a graph output.
 ///
 /// Numerics: the result is at least as precise as the graph computed in
 /// half precision, but not bit-identical to it: rounding to half between
