@@ -18,6 +18,7 @@
 #include "subgraph/passes/constant_folding.h"
 #include "subgraph/passes/constant_to_initializer.h"
 #include "subgraph/passes/dead_code_elimination.h"
+#include "subgraph/passes/float16_compute.h"
 #include "subgraph/passes/hard_swish_idiom.h"
 #include "subgraph/passes/identity_removal.h"
 #include "subgraph/passes/layer_norm_idiom.h"
@@ -35,6 +36,9 @@ struct PassFactory {
 const std::vector<PassFactory>& passTable() {
   static const std::vector<PassFactory> kTable = {
       {"constant-to-initializer", [] { return createConstantToInitializerPass(); }},
+      // After Constant->initializer, so that f16 Constants are converted
+      // once as weights rather than widened by a Cast at every run.
+      {"float16-compute", [] { return createFloat16ComputePass(); }},
       {"identity-removal", [] { return createIdentityRemovalPass(); }},
       {"constant-folding", [] { return createConstantFoldingPass(); }},
       // Exporters' idioms, after folding has made their constants constant
@@ -48,7 +52,7 @@ const std::vector<PassFactory>& passTable() {
   return kTable;
 }
 
-constexpr size_t kDefaultPipelineLength = 7;
+constexpr size_t kDefaultPipelineLength = 8;
 
 size_t countInitializers(const Graph& graph) {
   size_t count = 0;

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "reference/gemm.h"
+#include "reference/half_as_float.h"
 #include "reference/kernel_util.h"
 #include "reference/kernels.h"
 #include "reference/window.h"
@@ -207,6 +208,8 @@ class ConvKernel final : public Kernel {
 
 }  // namespace
 
-void registerConvKernels(Provider& p) { p.add("Conv", creatorFor<ConvKernel>()); }
+void registerConvKernels(Provider& p) {  // f16/bf16 convolutions compute in f32 (half_as_float.h).
+  p.add("Conv", halfAsFloat(creatorFor<ConvKernel>()));
+}
 
 }  // namespace subgraph::runtime::reference

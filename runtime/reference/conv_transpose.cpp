@@ -16,6 +16,7 @@
 #include <algorithm>
 
 #include "reference/gemm.h"
+#include "reference/half_as_float.h"
 #include "reference/kernel_util.h"
 #include "reference/kernels.h"
 #include "reference/window.h"
@@ -199,7 +200,8 @@ class ConvTransposeKernel final : public Kernel {
 }  // namespace
 
 void registerConvTransposeKernels(Provider& p) {
-  p.add("ConvTranspose", creatorFor<ConvTransposeKernel>());
+  // f16/bf16 convolutions compute in f32 (half_as_float.h).
+  p.add("ConvTranspose", halfAsFloat(creatorFor<ConvTransposeKernel>()));
 }
 
 }  // namespace subgraph::runtime::reference

@@ -9,12 +9,15 @@
 // (widened to include 0), in float32 as the ONNX reference computes them:
 // scale = (max - min) / 255 (1 / 255 for an all-zero x), zero point =
 // round(clamp(-min / scale, 0, 255)), y = saturate(round(x / scale) + zp),
-// rounding half to even.
+// rounding half to even. Its range scan and its quantization loop both run
+// in parallel chunks and give the serial loops' results bit for bit.
 //
 //===----------------------------------------------------------------------===//
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "reference/kernel_util.h"
 #include "reference/kernels.h"
@@ -139,24 +142,58 @@ class DynamicQuantizeKernel final : public Kernel {
     const TensorView& x = ctx.input(0);
     const float* px = x.data<float>();
     const int64_t n = x.numElements();
-    float lo = 0, hi = 0;  // The range always includes 0.
-    for (int64_t i = 0; i < n; ++i) {
-      // NaN compares false both ways and so leaves the range alone.
-      if (px[i] < lo) lo = px[i];
-      if (px[i] > hi) hi = px[i];
-    }
+    const auto [lo, hi] = range(px, n);
     const float scale = (hi == lo ? 1.0f : hi - lo) / 255.0f;
     float zero = std::nearbyint(std::clamp(0.0f - lo / scale, 0.0f, 255.0f));
     if (std::isnan(zero)) zero = 0;  // An infinite range.
     uint8_t* py = ctx.output(0).mutableData<uint8_t>();
-    for (int64_t i = 0; i < n; ++i) {
-      float q = std::nearbyint(px[i] / scale) + zero;
-      if (std::isnan(q)) q = 0;
-      py[i] = static_cast<uint8_t>(std::clamp(q, 0.0f, 255.0f));
-    }
+    parallelFor(n, 4, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        // |x / scale| <= 255 (plus rounding) for every finite x in range,
+        // so the clamp changes nothing there and keeps the magic-number
+        // rounding exact; NaN passes both clamps and becomes 0 below.
+        float q = roundHalfEven(std::clamp(px[i] / scale, -512.0f, 512.0f)) + zero;
+        if (std::isnan(q)) q = 0;
+        py[i] = static_cast<uint8_t>(std::clamp(q, 0.0f, 255.0f));
+      }
+    });
     if (ctx.numOutputs() > 1) *ctx.output(1).mutableData<float>() = scale;
     if (ctx.numOutputs() > 2) *ctx.output(2).mutableData<uint8_t>() = static_cast<uint8_t>(zero);
     return Status::ok();
+  }
+
+ private:
+  // x's range widened to include 0, over chunks in parallel. min and max
+  // do not depend on the order, and NaN compares false both ways and so
+  // leaves the range alone, so the result is the serial loop's.
+  static std::pair<float, float> range(const float* px, int64_t n) {
+    constexpr int64_t kChunk = 1 << 16;
+    const int64_t chunks = (n + kChunk - 1) / kChunk;
+    std::vector<std::pair<float, float>> partial(static_cast<size_t>(chunks), {0.0f, 0.0f});
+    parallelFor(chunks, kChunk, [&](int64_t begin, int64_t end) {
+      for (int64_t c = begin; c < end; ++c) {
+        float lo = 0, hi = 0;
+        for (int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) {
+          lo = px[i] < lo ? px[i] : lo;
+          hi = px[i] > hi ? px[i] : hi;
+        }
+        partial[static_cast<size_t>(c)] = {lo, hi};
+      }
+    });
+    float lo = 0, hi = 0;
+    for (const auto& [l, h] : partial) {
+      lo = std::min(lo, l);
+      hi = std::max(hi, h);
+    }
+    return {lo, hi};
+  }
+
+  // std::nearbyint for |v| <= 2^22 in the default rounding mode, without
+  // a libm call per element: adding 1.5 * 2^23 leaves no fraction bits, so
+  // the addition itself rounds half to even.
+  static float roundHalfEven(float v) {
+    constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
+    return (v + kMagic) - kMagic;
   }
 };
 

@@ -12,8 +12,13 @@
 // column ([..., 1, N]). Conv takes every Conv attribute (window.h); the
 // weight's zero point and scale are per tensor or per output channel.
 //
-// Products accumulate in int64 (no overflow for any 8-bit input), and the
-// i32 outputs take the low 32 bits as the spec's int32 accumulator would.
+// Both run on the exact integer GEMM of integer_gemm.h: the zero points are
+// subtracted while the operands are widened to int16, and products sum in
+// int32 accumulators that wrap as the spec's int32 accumulator does. Conv
+// is im2col + GEMM per tile of output positions: each tile unrolls only its
+// own columns (kTileColumns of them, a few hundred KB of int16 at most) so
+// the unrolled patches stay in cache while the GEMM reads them, and tiles
+// run in parallel. Padding contributes zero (it stands for the zero point).
 // Requantization multiplies by the float32 product of the scales, rounds
 // half to even and saturates to the output type, as the ONNX reference does.
 //
@@ -22,6 +27,7 @@
 #include <cmath>
 #include <limits>
 
+#include "reference/integer_gemm.h"
 #include "reference/kernel_util.h"
 #include "reference/kernels.h"
 #include "reference/window.h"
@@ -114,6 +120,103 @@ void storeQuantized(DataType dt, void* out, int64_t i, double v) {
     static_cast<int8_t*>(out)[i] = static_cast<int8_t>(std::clamp(v, -128.0, 127.0));
 }
 
+//===--- Operands ---------------------------------------------------------===//
+
+// Calls f(TypeTag<T>{}) for the 8-bit element type `dtype` (checked by
+// resize() to be u8 or i8).
+template <typename F>
+void visitInt8(DataType dtype, F&& f) {
+  if (dtype == DataType::kUInt8)
+    f(TypeTag<uint8_t>{});
+  else
+    f(TypeTag<int8_t>{});
+}
+
+// v - zero as int16; exact, since both are 8-bit.
+template <typename T>
+int16_t centered(T v, int32_t zero) {
+  return static_cast<int16_t>(static_cast<int32_t>(v) - zero);
+}
+
+// Copies rows x cols of an 8-bit matrix into int16 with a zero point per
+// row (`rowZero`) or per column (`colZero`), as a GEMM operand.
+template <typename T, typename RowZero, typename ColZero>
+void centerMatrix(const T* src, int64_t rows, int64_t cols, RowZero rowZero, ColZero colZero,
+                  int16_t* out) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      out[i * cols + j] = centered(src[i * cols + j], rowZero(i) + colZero(j));
+}
+
+// Output positions per Conv tile: enough columns for whole 16-wide GEMM
+// strips, few enough that a tile's unrolled patches (k x columns int16)
+// stay in L2 for k up to a few thousand.
+constexpr int64_t kTileColumns = 128;
+
+// Unrolls output positions [j0, j0 + nt) of one 2-d image-group x[C][H][W]
+// into col[C * kernelSize][nt] as x - zero; taps in the padding give 0.
+template <typename T>
+void im2colTile2d(const T* x, int64_t channels, const WindowGeometry& g, int32_t zero, int64_t j0,
+                  int64_t nt, int16_t* col) {
+  const int64_t H = g.inDims[0], W = g.inDims[1], OW = g.outDims[1];
+  const int64_t KH = g.kernel[0], KW = g.kernel[1], sh = g.strides[0], sw = g.strides[1];
+  for (int64_t row = 0; row < channels * KH * KW; ++row) {
+    const int64_t c = row / (KH * KW), kh = row / KW % KH, kw = row % KW;
+    const int64_t offH = kh * g.dilations[0] - g.padBegin[0];
+    const int64_t offW = kw * g.dilations[1] - g.padBegin[1];
+    // Output columns ow with 0 <= ow * sw + offW < W.
+    const int64_t lo = std::min(offW >= 0 ? 0 : (-offW + sw - 1) / sw, OW);
+    const int64_t hi = std::clamp(W - offW <= 0 ? 0 : (W - 1 - offW) / sw + 1, lo, OW);
+    const T* xc = x + c * H * W;
+    int16_t* out = col + row * nt;
+    for (int64_t j = 0, o = j0; j < nt;) {
+      const int64_t oh = o / OW, ow0 = o % OW, len = std::min(OW - ow0, nt - j);
+      const int64_t ih = oh * sh + offH;
+      int16_t* seg = out + j;  // seg[ow - ow0] is column ow of this output row
+      if (ih < 0 || ih >= H) {
+        std::fill(seg, seg + len, int16_t{0});
+      } else {
+        const T* xr = xc + ih * W + offW;
+        const int64_t a = std::clamp(lo, ow0, ow0 + len), b = std::clamp(hi, a, ow0 + len);
+        std::fill(seg, seg + (a - ow0), int16_t{0});
+        for (int64_t ow = a; ow < b; ++ow) seg[ow - ow0] = centered(xr[ow * sw], zero);
+        std::fill(seg + (b - ow0), seg + len, int16_t{0});
+      }
+      j += len;
+      o += len;
+    }
+  }
+}
+
+// im2colTile2d for any rank, one tap at a time.
+template <typename T>
+void im2colTile(const T* x, int64_t channels, const WindowGeometry& g, int32_t zero, int64_t j0,
+                int64_t nt, int16_t* col) {
+  if (g.inDims.size() == 2) return im2colTile2d(x, channels, g, zero, j0, nt, col);
+  const size_t rank = g.inDims.size();
+  const int64_t kernelSize = g.kernelSize();
+  int64_t inSize = 1;
+  for (int64_t d : g.inDims) inSize *= d;
+  std::vector<int64_t> kidx(rank), oidx(rank);
+  for (int64_t row = 0; row < channels * kernelSize; ++row) {
+    int64_t rest = row % kernelSize;
+    for (size_t d = rank; d-- > 0; rest /= g.kernel[d]) kidx[d] = rest % g.kernel[d];
+    const T* xc = x + row / kernelSize * inSize;
+    for (int64_t j = 0; j < nt; ++j) {
+      rest = j0 + j;
+      for (size_t d = rank; d-- > 0; rest /= g.outDims[d]) oidx[d] = rest % g.outDims[d];
+      int64_t offset = 0;
+      bool inside = true;
+      for (size_t d = 0; d < rank && inside; ++d) {
+        const int64_t pos = oidx[d] * g.strides[d] + kidx[d] * g.dilations[d] - g.padBegin[d];
+        inside = pos >= 0 && pos < g.inDims[d];
+        offset = offset * g.inDims[d] + pos;
+      }
+      col[row * nt + j] = inside ? centered(xc[offset], zero) : int16_t{0};
+    }
+  }
+}
+
 //===--- MatMul -----------------------------------------------------------===//
 
 class IntegerMatMulKernel final : public Kernel {
@@ -163,31 +266,42 @@ class IntegerMatMulKernel final : public Kernel {
       ys = readDoubles(ctx.input(6))[0];
       yzp = readDoubles(ctx.input(7))[0];
     }
-    const std::vector<double> av = readDoubles(a), bv = readDoubles(b);
     const TensorView& y = ctx.output(0);
     const std::vector<int64_t>* dims[] = {&s.batchA, &s.batchB};
     BroadcastLoop loop(s.batch, dims);
     const int64_t m = s.m, n = s.n, k = s.k;
     loop.run([&](int64_t oo, const int64_t* off, const int64_t* step, int64_t count) {
+      std::vector<int16_t> a16(static_cast<size_t>(m * k)), b16(static_cast<size_t>(k * n));
+      std::vector<int32_t> acc(static_cast<size_t>(requantize_ ? m * n : 0));
       for (int64_t z = 0; z < count; ++z) {
         const int64_t ia = off[0] + z * step[0], ib = off[1] + z * step[1], iy = oo + z;
+        auto none = [](int64_t) { return int32_t{0}; };
+        visitInt8(a.dtype(), [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          auto zero = [&](int64_t i) { return static_cast<int32_t>(azp.at(ia, i)); };
+          centerMatrix(a.data<T>() + ia * m * k, m, k, zero, none, a16.data());
+        });
+        visitInt8(b.dtype(), [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          auto zero = [&](int64_t j) { return static_cast<int32_t>(bzp.at(ib, j)); };
+          centerMatrix(b.data<T>() + ib * k * n, k, n, none, zero, b16.data());
+        });
+        const PackedIntegerA packed(a16.data(), k, m, k);
+        int32_t* c = requantize_ ? acc.data() : y.mutableData<int32_t>() + iy * m * n;
+        parallelFor((n + kTileColumns - 1) / kTileColumns, m * k * kTileColumns,
+                    [&](int64_t t0, int64_t t1) {
+                      const int64_t j0 = t0 * kTileColumns, j1 = std::min(n, t1 * kTileColumns);
+                      integerGemm(packed, j1 - j0, b16.data() + j0, n, c + j0, n);
+                    });
+        if (!requantize_) continue;
         for (int64_t i = 0; i < m; ++i)
           for (int64_t j = 0; j < n; ++j) {
-            int64_t acc = 0;
-            const int64_t za = static_cast<int64_t>(azp.at(ia, i));
-            const int64_t zb = static_cast<int64_t>(bzp.at(ib, j));
-            for (int64_t p = 0; p < k; ++p)
-              acc += (static_cast<int64_t>(av[static_cast<size_t>((ia * m + i) * k + p)]) - za) *
-                     (static_cast<int64_t>(bv[static_cast<size_t>((ib * k + p) * n + j)]) - zb);
-            const int64_t o = (iy * m + i) * n + j;
-            if (!requantize_) {
-              y.mutableData<int32_t>()[o] = static_cast<int32_t>(acc);
-              continue;
-            }
             const float scale = static_cast<float>(as.at(ia, i)) *
                                 static_cast<float>(bs.at(ib, j)) / static_cast<float>(ys);
-            storeQuantized(y.dtype(), y.raw(), o,
-                           static_cast<double>(acc) * static_cast<double>(scale) + yzp);
+            storeQuantized(y.dtype(), y.raw(), (iy * m + i) * n + j,
+                           static_cast<double>(acc[static_cast<size_t>(i * n + j)]) *
+                                   static_cast<double>(scale) +
+                               yzp);
           }
       }
     });
@@ -273,72 +387,40 @@ class IntegerConvKernel final : public Kernel {
     const TensorView& w = ctx.input(wIndex());
     WindowGeometry g;
     SUBGRAPH_RETURN_IF_ERROR(geometry(ctx, x.dims(), w.dims(), g));
-    auto values = [&](size_t i) {
-      return ctx.hasInput(i) ? readDoubles(ctx.input(i)) : std::vector<double>{};
-    };
-    auto at = [](const std::vector<double>& v, int64_t i, double fallback) {
-      if (v.empty()) return fallback;
-      return v.size() == 1 ? v[0] : v[static_cast<size_t>(i)];
-    };
-    const std::vector<double> xzp = values(2);  // x_zero_point is input 2 in both ops.
-    const std::vector<double> wzp = values(requantize_ ? 5 : 3);
-    const std::vector<double> xs = values(1), ws = values(4), ys = values(6), yzp = values(7),
-                              bias = requantize_ ? values(8) : std::vector<double>{};
-    const std::vector<double> xv = readDoubles(x), wv = readDoubles(w);
-    const size_t rank = g.inDims.size();
     const int64_t batch = x.dim(0), channels = x.dim(1), m = w.dim(0);
-    const int64_t cg = channels / group_, mg = m / group_;
-    const int64_t outSize = g.outSize(), kernelSize = g.kernelSize();
+    const int64_t cg = channels / group_, mg = m / group_, k = cg * g.kernelSize();
+    const int64_t outSize = g.outSize(), tiles = (outSize + kTileColumns - 1) / kTileColumns;
     int64_t inSize = 1;
     for (int64_t d : g.inDims) inSize *= d;
+    // x_zero_point is input 2 in both ops.
+    const auto zx = static_cast<int32_t>(ctx.hasInput(2) ? readInts(ctx.input(2))[0] : 0);
+    const std::vector<PackedIntegerA> weights = packWeights(ctx, w, k);
+    const Requantization rq = requantize_ ? readRequantization(ctx) : Requantization{};
     const TensorView& y = ctx.output(0);
-    // One (image, output channel) plane per task.
-    parallelFor(batch * m, outSize * cg * kernelSize, [&](int64_t begin, int64_t end) {
-      std::vector<int64_t> oidx(rank), kidx(rank);
+    // One task per (image, group, tile of output positions).
+    parallelFor(batch * group_ * tiles, mg * k * kTileColumns, [&](int64_t begin, int64_t end) {
+      // Per thread and reused: a tile's buffers are small and short-lived.
+      thread_local std::vector<int16_t> col;
+      thread_local std::vector<int32_t> acc;
       for (int64_t task = begin; task < end; ++task) {
-        const int64_t n = task / m, oc = task % m, gi = oc / mg;
-        const int64_t zx = static_cast<int64_t>(at(xzp, 0, 0));
-        const int64_t zw = static_cast<int64_t>(at(wzp, oc, 0));
-        for (int64_t o = 0; o < outSize; ++o) {
-          int64_t rest = o;
-          for (size_t d = rank; d-- > 0;) {
-            oidx[d] = rest % g.outDims[d];
-            rest /= g.outDims[d];
-          }
-          int64_t acc = 0;
-          for (int64_t c = 0; c < cg; ++c) {
-            const int64_t xBase = (n * channels + gi * cg + c) * inSize;
-            const int64_t wBase = (oc * cg + c) * kernelSize;
-            for (int64_t kk = 0; kk < kernelSize; ++kk) {
-              int64_t krest = kk, offset = 0;
-              bool inside = true;
-              for (size_t d = rank; d-- > 0;) {
-                kidx[d] = krest % g.kernel[d];
-                krest /= g.kernel[d];
-              }
-              for (size_t d = 0; d < rank && inside; ++d) {
-                const int64_t pos =
-                    oidx[d] * g.strides[d] + kidx[d] * g.dilations[d] - g.padBegin[d];
-                inside = pos >= 0 && pos < g.inDims[d];
-                offset = offset * g.inDims[d] + pos;
-              }
-              // Padding is the zero point, which contributes zero.
-              if (!inside) continue;
-              acc += (static_cast<int64_t>(xv[static_cast<size_t>(xBase + offset)]) - zx) *
-                     (static_cast<int64_t>(wv[static_cast<size_t>(wBase + kk)]) - zw);
-            }
-          }
-          const int64_t out = task * outSize + o;
-          if (!requantize_) {
-            y.mutableData<int32_t>()[out] = static_cast<int32_t>(acc);
-            continue;
-          }
-          acc += static_cast<int64_t>(at(bias, oc, 0));
-          const float scale = static_cast<float>(at(xs, 0, 1)) * static_cast<float>(at(ws, oc, 1)) /
-                              static_cast<float>(at(ys, 0, 1));
-          storeQuantized(y.dtype(), y.raw(), out,
-                         static_cast<double>(acc) * static_cast<double>(scale) + at(yzp, 0, 0));
+        const int64_t n = task / (group_ * tiles), gi = task / tiles % group_, t = task % tiles;
+        const int64_t j0 = t * kTileColumns, nt = std::min(kTileColumns, outSize - j0);
+        col.resize(static_cast<size_t>(k * nt));
+        visitInt8(x.dtype(), [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          im2colTile(x.data<T>() + (n * channels + gi * cg) * inSize, cg, g, zx, j0, nt,
+                     col.data());
+        });
+        const int64_t firstChannel = n * m + gi * mg;
+        if (!requantize_) {
+          integerGemm(weights[static_cast<size_t>(gi)], nt, col.data(), nt,
+                      y.mutableData<int32_t>() + firstChannel * outSize + j0, outSize);
+          continue;
         }
+        acc.resize(static_cast<size_t>(mg * nt));
+        integerGemm(weights[static_cast<size_t>(gi)], nt, col.data(), nt, acc.data(), nt);
+        for (int64_t r = 0; r < mg; ++r)
+          rq.store(y, gi * mg + r, acc.data() + r * nt, nt, (firstChannel + r) * outSize + j0);
       }
     });
     return Status::ok();
@@ -347,6 +429,59 @@ class IntegerConvKernel final : public Kernel {
  private:
   // ConvInteger(x, w, ...) or QLinearConv(x, x_scale, x_zp, w, ...).
   size_t wIndex() const { return requantize_ ? 3 : 1; }
+
+  // QLinearConv's scales, output zero point and bias, read once per run.
+  struct Requantization {
+    std::vector<double> xs, ws, ys, yzp, bias;
+
+    static double at(const std::vector<double>& v, int64_t i, double fallback) {
+      if (v.empty()) return fallback;
+      return v.size() == 1 ? v[0] : v[static_cast<size_t>(i)];
+    }
+    // Requantizes `count` accumulators of output channel `oc` into y from
+    // element `offset` on.
+    void store(const TensorView& y, int64_t oc, const int32_t* acc, int64_t count,
+               int64_t offset) const {
+      const double b = at(bias, oc, 0), zero = at(yzp, 0, 0);
+      const float scale = static_cast<float>(at(xs, 0, 1)) * static_cast<float>(at(ws, oc, 1)) /
+                          static_cast<float>(at(ys, 0, 1));
+      for (int64_t j = 0; j < count; ++j)
+        storeQuantized(y.dtype(), y.raw(), offset + j,
+                       (static_cast<double>(acc[j]) + b) * static_cast<double>(scale) + zero);
+    }
+  };
+
+  static Requantization readRequantization(const RunContext& ctx) {
+    auto values = [&](size_t i) {
+      return ctx.hasInput(i) ? readDoubles(ctx.input(i)) : std::vector<double>{};
+    };
+    return Requantization{values(1), values(4), values(6), values(7), values(8)};
+  }
+
+  // The weights minus their zero points (per tensor or per output channel),
+  // packed once per group for the GEMM.
+  std::vector<PackedIntegerA> packWeights(const RunContext& ctx, const TensorView& w,
+                                          int64_t k) const {
+    const size_t zpIndex = requantize_ ? 5 : 3;
+    const std::vector<int64_t> zw =
+        ctx.hasInput(zpIndex) ? readInts(ctx.input(zpIndex)) : std::vector<int64_t>{};
+    const int64_t m = w.dim(0), mg = m / group_;
+    auto zero = [&](int64_t oc) {
+      if (zw.empty()) return int32_t{0};
+      return static_cast<int32_t>(zw.size() == 1 ? zw[0] : zw[static_cast<size_t>(oc)]);
+    };
+    std::vector<int16_t> centeredW(static_cast<size_t>(m * k));
+    visitInt8(w.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      centerMatrix(
+          w.data<T>(), m, k, zero, [](int64_t) { return int32_t{0}; }, centeredW.data());
+    });
+    std::vector<PackedIntegerA> packed;
+    packed.reserve(static_cast<size_t>(group_));
+    for (int64_t gi = 0; gi < group_; ++gi)
+      packed.emplace_back(centeredW.data() + gi * mg * k, k, mg, k);
+    return packed;
+  }
 
   template <typename Ctx>
   Status geometry(const Ctx& ctx, const std::vector<int64_t>& xd, const std::vector<int64_t>& wd,

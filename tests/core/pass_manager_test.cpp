@@ -90,14 +90,15 @@ TEST(PassManager, ReportsEachPassRun) {
   PassManager pm = createDefaultPipeline();
   StatusOr<PipelineReport> report = pm.run(*g);
   ASSERT_TRUE(report.isOk());
-  ASSERT_GE(report->passes.size(), 7u);
+  ASSERT_GE(report->passes.size(), 8u);
   EXPECT_EQ(report->passes[0].passName, "constant-to-initializer");
-  EXPECT_EQ(report->passes[1].passName, "identity-removal");
-  EXPECT_EQ(report->passes[2].passName, "constant-folding");
-  EXPECT_EQ(report->passes[3].passName, "clamp-idiom");
-  EXPECT_EQ(report->passes[4].passName, "hardswish-idiom");
-  EXPECT_EQ(report->passes[5].passName, "layernorm-idiom");
-  EXPECT_EQ(report->passes[6].passName, "dce");
+  EXPECT_EQ(report->passes[1].passName, "float16-compute");
+  EXPECT_EQ(report->passes[2].passName, "identity-removal");
+  EXPECT_EQ(report->passes[3].passName, "constant-folding");
+  EXPECT_EQ(report->passes[4].passName, "clamp-idiom");
+  EXPECT_EQ(report->passes[5].passName, "hardswish-idiom");
+  EXPECT_EQ(report->passes[6].passName, "layernorm-idiom");
+  EXPECT_EQ(report->passes[7].passName, "dce");
   EXPECT_EQ(report->nodesBefore(), before);
   EXPECT_EQ(report->nodesAfter(), g->numNodes());
   for (size_t i = 1; i < report->passes.size(); ++i)
@@ -137,7 +138,7 @@ TEST(PassManager, NamesTheFailingPass) {
 /// Every registered name builds a pass that reports that name.
 TEST(PassManager, CreatesEveryRegisteredPassByName) {
   std::vector<PassInfo> passes = registeredPasses();
-  ASSERT_EQ(passes.size(), 7u);
+  ASSERT_EQ(passes.size(), 8u);
   for (const PassInfo& info : passes) {
     StatusOr<std::unique_ptr<Pass>> pass = createPassByName(info.name);
     ASSERT_TRUE(pass.isOk()) << info.name;
@@ -155,7 +156,7 @@ TEST(PassManager, ParsesPassLists) {
 
   StatusOr<PassManager> withDefault = parsePassPipeline("default,dce");
   ASSERT_TRUE(withDefault.isOk());
-  EXPECT_EQ(withDefault->size(), 8u);
+  EXPECT_EQ(withDefault->size(), 9u);
 
   StatusOr<PassManager> unknown = parsePassPipeline("dce,fold-everything");
   ASSERT_FALSE(unknown.isOk());

@@ -32,7 +32,8 @@
 // for fp16 and tf32 by default, because a reduced-precision error grows
 // with the magnitudes summed into an element, not with the element (a
 // logit near zero carries the same error as a large one). Backends without
-// that precision stay in fp32. --json prints one JSON object
+// that precision stay in fp32. A model that itself computes in f16 or bf16
+// is judged the same way, without --tolerance. --json prints one JSON object
 // instead of text; --profile adds a per-node and per-region time table.
 //
 //===----------------------------------------------------------------------===//
@@ -281,6 +282,19 @@ double scaledError(const Comparison& c) {
   return c.maxAbs > 0 ? std::numeric_limits<double>::infinity() : 0.0;
 }
 
+// f16 or bf16 when some op other than Cast computes on such values: the
+// model as written then has only that precision, so --check judges it as
+// --precision would (kUndefined otherwise).
+DataType halfComputeType(const Graph& graph) {
+  for (const Node* node : graph.nodes()) {
+    if (node->opType() == "Cast") continue;
+    for (const Value* in : node->inputs())
+      if (in && (in->type().dtype == DataType::kFloat16 || in->type().dtype == DataType::kBFloat16))
+        return in->type().dtype;
+  }
+  return DataType::kUndefined;
+}
+
 struct Latency {
   double median = 0, min = 0, max = 0;
 };
@@ -326,7 +340,6 @@ void runRun(const RunCommandOptions& options) {
       if (!options.toleranceGiven) tolerance = options.precision == "bf16" ? 2e-2 : 1e-2;
     }
   }
-  const char* ofScale = toleranceOf == ToleranceOf::kScale ? " of the output scale" : "";
 #ifdef SUBGRAPH_CLI_HAVE_PLUGINS
   std::optional<plugins::BackendSelection> selection = chosenSelection(options);
   std::vector<std::string> backends = selection ? selection->names() : std::vector<std::string>{};
@@ -338,6 +351,17 @@ void runRun(const RunCommandOptions& options) {
   load.inputShapes = parseShapeSpecs(options.shapes);
   load.allowUnknownOps = options.allowUnknownOps;
   std::unique_ptr<Graph> graph = loadModel(options.file, load);
+  if (DataType half = halfComputeType(*graph); options.check && !options.toleranceGiven &&
+                                               half != DataType::kUndefined &&
+                                               toleranceOf == ToleranceOf::kElement) {
+    // The reference runs the model as written, rounding to half between
+    // ops; backends (and the float16-compute pass) compute in f32.
+    toleranceOf = ToleranceOf::kScale;
+    tolerance = half == DataType::kBFloat16 ? 2e-2 : 1e-2;
+    spdlog::info("--check: the model computes in {}; judging by the output scale, tolerance {}",
+                 half == DataType::kBFloat16 ? "bf16" : "f16", tolerance);
+  }
+  const char* ofScale = toleranceOf == ToleranceOf::kScale ? " of the output scale" : "";
   std::vector<std::string> randomNames;
   std::vector<NamedTensor> inputs = gatherInputs(*graph, options, randomNames);
   std::unique_ptr<Graph> original = options.check ? graph->clone() : nullptr;

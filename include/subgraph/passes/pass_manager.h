@@ -134,9 +134,10 @@ std::vector<PassInfo> registeredPasses();
 /// error lists the known names.
 StatusOr<std::unique_ptr<Pass>> createPassByName(std::string_view name);
 
-/// Constant->initializer, Identity removal, constant folding, the idiom
-/// passes (clamp, hard-swish, layer norm), DCE, run to a fixed point (at
-/// most options.maxRounds rounds), nested graphs included.
+/// Constant->initializer, f16/bf16 compute in f32, Identity removal,
+/// constant folding, the idiom passes (clamp, hard-swish, layer norm), DCE,
+/// run to a fixed point (at most options.maxRounds rounds), nested graphs
+/// included.
 PassManager createDefaultPipeline(PassManagerOptions options = {true, 8, true});
 
 /// Builds a pipeline from a comma-separated list of pass names, as given to
