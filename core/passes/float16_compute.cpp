@@ -17,12 +17,14 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <set>
 #include <span>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
 #include "pass_util.h"
+#include "subgraph/ir/captures.h"
 #include "subgraph/ir/shape_inference.h"
 
 namespace subgraph {
@@ -120,7 +122,7 @@ class Float16ComputePass final : public Pass {
     // inference fails keeps the types it has (nodes with unknown output
     // types are left alone).
     (void)inferShapes(graph);
-    captured_ = passes_detail::capturedNames(graph);
+    captured_ = capturedNames(graph);
     rewritten_.clear();
     passes_detail::OpCounter ops;
     for (Node* node : graph.nodes())
@@ -197,7 +199,7 @@ class Float16ComputePass final : public Pass {
   void describe(const passes_detail::OpCounter& ops);
 
   std::unordered_set<const Node*> rewritten_;
-  std::unordered_set<std::string> captured_;
+  std::set<std::string> captured_;
   Stats stats_;
   std::string summary_;
 };
