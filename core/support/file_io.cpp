@@ -54,7 +54,8 @@ mode_t newFileMode() {
   std::ifstream status("/proc/self/status");
   std::string line;
   while (std::getline(status, line))
-    if (line.rfind("Umask:", 0) == 0) return 0666 & ~static_cast<mode_t>(std::stoul(line.substr(6), nullptr, 8));
+    if (line.rfind("Umask:", 0) == 0)
+      return 0666 & ~static_cast<mode_t>(std::stoul(line.substr(6), nullptr, 8));
   return 0644;
 }
 
@@ -87,9 +88,9 @@ StatusOr<std::string> readRegularFile(const std::string& path, uint64_t maxBytes
     return Status::invalid(path + ": not a regular file (a device, pipe or socket); expected a " +
                            what);
   auto tooBig = [&](uint64_t size) {
-    return Status(StatusCode::kLimitExceeded, path + ": the " + what + " is " +
-                                                  std::to_string(size) + " bytes, over the limit of " +
-                                                  std::to_string(maxBytes) + " bytes");
+    return Status(StatusCode::kLimitExceeded,
+                  path + ": the " + what + " is " + std::to_string(size) +
+                      " bytes, over the limit of " + std::to_string(maxBytes) + " bytes");
   };
   const auto size = static_cast<uint64_t>(st.st_size);
   if (size > maxBytes) return tooBig(size);
@@ -104,10 +105,12 @@ StatusOr<std::string> readRegularFile(const std::string& path, uint64_t maxBytes
         ssize_t n = ::read(fd.get(), &probe, 1);
         if (n < 0 && errno == EINTR) continue;
         if (n > 0) return tooBig(done + 1);
-        if (n < 0) return Status::invalid(path + ": reading the " + what + " failed: " + errnoText());
+        if (n < 0)
+          return Status::invalid(path + ": reading the " + what + " failed: " + errnoText());
         break;
       }
-      data.resize(static_cast<size_t>(std::min<uint64_t>(maxBytes, std::max<size_t>(4096, 2 * done))));
+      data.resize(
+          static_cast<size_t>(std::min<uint64_t>(maxBytes, std::max<size_t>(4096, 2 * done))));
     }
     ssize_t n = ::read(fd.get(), data.data() + done, data.size() - done);
     if (n < 0 && errno == EINTR) continue;

@@ -176,8 +176,8 @@ TEST(CliHardening, WritesAreAtomicAndNeverTruncateTheInput) {
   TempDir dir;
   std::string big = "graph @g(%x: f32[2]) {\n";
   for (int i = 0; i < 200; ++i)
-    big += "  %v" + std::to_string(i) + ": f32[2] = Neg(%" + (i ? "v" + std::to_string(i - 1) : "x") +
-           ")\n";
+    big += "  %v" + std::to_string(i) + ": f32[2] = Neg(%" +
+           (i ? "v" + std::to_string(i - 1) : "x") + ")\n";
   big += "  return %v199\n}\n";
   std::string model = dir.write("m.sg", big);
   ASSERT_GT(big.size(), 4096u);
@@ -221,9 +221,9 @@ TEST(CliHardening, CheckComparesInfinitiesAndNanExactly) {
     float got, want;
     bool passes;
   };
-  const Pair pairs[] = {{inf, inf, true},   {-inf, -inf, true}, {nan, nan, true},
-                        {1.0f, inf, false}, {inf, 1.0f, false}, {-inf, inf, false},
-                        {nan, inf, false},  {inf, nan, false},  {1.0f, nan, false},
+  const Pair pairs[] = {{inf, inf, true},   {-inf, -inf, true},  {nan, nan, true},
+                        {1.0f, inf, false}, {inf, 1.0f, false},  {-inf, inf, false},
+                        {nan, inf, false},  {inf, nan, false},   {1.0f, nan, false},
                         {nan, 1.0f, false}, {3e38f, inf, false}, {1.0f, 1.0f, true}};
   for (ToleranceOf of : {ToleranceOf::kElement, ToleranceOf::kScale})
     for (const Pair& p : pairs) {
@@ -232,8 +232,8 @@ TEST(CliHardening, CheckComparesInfinitiesAndNanExactly) {
       EXPECT_EQ(c.failing == 0, p.passes);
     }
   // A finite output next to an infinite reference element keeps its scale.
-  Comparison c = compareOutput("y", floats({inf, 1.0f}), floats({inf, 1.5f}), 1e-2,
-                               ToleranceOf::kScale);
+  Comparison c =
+      compareOutput("y", floats({inf, 1.0f}), floats({inf, 1.5f}), 1e-2, ToleranceOf::kScale);
   EXPECT_EQ(c.failing, 1);
 }
 
@@ -248,8 +248,8 @@ TEST(CliHardening, InputsAreBoundedByTheMemoryLimit) {
 )");
   CliResult huge = runCli({"run", model, "--random-inputs", "1", "--shape", "x=1000000,1000000"});
   EXPECT_TRUE(failsWithOneLine(huge, 1, "--limit memory=N"));
-  CliResult small = runCli({"run", model, "--random-inputs", "1", "--shape", "x=64,64", "--limit",
-                            "memory=1K"});
+  CliResult small =
+      runCli({"run", model, "--random-inputs", "1", "--shape", "x=64,64", "--limit", "memory=1K"});
   EXPECT_TRUE(failsWithOneLine(small, 1, "over the memory limit"));
   EXPECT_EQ(runCli({"run", model, "--random-inputs", "1", "--shape", "x=4,4"}).exitCode, 0);
 }

@@ -135,12 +135,12 @@ constexpr const char* kInputs =
 
 std::vector<OpForm> opForms() {
   std::vector<OpForm> forms;
-  for (const char* unary : {"Relu", "Neg", "Abs", "Exp", "Sigmoid", "Tanh", "Sqrt", "Floor", "Ceil",
-                            "Identity", "Reciprocal", "Sin", "Cos", "Log", "Erf", "Sign",
-                            "Softplus", "HardSwish", "Round", "IsNaN"})
+  for (const char* unary : {"Relu",  "Neg",  "Abs",      "Exp",        "Sigmoid", "Tanh", "Sqrt",
+                            "Floor", "Ceil", "Identity", "Reciprocal", "Sin",     "Cos",  "Log",
+                            "Erf",   "Sign", "Softplus", "HardSwish",  "Round",   "IsNaN"})
     forms.push_back({unary, {"%a"}, ""});
-  for (const char* binary : {"Add", "Sub", "Mul", "Div", "Pow", "MatMul", "Equal", "Less",
-                             "Greater", "PRelu", "Mod"})
+  for (const char* binary :
+       {"Add", "Sub", "Mul", "Div", "Pow", "MatMul", "Equal", "Less", "Greater", "PRelu", "Mod"})
     forms.push_back({binary, {"%a", "%b"}, ""});
   for (const char* logical : {"And", "Or", "Xor"}) forms.push_back({logical, {"%p", "%q"}, ""});
   forms.push_back({"Not", {"%p"}, ""});
@@ -176,17 +176,27 @@ std::vector<HostileCase> malformedStructureCases() {
   std::vector<HostileCase> cases;
   for (const OpForm& form : opForms()) {
     for (size_t k = 0; k < form.operands.size(); ++k)
-      cases.push_back({"structure", form.op + "-missing-input-" + std::to_string(k),
-                       formGraph(form, k, false), {}, nullptr, "invalid graph"});
-    cases.push_back({"structure", form.op + "-no-outputs", formGraph(form, SIZE_MAX, true), {},
-                     nullptr, "invalid graph"});
+      cases.push_back({"structure",
+                       form.op + "-missing-input-" + std::to_string(k),
+                       formGraph(form, k, false),
+                       {},
+                       nullptr,
+                       "invalid graph"});
+    cases.push_back({"structure",
+                     form.op + "-no-outputs",
+                     formGraph(form, SIZE_MAX, true),
+                     {},
+                     nullptr,
+                     "invalid graph"});
   }
   // The same inside a body graph: the nested graphs are verified too.
   for (const char* op : {"Add", "Mul", "Sub"})
-    cases.push_back({"structure", std::string("if-branch-") + op + "-missing-input",
+    cases.push_back({"structure",
+                     std::string("if-branch-") + op + "-missing-input",
                      std::string(R"(graph @g(%a: f32[2], %c: bool[]) {
   %y: f32[2] = If(%c) {then_branch = graph @t() {
-      %t: f32[2] = )") + op + R"((%a, _)
+      %t: f32[2] = )") + op +
+                         R"((%a, _)
       return %t
     }, else_branch = graph @e() {
       %e: f32[2] = Identity(%a)
@@ -194,7 +204,9 @@ std::vector<HostileCase> malformedStructureCases() {
     }}
   return %y
 })",
-                     {}, nullptr, "required input"});
+                     {},
+                     nullptr,
+                     "required input"});
   return cases;
 }
 
@@ -262,12 +274,14 @@ void appendIntegerDivisionCases(std::vector<HostileCase>& cases) {
         if (r != 0 && ((r < 0) != (wy < 0))) r += wy;
         modulus = static_cast<int64_t>(r);
       }
-      const std::string graph = "graph @g(%x: i64[1], %d: i64[1]) {\n  %y = OP(%x, %d)\n  return %y\n}\n";
+      const std::string graph =
+          "graph @g(%x: i64[1], %d: i64[1]) {\n  %y = OP(%x, %d)\n  return %y\n}\n";
       for (const auto& [op, want] : {std::pair{"Div", quotient}, std::pair{"Mod", modulus}}) {
         std::string text = graph;
         text.replace(text.find("OP"), 2, op);
         const int64_t expected = want;
-        cases.push_back({"overflow", std::string(op) + "-" + std::to_string(x) + "-by-" + std::to_string(y),
+        cases.push_back({"overflow",
+                         std::string(op) + "-" + std::to_string(x) + "-by-" + std::to_string(y),
                          text,
                          {{"x", int64Scalar(x)}, {"d", int64Scalar(y)}},
                          [expected](const RunResult& r) {
@@ -280,14 +294,28 @@ void appendIntegerDivisionCases(std::vector<HostileCase>& cases) {
 
 std::vector<HostileCase> overflowCases() {
   std::vector<HostileCase> cases;
-  const int64_t blocks[] = {int64_t{1} << 31, int64_t{1} << 32, (int64_t{1} << 32) + 1,
-                            int64_t{1} << 62, kMax, 3037000500, 3037000499, kMin};
+  const int64_t blocks[] = {int64_t{1} << 31,
+                            int64_t{1} << 32,
+                            (int64_t{1} << 32) + 1,
+                            int64_t{1} << 62,
+                            kMax,
+                            3037000500,
+                            3037000499,
+                            kMin};
   for (int64_t b : blocks) {
     for (const char* mode : {"", ", mode = \"DCR\"", ", mode = \"CRD\""})
-      cases.push_back({"overflow", "DepthToSpace-" + std::to_string(b) + mode,
-                       depthSpaceGraph("DepthToSpace", b, mode), {}, nullptr, "blocksize"});
-    cases.push_back({"overflow", "SpaceToDepth-" + std::to_string(b),
-                     depthSpaceGraph("SpaceToDepth", b, ""), {}, nullptr, ""});
+      cases.push_back({"overflow",
+                       "DepthToSpace-" + std::to_string(b) + mode,
+                       depthSpaceGraph("DepthToSpace", b, mode),
+                       {},
+                       nullptr,
+                       "blocksize"});
+    cases.push_back({"overflow",
+                     "SpaceToDepth-" + std::to_string(b),
+                     depthSpaceGraph("SpaceToDepth", b, ""),
+                     {},
+                     nullptr,
+                     ""});
   }
   const int64_t bounds[] = {0, 4, -1, kMax, kMin, kMax - 1, kMin + 1};
   const int64_t steps[] = {1, -1, kMax, kMin, kMax - 1, kMin + 1, int64_t{1} << 62, 3};
@@ -300,21 +328,26 @@ std::vector<HostileCase> overflowCases() {
     for (int64_t end : {int64_t{5}, int64_t{-6}, kMax, kMin})
       for (int64_t step : steps) {
         std::vector<int64_t> want = sliceOracle(start, end, step);
-        cases.push_back({"overflow",
-                         "Slice-" + std::to_string(start) + ":" + std::to_string(end) + ":" +
-                             std::to_string(step),
-                         sliceGraph(start, end, step),
-                         {{"x", x}},
-                         [want](const RunResult& r) { EXPECT_EQ(int64s(r.outputs[0].tensor), want); },
-                         ""});
+        cases.push_back(
+            {"overflow",
+             "Slice-" + std::to_string(start) + ":" + std::to_string(end) + ":" +
+                 std::to_string(step),
+             sliceGraph(start, end, step),
+             {{"x", x}},
+             [want](const RunResult& r) { EXPECT_EQ(int64s(r.outputs[0].tensor), want); },
+             ""});
       }
   const int64_t pads[] = {0, 1, -1, -3, kMax, kMax - 2, kMin, kMin + 3, int64_t{1} << 40};
   Tensor three(DataType::kInt64, {3}, std::vector<std::byte>(3 * 8, std::byte{7}));
   for (int64_t begin : pads)
     for (int64_t end : pads) {
       const Int128 size = Int128{3} + begin + end;
-      HostileCase c{"overflow", "Pad-" + std::to_string(begin) + "," + std::to_string(end),
-                    padGraph(begin, end), {{"x", three}}, nullptr, ""};
+      HostileCase c{"overflow",
+                    "Pad-" + std::to_string(begin) + "," + std::to_string(end),
+                    padGraph(begin, end),
+                    {{"x", three}},
+                    nullptr,
+                    ""};
       if (size >= 0 && size <= 16)
         c.check = [begin, size, three](const RunResult& r) {
           const std::vector<int64_t> in = int64s(three);
@@ -340,32 +373,50 @@ std::vector<HostileCase> memoryCases() {
   const int64_t sizes[] = {int64_t{1} << 30, int64_t{1} << 40, int64_t{1} << 62, kMax};
   for (int64_t n : sizes) {
     const std::string dims = std::to_string(n);
-    cases.push_back({"memory", "ConstantOfShape-" + dims,
+    cases.push_back({"memory",
+                     "ConstantOfShape-" + dims,
                      "graph @g() {\n  %s = const i64[1] [" + dims +
                          "]\n  %y = ConstantOfShape(%s)\n  return %y\n}\n",
-                     {}, nullptr, ""});
-    cases.push_back({"memory", "Expand-" + dims,
+                     {},
+                     nullptr,
+                     ""});
+    cases.push_back({"memory",
+                     "Expand-" + dims,
                      "graph @g(%x: f32[1]) {\n  %s = const i64[2] [" + dims +
                          ", 4]\n  %y = Expand(%x, %s)\n  return %y\n}\n",
-                     {}, nullptr, ""});
-    cases.push_back({"memory", "Tile-" + dims,
+                     {},
+                     nullptr,
+                     ""});
+    cases.push_back({"memory",
+                     "Tile-" + dims,
                      "graph @g(%x: f32[2]) {\n  %s = const i64[1] [" + dims +
                          "]\n  %y = Tile(%x, %s)\n  return %y\n}\n",
-                     {}, nullptr, ""});
-    cases.push_back({"memory", "Reshape-" + dims,
+                     {},
+                     nullptr,
+                     ""});
+    cases.push_back({"memory",
+                     "Reshape-" + dims,
                      "graph @g(%x: f32[2]) {\n  %s = const i64[2] [" + dims + ", " + dims +
                          "]\n  %y = Reshape(%x, %s)\n  return %y\n}\n",
-                     {}, nullptr, ""});
-    cases.push_back({"memory", "Range-" + dims,
+                     {},
+                     nullptr,
+                     ""});
+    cases.push_back({"memory",
+                     "Range-" + dims,
                      "graph @g() {\n  %a = const i64[] [0]\n  %b = const i64[] [" + dims +
                          "]\n  %d = const i64[] [1]\n  %y = Range(%a, %b, %d)\n  return %y\n}\n",
-                     {}, nullptr, ""});
+                     {},
+                     nullptr,
+                     ""});
   }
-  cases.push_back({"memory", "Range-min-to-max",
+  cases.push_back({"memory",
+                   "Range-min-to-max",
                    "graph @g() {\n  %a = const i64[] [" + std::to_string(kMin) +
                        "]\n  %b = const i64[] [" + std::to_string(kMax) +
                        "]\n  %d = const i64[] [1]\n  %y = Range(%a, %b, %d)\n  return %y\n}\n",
-                   {}, nullptr, ""});
+                   {},
+                   nullptr,
+                   ""});
   return cases;
 }
 
@@ -401,26 +452,32 @@ TEST(HostileCorpus, BoolBytesAreCanonicalAtEveryEntry) {
     std::vector<int64_t> want;
     for (size_t i = 0; i < p.size(); ++i) want.push_back(op.f(truth(p[i]), truth(q[i])));
     auto check = [want](const RunResult& r) { EXPECT_EQ(int64s(r.outputs[0].tensor), want); };
-    cases.push_back({"bool", std::string(op.op) + "-inputs",
+    cases.push_back({"bool",
+                     std::string(op.op) + "-inputs",
                      "graph @g(%p: bool[6], %q: bool[6]) {\n  %y = " + std::string(op.op) +
                          "(%p, %q)\n  return %y\n}\n",
-                     {{"p", rawBools(p)}, {"q", rawBools(q)}}, check, ""});
+                     {{"p", rawBools(p)}, {"q", rawBools(q)}},
+                     check,
+                     ""});
   }
   std::vector<int64_t> notWant, castWant;
   for (uint8_t v : p) notWant.push_back(!truth(v)), castWant.push_back(truth(v));
-  cases.push_back({"bool", "Not", "graph @g(%p: bool[6]) {\n  %y = Not(%p)\n  return %y\n}\n",
-                   {{"p", rawBools(p)}},
-                   [notWant](const RunResult& r) { EXPECT_EQ(int64s(r.outputs[0].tensor), notWant); },
-                   ""});
+  cases.push_back(
+      {"bool",
+       "Not",
+       "graph @g(%p: bool[6]) {\n  %y = Not(%p)\n  return %y\n}\n",
+       {{"p", rawBools(p)}},
+       [notWant](const RunResult& r) { EXPECT_EQ(int64s(r.outputs[0].tensor), notWant); },
+       ""});
   for (int to : {1, 6, 7, 11})  // f32, i32, i64, f64
-    cases.push_back({"bool", "Cast-to-" + std::to_string(to),
-                     "graph @g(%p: bool[6]) {\n  %y = Cast(%p) {to = " + std::to_string(to) +
-                         "}\n  return %y\n}\n",
-                     {{"p", rawBools(p)}},
-                     [castWant](const RunResult& r) {
-                       EXPECT_EQ(int64s(r.outputs[0].tensor), castWant);
-                     },
-                     ""});
+    cases.push_back(
+        {"bool",
+         "Cast-to-" + std::to_string(to),
+         "graph @g(%p: bool[6]) {\n  %y = Cast(%p) {to = " + std::to_string(to) +
+             "}\n  return %y\n}\n",
+         {{"p", rawBools(p)}},
+         [castWant](const RunResult& r) { EXPECT_EQ(int64s(r.outputs[0].tensor), castWant); },
+         ""});
   EXPECT_EQ(runAll(cases), 9u);
 }
 
@@ -462,11 +519,12 @@ std::string nestedIfs(int levels) {
   std::string open, close;
   for (int level = 1; level < levels; ++level) {
     open += "%r: f32[1] = If(%c) {then_branch = graph @t() {\n";
-    close += "}, else_branch = graph @e() {\n %r: f32[1] = Identity(%x)\n return %r\n}}\n"
-             " return %r\n";
+    close +=
+        "}, else_branch = graph @e() {\n %r: f32[1] = Identity(%x)\n return %r\n}}\n"
+        " return %r\n";
   }
-  return "graph @g(%x: f32[1], %c: bool[]) {\n" + open +
-         "%r: f32[1] = Identity(%x)\n return %r\n" + close + "}\n";
+  return "graph @g(%x: f32[1], %c: bool[]) {\n" + open + "%r: f32[1] = Identity(%x)\n return %r\n" +
+         close + "}\n";
 }
 
 TEST(HostileCorpus, NestingBeyondTheParsersCapIsAnErrorWhateverTheLimitSays) {

@@ -62,5 +62,4 @@ double scaledError(const Comparison& c) {
   return c.maxAbs > 0 ? std::numeric_limits<double>::infinity() : 0.0;
 }
 
-
 }  // namespace subgraph::cli

@@ -22,11 +22,11 @@ enum class ToleranceOf { kElement, kScale };
 
 /// The verdict on one output.
 struct Comparison {
-  std::string name;         ///< The output's name.
-  double maxAbs = 0;        ///< Largest |a - b|; infinite for a non-finite mismatch.
-  double maxRel = 0;        ///< Largest |a - b| / |b|.
-  double maxRef = 0;        ///< Largest finite |b|: the output's scale.
-  int64_t failing = 0;      ///< Elements past the tolerance.
+  std::string name;            ///< The output's name.
+  double maxAbs = 0;           ///< Largest |a - b|; infinite for a non-finite mismatch.
+  double maxRel = 0;           ///< Largest |a - b| / |b|.
+  double maxRef = 0;           ///< Largest finite |b|: the output's scale.
+  int64_t failing = 0;         ///< Elements past the tolerance.
   bool shapeMismatch = false;  ///< Dims or element type differ.
 };
 
