@@ -19,6 +19,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 #include <utility>
 
@@ -398,12 +399,20 @@ class Verifier {
                                                  spec.name + "' (" +
                                                  std::string(attrKindName(spec.kind)) + ")");
     auto attrs = n.attributes();
+    // Nodes carry a handful of attributes, so a scan of the earlier ones
+    // finds duplicates without allocating; a hostile file can give one node
+    // hundreds of thousands, where that scan is quadratic (72 s for 200k),
+    // so past a few a hash set takes over.
+    constexpr size_t kScanLimit = 16;
+    std::unordered_set<std::string_view> names;
+    if (attrs.size() > kScanLimit) names.reserve(attrs.size());
     for (size_t k = 0; k < attrs.size(); ++k) {
       const Attribute& attr = attrs[k];
-      // Nodes carry a handful of attributes, so a quadratic scan for
-      // duplicates beats allocating a set per node.
-      bool repeated = std::any_of(attrs.begin(), attrs.begin() + static_cast<std::ptrdiff_t>(k),
-                                  [&](const Attribute& a) { return a.name() == attr.name(); });
+      bool repeated =
+          attrs.size() > kScanLimit
+              ? !names.insert(attr.name()).second
+              : std::any_of(attrs.begin(), attrs.begin() + static_cast<std::ptrdiff_t>(k),
+                            [&](const Attribute& a) { return a.name() == attr.name(); });
       if (repeated)
         report(StatusCode::kInvalidArgument,
                describeNode(n) + " has attribute '" + attr.name() + "' twice");

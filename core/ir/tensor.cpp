@@ -79,6 +79,15 @@ Tensor::Tensor(DataType dtype, std::vector<int64_t> dims, std::vector<std::byte>
     throw Error("tensor data has " + std::to_string(bytes.size()) + " bytes but shape " +
                 shapeToString(Shape(dims_.begin(), dims_.end())) + " of " +
                 std::string(dataTypeName(dtype)) + " needs " + std::to_string(want));
+  // Every bool tensor holds only 0 and 1. Kernels (Not as x ^ 1, And as
+  // a & b, Equal, Cast) and the constant folder rely on it, and files can
+  // hold any byte: without this, 2 would be "true" to one op and not to
+  // another, and folding a constant could change the answer. This
+  // constructor is the one way bytes enter a Tensor (ONNX initializers,
+  // .npy and .pb inputs, text constants, kernel outputs), so one rule here
+  // covers every entry point.
+  if (dtype == DataType::kBool)
+    for (std::byte& b : bytes) b = b != std::byte{0} ? std::byte{1} : std::byte{0};
   bytes_ = std::make_shared<const std::vector<std::byte>>(std::move(bytes));
 }
 

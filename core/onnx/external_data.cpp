@@ -148,7 +148,9 @@ StatusOr<std::vector<std::byte>> readExternalData(const ::onnx::TensorProto& pro
                            target.string() + "', outside the model folder '" + base.string() +
                            "' (through a symlink)");
 
-  FileDescriptor fd(::open(target.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  // O_NONBLOCK: opening a FIFO would wait for a writer forever; the
+  // fstat below then refuses anything but a regular file.
+  FileDescriptor fd(::open(target.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (fd.get() < 0)
     return Status(StatusCode::kNotFound, what + ": external data file " + quoted +
                                              " cannot be opened: " + std::strerror(errno));

@@ -26,6 +26,7 @@
 #include <map>
 #include <set>
 
+#include "subgraph/support/file_io.h"
 #include "tensor_proto.h"
 
 namespace subgraph {
@@ -304,27 +305,11 @@ StatusOr<std::string> exportOnnxBytes(const Graph& graph, const ExportOptions& o
 Status exportOnnxFile(const Graph& graph, const std::string& path, const ExportOptions& options) {
   StatusOr<std::string> bytes = exportOnnxBytes(graph, options);
   if (!bytes) return bytes.status();
-  // Written to a temporary file and renamed, so a failed write never leaves
-  // a truncated model where a good one was.
-  std::string temp = path + ".tmp";
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) return Status(StatusCode::kNotFound, path + ": cannot open for writing");
+  // Written to a new, exclusively created file and renamed, so a failed
+  // write never leaves a truncated model where a good one was.
+  return writeFileAtomically(path, [&](std::ostream& out) {
     out.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
-    out.close();
-    if (!out) {
-      std::remove(temp.c_str());
-      return Status(StatusCode::kInternal, path + ": write failed");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, path, ec);
-  if (ec) {
-    std::remove(temp.c_str());
-    return Status(StatusCode::kInternal,
-                  path + ": cannot move the written file into place: " + ec.message());
-  }
-  return Status::ok();
+  });
 }
 
 }  // namespace subgraph

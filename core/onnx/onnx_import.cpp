@@ -44,6 +44,7 @@
 #include <unordered_map>
 
 #include "subgraph/ir/shape_inference.h"
+#include "subgraph/support/file_io.h"
 #include "tensor_proto.h"
 
 namespace subgraph {
@@ -617,10 +618,11 @@ StatusOr<std::unique_ptr<Graph>> importOnnxFile(const std::string& path,
         Status(StatusCode::kLimitExceeded, source + ": model file is " + std::to_string(size) +
                                                " bytes, over the maxModelBytes limit of " +
                                                std::to_string(options.maxModelBytes)));
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes(static_cast<size_t>(size), '\0');
-  if (!in || !in.read(bytes.data(), static_cast<std::streamsize>(size)))
-    return oneLine(Status(StatusCode::kNotFound, source + ": cannot read the model file"));
+  // Read through the descriptor whose type is checked: the path may have
+  // been swapped for a FIFO or a device since the checks above.
+  StatusOr<std::string> read = readRegularFile(path, options.maxModelBytes, "model file");
+  if (!read.isOk()) return oneLine(read.status());
+  std::string bytes = std::move(read).value();
 
   ImportOptions withFolder = options;
   if (withFolder.externalDataDir.empty()) {

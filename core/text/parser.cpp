@@ -33,6 +33,13 @@
 namespace subgraph {
 namespace {
 
+/// The deepest nesting parsed whatever ParseOptions::maxGraphDepth asks:
+/// each level costs a few recursive frames here and in every later walk of
+/// the graph (verifier, printer, clone, destruction), so a caller that
+/// raises the limit must not be able to overflow the stack. 256 levels use
+/// well under 1 MiB of stack in an ASan build (tests/reliability).
+constexpr int kDeepestNesting = 256;
+
 using text::SourceLoc;
 using text::Token;
 using text::TokenKind;
@@ -185,6 +192,10 @@ std::unique_ptr<Graph> Parser::parseGraph(std::string defaultName, int depth) {
   if (depth > options_.maxGraphDepth)
     fail(cur().loc, "graphs nested deeper than the limit of " +
                         std::to_string(options_.maxGraphDepth) + " levels");
+  if (depth > kDeepestNesting)
+    fail(cur().loc, "graphs nested deeper than " + std::to_string(kDeepestNesting) +
+                        " levels, the most the parser's stack holds whatever "
+                        "ParseOptions::maxGraphDepth says");
   expectKeyword("graph");
   auto graph = std::make_unique<Graph>(std::move(defaultName));
   if (at(TokenKind::kAtName)) graph->setName(take().text);

@@ -21,6 +21,7 @@
 #include "engine/plan.h"
 #include "engine/program.h"
 #include "engine/tsan_annotations.h"
+#include "subgraph/ir/verifier.h"
 #include "subgraph/runtime/reference_backend.h"
 
 namespace subgraph::runtime {
@@ -257,6 +258,25 @@ struct Session::Impl {
   }
 };
 
+namespace {
+
+/// Checks `graph` before any kernel sees it. Kernels index their inputs and
+/// outputs by the op's schema, so a node missing a required input or with no
+/// outputs would make them read through a null pointer: the verifier's
+/// schema step turns that into one error line. Unknown ops and attributes
+/// are allowed here: fused regions and plugin ops have no schema, and
+/// compile() reports an op that no backend runs.
+Status verifyForRun(const Graph& graph) {
+  VerifyOptions options;
+  options.allowUnknownOps = true;
+  options.allowUnknownAttributes = true;
+  Status verdict = verify(graph, options);
+  if (verdict.isOk()) return verdict;
+  return Status::error(verdict.code(), "invalid graph: " + verdict.message());
+}
+
+}  // namespace
+
 Session::Session(SessionOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
   int threads = impl_->options.threads;
@@ -274,6 +294,7 @@ Status Session::load(std::unique_ptr<Graph> graph) {
   if (impl_->state != Impl::State::kEmpty)
     return Status::invalid("Session::load: a graph is already loaded");
   if (!graph) return Status::invalid("Session::load: null graph");
+  SUBGRAPH_RETURN_IF_ERROR(verifyForRun(*graph));
   StatusOr<std::vector<Node*>> order = graph->topologicalOrder();
   if (!order.isOk()) return order.status();
   impl_->graph = std::move(graph);
@@ -288,6 +309,9 @@ Status Session::partition(const std::function<Status(Graph&)>& partitioner) {
                                : "Session::partition: the session is already compiled");
   Status st = partitioner(*impl_->graph);
   if (!st.isOk()) return st;
+  // A partitioner (a plugin's, too) may leave a broken graph; the kernels
+  // must not be the ones to find out.
+  SUBGRAPH_RETURN_IF_ERROR(verifyForRun(*impl_->graph));
   StatusOr<std::vector<Node*>> order = impl_->graph->topologicalOrder();
   return order.isOk() ? Status::ok() : order.status();
 }

@@ -8,6 +8,9 @@
 //===----------------------------------------------------------------------===//
 #include "subgraph/runtime/npy.h"
 
+#include "subgraph/runtime/tensor_file.h"
+#include "subgraph/support/file_io.h"
+
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -155,18 +158,18 @@ StatusOr<Tensor> decodeNpy(std::string_view data, const std::string& source) {
 Status writeNpyFile(const std::string& path, const Tensor& tensor) {
   StatusOr<std::string> bytes = encodeNpy(tensor);
   if (!bytes.isOk()) return bytes.status();
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return Status::error(StatusCode::kNotFound, "cannot open '" + path + "' for writing");
-  out.write(bytes.value().data(), static_cast<std::streamsize>(bytes.value().size()));
-  if (!out) return Status::error(StatusCode::kInternal, "writing '" + path + "' failed");
-  return Status::ok();
+  const std::string& data = bytes.value();
+  return writeFileAtomically(path, [&](std::ostream& out) {
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+  });
 }
 
 StatusOr<Tensor> readNpyFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::error(StatusCode::kNotFound, "cannot open '" + path + "'");
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return decodeNpy(data, path);
+  // Only a regular file, and at most as much as any tensor file: a FIFO or
+  // a symlink to /dev/zero must end in an error, not a hang.
+  StatusOr<std::string> data = readRegularFile(path, kMaxTensorFileBytes, ".npy file");
+  if (!data.isOk()) return data.status();
+  return decodeNpy(data.value(), path);
 }
 
 }  // namespace subgraph::runtime

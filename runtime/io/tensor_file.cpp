@@ -16,6 +16,7 @@
 #include <limits>
 
 #include "subgraph/runtime/npy.h"
+#include "subgraph/support/file_io.h"
 
 namespace subgraph::runtime {
 namespace {
@@ -102,22 +103,7 @@ StatusOr<Tensor> fromProto(const onnx::TensorProto& proto, const std::string& so
 }
 
 StatusOr<std::string> readCapped(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    return Status::error(StatusCode::kNotFound, "cannot open '" + path + "': not a regular file");
-  uint64_t size = std::filesystem::file_size(path, ec);
-  if (ec)
-    return Status::error(StatusCode::kNotFound, "cannot read '" + path + "': " + ec.message());
-  if (size > kMaxTensorFileBytes)
-    return Status::error(StatusCode::kLimitExceeded,
-                         path + ": " + std::to_string(size) +
-                             " bytes is over the tensor file limit of " +
-                             std::to_string(kMaxTensorFileBytes));
-  std::ifstream in(path, std::ios::binary);
-  std::string data(static_cast<size_t>(size), '\0');
-  if (!in.read(data.data(), static_cast<std::streamsize>(size)))
-    return Status::error(StatusCode::kInternal, "reading '" + path + "' failed");
-  return data;
+  return readRegularFile(path, kMaxTensorFileBytes, "tensor file");
 }
 
 }  // namespace

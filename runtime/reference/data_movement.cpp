@@ -14,9 +14,15 @@
 
 #include "reference/kernel_util.h"
 #include "reference/kernels.h"
+#include "subgraph/support/checked_int.h"
 
 namespace subgraph::runtime::reference {
 namespace {
+
+// 128-bit integers for index formulas whose int64 operands come from the
+// model and may sit at the ends of the range (pads near INT64_MIN/MAX).
+__extension__ typedef __int128
+    Int128;  // NOLINT(modernize-use-using): GCC takes __extension__ only here
 
 Status unsupportedElement(const Node* node, DataType dtype) { return unsupportedType(node, dtype); }
 
@@ -246,6 +252,17 @@ class SplitKernel final : public Kernel {
   int64_t numOutputs_;
 };
 
+// Elements from `start` towards `end` (exclusive) in steps of `step`, both
+// bounds already clamped to the axis. Written without `end - start + step`,
+// which wraps for a step near INT64_MAX (a step from the model).
+int64_t sliceLength(int64_t start, int64_t end, int64_t step) {
+  const int64_t span = step > 0 ? end - start : start - end;  // |span| <= dim + 1
+  if (span <= 0) return 0;
+  const uint64_t magnitude =
+      step > 0 ? static_cast<uint64_t>(step) : 0 - static_cast<uint64_t>(step);
+  return static_cast<int64_t>((static_cast<uint64_t>(span) - 1) / magnitude + 1);
+}
+
 // Parameters of one slice, per input dim.
 struct SliceSpec {
   std::vector<int64_t> start, step, size;
@@ -315,10 +332,9 @@ class SliceKernel final : public Kernel {
         start = std::clamp<int64_t>(start, 0, dim - 1);
         end = std::clamp<int64_t>(end, -1, dim - 1);
       }
-      int64_t size = step > 0 ? (end - start + step - 1) / step : (start - end - step - 1) / -step;
       spec.start[static_cast<size_t>(axis)] = start;
       spec.step[static_cast<size_t>(axis)] = step;
-      spec.size[static_cast<size_t>(axis)] = std::max<int64_t>(0, size);
+      spec.size[static_cast<size_t>(axis)] = sliceLength(start, end, step);
     }
     return Status::ok();
   }
@@ -523,7 +539,14 @@ class PadKernel final : public Kernel {
                                      ctx.hasInput(3) ? ctx.inputContent(3) : nullptr, begin, end));
     std::vector<int64_t> out;
     for (size_t d = 0; d < x.dims.size(); ++d) {
-      int64_t size = x.dims[d] + begin[d] + end[d];
+      // Pads come from the model; a sum near INT64_MAX must not wrap into a
+      // small, wrong size. Summed in 128 bits, since a huge begin and a
+      // huge negative end can still give a valid size.
+      const Int128 wide = Int128{x.dims[d]} + begin[d] + end[d];
+      if (wide > std::numeric_limits<int64_t>::max())
+        return ctx.fail("pads " + std::to_string(begin[d]) + " and " + std::to_string(end[d]) +
+                        " on axis " + std::to_string(d) + " overflow int64");
+      const int64_t size = wide < 0 ? -1 : static_cast<int64_t>(wide);
       if (size < 0)
         return ctx.fail("pads crop axis " + std::to_string(d) + " of " + x.toString() +
                         " below zero");
@@ -558,18 +581,19 @@ class PadKernel final : public Kernel {
       const T* px = x.data<T>();
       T* py = ctx.output(0).mutableData<T>();
       const int64_t total = ctx.output(0).numElements();
-      // Maps an output coordinate to an input one, or -1 for the fill value.
+      // Maps an output coordinate to an input one, or -1 for the fill
+      // value. In 128 bits: o - begin wraps for a begin near INT64_MIN.
       auto source = [&](size_t d, int64_t o) -> int64_t {
-        const int64_t n = inDims[d];
-        int64_t c = o - begin[d];
-        if (c >= 0 && c < n) return c;
+        const Int128 n = inDims[d];
+        const Int128 c = Int128{o} - begin[d];
+        if (c >= 0 && c < n) return static_cast<int64_t>(c);
         if (mode_ == "constant") return -1;
-        if (mode_ == "edge") return std::clamp<int64_t>(c, 0, n - 1);
-        if (mode_ == "wrap") return ((c % n) + n) % n;
+        if (mode_ == "edge") return c < 0 ? 0 : static_cast<int64_t>(n - 1);
+        if (mode_ == "wrap") return static_cast<int64_t>(((c % n) + n) % n);
         if (n == 1) return 0;
-        const int64_t period = 2 * (n - 1);  // reflect without repeating the edge
-        int64_t m = ((c % period) + period) % period;
-        return m < n ? m : period - m;
+        const Int128 period = 2 * (n - 1);  // reflect without repeating the edge
+        const Int128 m = ((c % period) + period) % period;
+        return static_cast<int64_t>(m < n ? m : period - m);
       };
       parallelFor(total, static_cast<int64_t>(rank), [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {
@@ -643,14 +667,26 @@ class DepthSpaceKernel final : public Kernel {
     const TensorDesc& x = ctx.inputDesc(0);
     if (x.dims.size() != 4) return ctx.fail("input must be [N, C, H, W], got " + x.toString());
     const int64_t b = block_, n = x.dims[0], c = x.dims[1], h = x.dims[2], w = x.dims[3];
+    // blocksize comes from the model: b * b, h * b and c * b * b can wrap
+    // (a wrapped b * b of 0 would divide by zero).
+    const CheckedInt bb = CheckedInt(b) * b;
+    if (!bb.ok()) return ctx.fail("blocksize " + std::to_string(b) + " squared overflows int64");
+    std::vector<CheckedInt> out;
     if (toSpace_) {
-      if (c % (b * b) != 0)
+      if (c % bb.value() != 0)
         return ctx.fail("channels " + std::to_string(c) + " are not a multiple of blocksize^2");
-      ctx.setOutput(0, TensorDesc{x.dtype, {n, c / (b * b), h * b, w * b}, nullptr});
+      out = {n, c / bb.value(), CheckedInt(h) * b, CheckedInt(w) * b};
     } else {
       if (h % b != 0 || w % b != 0) return ctx.fail("H and W must be multiples of blocksize");
-      ctx.setOutput(0, TensorDesc{x.dtype, {n, c * b * b, h / b, w / b}, nullptr});
+      out = {n, CheckedInt(c) * bb, h / b, w / b};
     }
+    std::vector<int64_t> dims;
+    for (const CheckedInt& d : out) {
+      if (!d.ok())
+        return ctx.fail("output dims overflow int64 with blocksize " + std::to_string(b));
+      dims.push_back(d.value());
+    }
+    ctx.setOutput(0, TensorDesc{x.dtype, std::move(dims), nullptr});
     return Status::ok();
   }
 

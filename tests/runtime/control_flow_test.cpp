@@ -94,10 +94,11 @@ TEST(ControlFlowTest, LoopStopsOnBodyCondition) {
   EXPECT_THAT(values(out[0].tensor), ElementsAre(16, -16));
 }
 
-/// A loop body whose outputs do not match the node is a compile error.
-TEST(ControlFlowTest, LoopBodyMismatchFailsCompile) {
+/// A loop body that does not match the node is refused when the graph is
+/// loaded: Session::load verifies before any kernel is made.
+TEST(ControlFlowTest, LoopBodyMismatchIsRefusedAtLoad) {
   Session s;
-  ASSERT_TRUE(s.load(parseGraphOrThrow(R"(
+  Status st = s.load(parseGraphOrThrow(R"(
     graph @g(%x: f32[2]) {
       %m = const i64[] [2]
       %c = const bool[] [1]
@@ -105,12 +106,12 @@ TEST(ControlFlowTest, LoopBodyMismatchFailsCompile) {
         return %cc
       }} @loop
       return %y
-    })"))
-                  .isOk());
-  Status st = s.compile();
+    })"));
   ASSERT_FALSE(st.isOk());
-  EXPECT_THAT(st.message(),
-              HasSubstr("Loop node 'loop': body has 2 inputs, expected 2 + 1 loop-carried"));
+  EXPECT_EQ(st.message(),
+            "invalid graph: Loop node 'loop': body takes 2 inputs, expected 2 + 1 loop-carried "
+            "values");
+  EXPECT_FALSE(s.compile().isOk());
 }
 
 }  // namespace

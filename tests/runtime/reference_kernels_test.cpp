@@ -257,16 +257,18 @@ TEST(ReferenceKernelsTest, PoolingBorders) {
               ElementsAre(0.0f, 1.5f, 3.0f, 6.0f, 7.5f, 9.0f, 12.0f, 13.5f, 15.0f));
 }
 
-/// An unknown auto_pad value is rejected when the kernel is made.
-TEST(ReferenceKernelsTest, BadAttributeFailsCompile) {
+/// An unknown auto_pad value is refused when the graph is loaded (the
+/// verifier), before any kernel is made.
+TEST(ReferenceKernelsTest, BadAttributeIsRefusedAtLoad) {
   Session s;
-  ASSERT_TRUE(s.load(parseGraphOrThrow(R"(
+  Status st = s.load(parseGraphOrThrow(R"(
     graph @g(%x: f32[1, 1, 4, 4]) {
       %m = MaxPool(%x) {kernel_shape = [2, 2], auto_pad = "SIDEWAYS"} @pool
       return %m
-    })"))
-                  .isOk());
-  EXPECT_EQ(s.compile().message(), "MaxPool node 'pool': unknown auto_pad 'SIDEWAYS'");
+    })"));
+  EXPECT_EQ(st.message(),
+            "invalid graph: MaxPool node 'pool': auto_pad 'SIDEWAYS' is not one of NOTSET, "
+            "SAME_UPPER, SAME_LOWER, VALID");
 }
 
 }  // namespace

@@ -123,8 +123,10 @@ const CommandRegistration kCheckPlugin("check-plugin", [](CLI::App& app) {
                   "Plugin name (on the search path), path to its .so, or a built-in backend")
       ->required()
       ->type_name("NAME|PATH");
-  cmd->add_option("--cases", options->cases, "Random graphs to check (default 100)")
-      ->type_name("N");
+  // Bounded so that a typo cannot start a practically endless run.
+  cmd->add_option("--cases", options->cases, "Random graphs to check (default 100, at most 10^6)")
+      ->type_name("N")
+      ->check(CLI::Range(size_t{1}, size_t{1'000'000}));
   cmd->add_option("--seed", options->seed, "Seed of the first case; case i uses seed + i")
       ->type_name("S");
   cmd->add_option("--ops", options->ops,
@@ -132,9 +134,11 @@ const CommandRegistration kCheckPlugin("check-plugin", [](CLI::App& app) {
       ->type_name("LIST");
   cmd->add_option("--tolerance", options->tolerance,
                   "Absolute plus relative tolerance of the numerics (default 1e-3)")
-      ->type_name("T");
+      ->type_name("T")
+      ->check(CLI::Range(0.0, 1e9));
   cmd->add_option("--show", options->show, "Failing cases to shrink and print (default 3)")
-      ->type_name("N");
+      ->type_name("N")
+      ->check(CLI::Range(size_t{0}, size_t{1000}));
   cmd->callback([options] {
 #ifdef SUBGRAPH_CLI_HAVE_TESTKIT
     runCheckPlugin(*options);

@@ -20,12 +20,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <system_error>
 
 #include "subgraph/ir/text_format.h"
 #include "subgraph/ir/types.h"
 #include "subgraph/ir/value.h"
 #include "subgraph/passes/pass_manager.h"
+#include "subgraph/support/file_io.h"
 
 #ifdef SUBGRAPH_CLI_HAVE_ONNX
 #include "subgraph/onnx/onnx_import.h"
@@ -115,8 +117,7 @@ std::unique_ptr<Graph> loadTextGraph(const std::string& path, const LoadOptions&
   if (limits.nodes) parse.maxNodes = limits.nodes;
   // The parser counts the main graph as level 1; `depth` counts the levels
   // of subgraphs below it, as the ONNX importer's maxSubgraphDepth does.
-  if (limits.depth)
-    parse.maxGraphDepth = static_cast<int>(std::min<uint64_t>(limits.depth, 1 << 20)) + 1;
+  if (limits.depth) parse.maxGraphDepth = static_cast<int>(limits.depth) + 1;
   auto parsed = parseGraph(text, parse);
   if (!parsed.isOk()) throw Error(parsed.status().code(), withLimitHint(parsed.status()));
   std::unique_ptr<Graph> graph = std::move(parsed).value();
@@ -135,8 +136,7 @@ std::unique_ptr<Graph> loadOnnxModel(const std::string& path, const LoadOptions&
   importOptions.maxModelBytes = maxBytes;
   if (limits.tensorBytes) importOptions.maxTensorBytes = limits.tensorBytes;
   if (limits.nodes) importOptions.maxNodes = limits.nodes;
-  if (limits.depth)
-    importOptions.maxSubgraphDepth = static_cast<int>(std::min<uint64_t>(limits.depth, 1 << 20));
+  if (limits.depth) importOptions.maxSubgraphDepth = static_cast<int>(limits.depth);
   importOptions.allowUnknownOps = options.allowUnknownOps;
   importOptions.inputShapes = options.inputShapes;
   importOptions.sourceName = path;
@@ -167,16 +167,33 @@ CliLimits& cliLimits() {
   return limits;
 }
 
+uint64_t defaultMemoryLimit() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemTotal:") return kib / 4 * 3 * 1024;
+  return 0;
+}
+
+uint64_t memoryLimit() { return cliLimits().memory ? cliLimits().memory : defaultMemoryLimit(); }
+
 void parseLimitSpecs(const std::vector<std::string>& specs) {
-  static constexpr std::pair<std::string_view, uint64_t CliLimits::*> kNames[] = {
-      {"model-bytes", &CliLimits::modelBytes},
-      {"tensor-bytes", &CliLimits::tensorBytes},
-      {"nodes", &CliLimits::nodes},
-      {"depth", &CliLimits::depth},
-      {"memory", &CliLimits::memory}};
+  struct LimitName {
+    std::string_view name;
+    uint64_t CliLimits::*field;
+    uint64_t max;  ///< The largest value the layers below can honour.
+  };
+  static constexpr uint64_t kAny = std::numeric_limits<uint64_t>::max();
+  static constexpr LimitName kNames[] = {{"model-bytes", &CliLimits::modelBytes, kAny},
+                                         {"tensor-bytes", &CliLimits::tensorBytes, kAny},
+                                         {"nodes", &CliLimits::nodes, kAny},
+                                         {"depth", &CliLimits::depth, kMaxDepthLimit},
+                                         {"memory", &CliLimits::memory, kAny}};
   auto known = [] {
     std::string names;
-    for (const auto& [name, field] : kNames)
+    for (const auto& [name, field, max] : kNames)
       names += (names.empty() ? "" : ", ") + std::string(name);
     return names;
   };
@@ -192,8 +209,9 @@ void parseLimitSpecs(const std::vector<std::string>& specs) {
     std::string_view name = std::string_view(spec).substr(0, eq);
     std::string_view value = std::string_view(spec).substr(eq + 1);
     uint64_t CliLimits::*field = nullptr;
-    for (const auto& [n, f] : kNames)
-      if (n == name) field = f;
+    uint64_t max = kAny;
+    for (const auto& [n, f, m] : kNames)
+      if (n == name) field = f, max = m;
     if (!field)
       throw UsageError(
           fmt::format("invalid --limit '{}': unknown limit '{}' (names: {})", spec, name, known()));
@@ -221,6 +239,8 @@ void parseLimitSpecs(const std::vector<std::string>& specs) {
           "invalid --limit '{}': the value must be a positive integer, optionally with a K, M or "
           "G suffix",
           spec));
+    if (number * scale > max)
+      throw UsageError(fmt::format("invalid --limit '{}': {} can be at most {}", spec, name, max));
     parsed.*field = number * scale;
   }
   cliLimits() = parsed;
@@ -265,13 +285,22 @@ bool onnxImportAvailable() {
 #endif
 }
 
+VerifyOptions cliVerifyOptions(bool allowUnknownOps) {
+  VerifyOptions options;
+  options.allowUnknownOps = allowUnknownOps;
+  options.allowUnknownAttributes = true;
+  return options;
+}
+
 std::unique_ptr<Graph> loadModel(const std::string& path, const LoadOptions& options) {
   if (path != "-") statRegularFile(path);
+  std::unique_ptr<Graph> graph;
   switch (modelFormatForPath(path)) {
-    case ModelFormat::kText: return loadTextGraph(path, options);
+    case ModelFormat::kText: graph = loadTextGraph(path, options); break;
     case ModelFormat::kOnnx:
 #ifdef SUBGRAPH_CLI_HAVE_ONNX
-      return loadOnnxModel(path, options);
+      graph = loadOnnxModel(path, options);
+      break;
 #else
       throw Error(StatusCode::kUnsupported,
                   fmt::format("{}: this subgraph was built without the ONNX importer; "
@@ -279,7 +308,17 @@ std::unique_ptr<Graph> loadModel(const std::string& path, const LoadOptions& opt
                               path));
 #endif
   }
-  throw Error(StatusCode::kInternal, fmt::format("{}: unhandled model format", path));
+  if (!graph) throw Error(StatusCode::kInternal, fmt::format("{}: unhandled model format", path));
+  if (options.verify) {
+    // Every command verifies before any pass, partition or kernel sees
+    // the graph: a node missing a required input or with no outputs would
+    // otherwise reach code that indexes them.
+    Status verdict = verify(*graph, cliVerifyOptions(options.allowUnknownOps));
+    if (!verdict.isOk())
+      throw Error(verdict.code(),
+                  fmt::format("{}: invalid graph: {}", displayPath(path), verdict.message()));
+  }
+  return graph;
 }
 
 void applyInputShapes(Graph& graph, const InputShapes& shapes) {
@@ -312,9 +351,11 @@ void applyInputShapes(Graph& graph, const InputShapes& shapes) {
 std::string readFileCapped(const std::string& path, uint64_t maxBytes) {
   if (path == "-") return readStreamCapped(std::cin, displayPath(path), maxBytes);
   checkSizeLimit(path, statRegularFile(path), maxBytes, "a text graph");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  return readStreamCapped(in, path, maxBytes);
+  // Read through a descriptor checked to be a regular file: the path may
+  // have become a FIFO or a device since the stat above.
+  StatusOr<std::string> data = readRegularFile(path, maxBytes, "text graph");
+  if (!data.isOk()) throw Error(data.status().code(), withLimitHint(data.status()));
+  return std::move(data).value();
 }
 
 std::pair<std::string, std::vector<int64_t>> parseShapeSpec(std::string_view spec) {
@@ -395,27 +436,9 @@ void writeOutput(const std::string& path, const std::function<void(std::ostream&
     if (!std::cout) throw Error(fmt::format("<stdout>: write failed: {}", std::strerror(errno)));
     return;
   }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw Error(fmt::format("{}: cannot open for writing: {}", path, std::strerror(errno)));
-  // A half-written regular file looks valid to the next tool in a pipeline;
-  // remove it on failure. Devices such as /dev/null are left alone.
-  auto removePartial = [&] {
-    std::error_code ec;
-    if (fs::is_regular_file(path, ec)) fs::remove(path, ec);
-  };
-  try {
-    write(out);
-  } catch (...) {
-    out.close();
-    removePartial();
-    throw;
-  }
-  out.close();
-  if (out.fail()) {
-    int savedErrno = errno;
-    removePartial();
-    throw Error(fmt::format("{}: write failed: {}", path, std::strerror(savedErrno)));
-  }
+  // A new file renamed over the target: a failed write (a full disk)
+  // leaves the old file, which may be this command's own input, intact.
+  throwIfError(writeFileAtomically(path, write));
 }
 
 std::string oneLine(std::string_view message) {

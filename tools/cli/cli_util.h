@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "subgraph/ir/graph.h"
+#include "subgraph/ir/verifier.h"
 #include "subgraph/support/status.h"
 
 namespace subgraph::cli {
@@ -61,6 +62,12 @@ inline constexpr uint64_t kMaxTextModelBytes = uint64_t{1} << 30;
 /// clearly.
 inline constexpr uint64_t kMaxOnnxModelBytes = (uint64_t{2} << 30) - 1;
 
+/// The largest `--limit depth`: 255 levels below the main graph, the
+/// deepest nesting the text parser accepts whatever it is asked (deeper
+/// recursion could overflow the stack), so raising the limit can never
+/// crash the program.
+inline constexpr uint64_t kMaxDepthLimit = 255;
+
 /// Resource limits set with the global `--limit NAME=VALUE` option. Zero
 /// means "the layer's own default" (docs/reliability.md lists them). They
 /// are process-wide because they belong to the invocation, not to one
@@ -75,6 +82,18 @@ struct CliLimits {
 
 /// The limits of this invocation (all zero until `--limit` sets one).
 CliLimits& cliLimits();
+
+/// The memory limit when `--limit memory` is not given: three quarters of
+/// the machine's memory (MemTotal in /proc/meminfo), so that a 100-byte
+/// model asking for hundreds of GiB fails with a line naming the limit
+/// instead of being killed, while any model that fits the machine runs.
+/// Zero (no limit) where /proc/meminfo cannot be read.
+uint64_t defaultMemoryLimit();
+
+/// The memory limit in force: `--limit memory`, else defaultMemoryLimit().
+/// `run` applies it to the session's memory plan and to the inputs it
+/// reads or makes.
+uint64_t memoryLimit();
 
 /// Parses every `--limit` value ("nodes=1000", "memory=512M"; a value takes
 /// an optional K, M or G suffix, powers of 1024) into cliLimits(). Throws
@@ -99,12 +118,24 @@ struct LoadOptions {
   uint64_t maxTextBytes = kMaxTextModelBytes;
   /// Size limit for ONNX files, in bytes.
   uint64_t maxOnnxBytes = kMaxOnnxModelBytes;
+  /// Verify the graph (cliVerifyOptions()) before returning it, so that no
+  /// pass, partitioner or kernel sees a malformed one. Only commands that
+  /// report the verdict themselves (`inspect`) or are told to skip it
+  /// (`convert --no-verify`) turn this off.
+  bool verify = true;
 };
+
+/// The verifier's options every command uses, so that `run`, `partition`,
+/// `dot` and `convert` accept exactly the graphs `inspect` accepts. Unknown
+/// attributes are allowed (older opsets carry attributes the schemas do not
+/// model); unknown ops only when `allowUnknownOps` (--allow-unknown-ops).
+VerifyOptions cliVerifyOptions(bool allowUnknownOps);
 
 /// Loads a model from `path`, dispatching on its extension (see
 /// modelFormatForPath). Throws `Error` with one line naming the file when it
 /// is missing, not a regular file, empty, binary where text is expected,
-/// over the size limit, or malformed.
+/// over the size limit, malformed, or (with LoadOptions::verify) rejected
+/// by the verifier.
 std::unique_ptr<Graph> loadModel(const std::string& path, const LoadOptions& options = {});
 
 /// Gives the named graph inputs the static shapes in `shapes`. Each name
@@ -144,8 +175,10 @@ CLI::Option* addPassesOption(CLI::App& command, std::string& spec);
 void simplifyBeforePartition(Graph& graph, const std::string& spec);
 
 /// Calls `write` with a stream for `path` ("-" is stdout) and checks that
-/// everything reached the file. Throws `Error` naming the file if it cannot
-/// be opened or written; a partially written regular file is removed.
+/// everything reached the file. A regular file is written atomically
+/// (writeFileAtomically: a new file renamed over the old one), so a failed
+/// write never truncates or deletes what was there, even when that is the
+/// command's own input. Throws `Error` naming the file on failure.
 void writeOutput(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 /// `message` made safe for a one-line report: line breaks become "; ",

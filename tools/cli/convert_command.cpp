@@ -62,6 +62,7 @@ void runConvert(const ConvertCommandOptions& options) {
   LoadOptions load;
   load.inputShapes = parseShapeSpecs(options.shapes);
   load.allowUnknownOps = options.allowUnknownOps;
+  load.verify = false;  // verified below, after shape inference, unless --no-verify
   spdlog::debug("loading {}", options.input);
   std::unique_ptr<Graph> graph = loadModel(options.input, load);
   // The ONNX importer already inferred shapes from --shape; a text graph
@@ -72,10 +73,7 @@ void runConvert(const ConvertCommandOptions& options) {
       throw Error(inferred.code(), options.input + ": shape inference: " + inferred.message());
   }
   if (!options.noVerify) {
-    VerifyOptions verifyOptions;
-    verifyOptions.allowUnknownOps = options.allowUnknownOps;
-    verifyOptions.allowUnknownAttributes = true;  // older opsets carry attributes we do not model
-    Status verdict = verify(*graph, verifyOptions);
+    Status verdict = verify(*graph, cliVerifyOptions(options.allowUnknownOps));
     if (!verdict.isOk())
       throw Error(verdict.code(), options.input +
                                       ": invalid graph (use --no-verify to convert "
@@ -107,7 +105,8 @@ const CommandRegistration kConvert("convert", [](CLI::App& app) {
                 "ONNX output: leave out value_info for intermediate values");
   cmd->add_option("--opset", options->opset,
                   "ONNX output: ai.onnx opset to declare when the graph declares none")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1000}));
   cmd->callback([options] { runConvert(*options); });
 });
 

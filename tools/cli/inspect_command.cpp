@@ -262,18 +262,20 @@ void runInspect(const InspectOptions& options) {
   LoadOptions load;
   load.inputShapes = parseShapeSpecs(options.shapes);
   load.allowUnknownOps = options.allowUnknownOps;
+  load.verify = false;  // inspect reports the verdict instead of failing on it
   spdlog::debug("loading {}", options.file);
   std::unique_ptr<Graph> graph = loadModel(options.file, load);
 
   InspectReport report;
   report.file = options.file;
   report.graph = summarize(*graph);
-  if (!options.noVerify) {
-    VerifyOptions verifyOptions;
-    verifyOptions.allowUnknownOps = options.allowUnknownOps;
-    report.verification = verify(*graph, verifyOptions);
-  }
-  if (!options.passes.empty()) {
+  // Passes only ever see a graph that verifies, --no-verify or not: they
+  // index operands the schema promises.
+  Status verdict = verify(*graph, cliVerifyOptions(options.allowUnknownOps));
+  if (!options.noVerify) report.verification = verdict;
+  if (!verdict.isOk() && !options.passes.empty())
+    spdlog::warn("--passes skipped: passes only run on a graph that verifies");
+  if (!options.passes.empty() && verdict.isOk()) {
     // The passes run on a copy so the "before" summary and the verifier
     // describe the file exactly as loaded.
     StatusOr<PassManager> pipeline =

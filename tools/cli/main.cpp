@@ -119,6 +119,11 @@ std::string describeParseError(const CLI::App& app, const CLI::ParseError& error
 
 int main(int argc, char** argv) {
   using subgraph::cli::registeredCommands;
+  // Out of memory must be an error line, not an abort: mimalloc's
+  // operator new (built as C) aborts when no new_handler is installed, and
+  // calls the handler otherwise. This one throws std::bad_alloc, which
+  // main() reports below, as the system allocator would.
+  std::set_new_handler([] { throw std::bad_alloc(); });
   installLogger();
 
   CLI::App app{

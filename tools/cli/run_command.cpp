@@ -57,6 +57,8 @@
 
 #include "cli_util.h"
 #include "command.h"
+#include "output_check.h"
+#include "subgraph/support/checked_int.h"
 
 #ifdef SUBGRAPH_CLI_HAVE_RUNTIME
 #include "subgraph/runtime/npy.h"
@@ -73,6 +75,10 @@
 
 namespace subgraph::cli {
 namespace {
+
+/// Upper bounds of --runs/--warmup and --threads.
+constexpr int kMaxRuns = 1'000'000;
+constexpr int kMaxThreads = 1024;
 
 struct RunCommandOptions {
   std::string file;
@@ -147,10 +153,23 @@ std::optional<plugins::BackendSelection> chosenSelection(const RunCommandOptions
 
 // Random data for one input: floats uniform in [-1, 1), integers in
 // [0, 10), booleans fair.
-Tensor randomTensor(DataType dtype, const std::vector<int64_t>& dims, std::mt19937_64& rng) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  std::vector<std::byte> bytes(static_cast<size_t>(n) * dataTypeSize(dtype));
+// `budget` is what the memory limit leaves for inputs; the tensor's bytes
+// are taken from it, and a tensor that does not fit fails before any
+// allocation (a --shape of 10^12 elements must not reach the allocator).
+Tensor randomTensor(const std::string& name, DataType dtype, const std::vector<int64_t>& dims,
+                    std::mt19937_64& rng, uint64_t& budget) {
+  CheckedInt count = 1;
+  for (int64_t d : dims) count = count * d;
+  const CheckedInt size = count * static_cast<int64_t>(dataTypeSize(dtype));
+  if (!size.ok() || static_cast<uint64_t>(size.value()) > budget)
+    throw Error(
+        StatusCode::kLimitExceeded,
+        fmt::format("--random-inputs: input '{}' needs {} bytes, over the memory limit of "
+                    "{} bytes left for inputs (raise it with --limit memory=N)",
+                    name, size.ok() ? std::to_string(size.value()) : "more than 2^63", budget));
+  budget -= static_cast<uint64_t>(size.value());
+  const int64_t n = count.value();
+  std::vector<std::byte> bytes(static_cast<size_t>(size.value()));
   auto fill = [&](auto tag, auto draw) {
     using T = decltype(tag);
     T* p = reinterpret_cast<T*>(bytes.data());
@@ -181,6 +200,7 @@ Tensor randomTensor(DataType dtype, const std::vector<int64_t>& dims, std::mt199
 std::vector<NamedTensor> gatherInputs(const Graph& graph, const RunCommandOptions& options,
                                       std::vector<std::string>& randomNames) {
   std::map<std::string, Tensor> given;
+  uint64_t budget = memoryLimit() ? memoryLimit() : std::numeric_limits<uint64_t>::max();
   for (const std::string& spec : options.inputs) {
     size_t eq = spec.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
@@ -189,6 +209,13 @@ std::vector<NamedTensor> gatherInputs(const Graph& graph, const RunCommandOption
     if (given.count(name)) throw UsageError("--input '" + name + "' is given twice");
     StatusOr<NamedTensor> t = runtime::readTensorFile(spec.substr(eq + 1));
     if (!t) throw Error(t.status());
+    const uint64_t bytes = t.value().tensor.bytes().size();
+    if (bytes > budget)
+      throw Error(StatusCode::kLimitExceeded,
+                  fmt::format("--input {}: {} bytes, over the memory limit of {} bytes left for "
+                              "inputs (raise it with --limit memory=N)",
+                              name, bytes, budget));
+    budget -= bytes;
     given.emplace(name, std::move(t.value().tensor));
   }
   std::mt19937_64 rng(static_cast<uint64_t>(std::max<int64_t>(options.randomSeed, 0)));
@@ -211,7 +238,7 @@ std::vector<NamedTensor> gatherInputs(const Graph& graph, const RunCommandOption
                       "; give its dims with --shape " + v->name() + "=D1,D2,...");
     std::vector<int64_t> dims;
     for (const Dim& d : *type.shape) dims.push_back(d.size());
-    inputs.push_back({v->name(), randomTensor(type.dtype, dims, rng)});
+    inputs.push_back({v->name(), randomTensor(v->name(), type.dtype, dims, rng, budget)});
     randomNames.push_back(v->name());
   }
   if (!given.empty())
@@ -231,55 +258,28 @@ std::string fileNameFor(const std::string& name) {
   return out;
 }
 
-struct Comparison {
-  std::string name;
-  double maxAbs = 0, maxRel = 0;
-  double maxRef = 0;  // largest |reference element|: the output's scale
-  int64_t failing = 0;
-  bool shapeMismatch = false;
-};
-
-double elementAt(const Tensor& t, int64_t i) {
-  return t.dtype() == DataType::kBool
-             ? static_cast<double>(t.bytes()[static_cast<size_t>(i)] != std::byte{0})
-             : t.elementAsDouble(i);
+// File names for values named `names` (fileNameFor + ".npy"), in order. Two different value names
+// can map to one file ("a/b" and "a_b"): that is an error before anything is written, never a
+// silent overwrite. A value returned twice is the same data and keeps its one file.
+std::vector<std::string> uniqueFileNames(const std::vector<std::string>& names) {
+  std::map<std::string, std::string> owner;  // file name -> value name
+  std::vector<std::string> files;
+  for (const std::string& name : names) {
+    std::string file = fileNameFor(name) + ".npy";
+    auto [it, added] = owner.emplace(file, name);
+    if (!added && it->second != name)
+      throw Error(StatusCode::kInvalidArgument,
+                  fmt::format("values '{}' and '{}' would both be written to {}; rename one",
+                              it->second, name, file));
+    files.push_back(std::move(file));
+  }
+  return files;
 }
 
-/// What --check's tolerance is relative to: each element (|a-b| <= T*(1+|b|),
-/// fp32) or the output's scale (|a-b| <= T*(1+max|b|), reduced precision).
-enum class ToleranceOf { kElement, kScale };
-
-Comparison compare(const NamedTensor& got, const NamedTensor& want, double tolerance,
-                   ToleranceOf of) {
-  Comparison c;
-  c.name = got.name;
-  if (got.tensor.dims() != want.tensor.dims() || got.tensor.dtype() != want.tensor.dtype()) {
-    c.shapeMismatch = true;
-    c.failing = 1;
-    return c;
-  }
-  const int64_t n = got.tensor.numElements();
-  // The output's scale first: the reduced-precision bound needs it.
-  for (int64_t i = 0; i < n; ++i)
-    if (double b = elementAt(want.tensor, i); !std::isnan(b))
-      c.maxRef = std::max(c.maxRef, std::fabs(b));
-  for (int64_t i = 0; i < n; ++i) {
-    double a = elementAt(got.tensor, i), b = elementAt(want.tensor, i);
-    if (std::isnan(a) && std::isnan(b)) continue;
-    double abs = std::fabs(a - b);
-    if (std::isnan(abs)) abs = std::numeric_limits<double>::infinity();
-    c.maxAbs = std::max(c.maxAbs, abs);
-    c.maxRel = std::max(c.maxRel, abs / std::max(std::fabs(b), 1e-12));
-    if (abs > tolerance * (1 + (of == ToleranceOf::kScale ? c.maxRef : std::fabs(b)))) ++c.failing;
-  }
-  return c;
-}
-
-// The largest error as a share of the output's largest reference value; 0
-// for an all-zero reference with no error.
-double scaledError(const Comparison& c) {
-  if (c.maxRef > 0) return c.maxAbs / c.maxRef;
-  return c.maxAbs > 0 ? std::numeric_limits<double>::infinity() : 0.0;
+std::vector<std::string> namesOf(const std::vector<NamedTensor>& tensors) {
+  std::vector<std::string> names;
+  for (const NamedTensor& t : tensors) names.push_back(t.name);
+  return names;
 }
 
 // f16 or bf16 when some op other than Cast computes on such values: the
@@ -364,6 +364,14 @@ void runRun(const RunCommandOptions& options) {
   const char* ofScale = toleranceOf == ToleranceOf::kScale ? " of the output scale" : "";
   std::vector<std::string> randomNames;
   std::vector<NamedTensor> inputs = gatherInputs(*graph, options, randomNames);
+  if (!options.outputDir.empty()) {
+    // A file-name clash fails now, not after a long run.
+    std::vector<std::string> outputNames;
+    for (const Value* v : graph->outputs())
+      if (v) outputNames.push_back(v->name());
+    uniqueFileNames(outputNames);
+    uniqueFileNames(randomNames);
+  }
   std::unique_ptr<Graph> original = options.check ? graph->clone() : nullptr;
   // After the clone: --check then also checks the passes, against the
   // model exactly as written.
@@ -371,7 +379,7 @@ void runRun(const RunCommandOptions& options) {
 
   SessionOptions sessionOptions;
   sessionOptions.threads = options.threads;
-  sessionOptions.memoryLimitBytes = cliLimits().memory;  // 0: no limit
+  sessionOptions.memoryLimitBytes = memoryLimit();  // 0: none known
 #ifdef SUBGRAPH_CLI_HAVE_PLUGINS
   // Plugins with kernels, and in-process names that are also runtime
   // backends, run what they fused; everything else runs on the reference.
@@ -431,33 +439,38 @@ void runRun(const RunCommandOptions& options) {
     std::error_code ec;
     std::filesystem::create_directories(options.outputDir, ec);
     if (ec) throw Error(options.outputDir + ": cannot create the output folder: " + ec.message());
-    for (const NamedTensor& out : last.outputs) {
-      std::string path =
-          (std::filesystem::path(options.outputDir) / (fileNameFor(out.name) + ".npy")).string();
-      throwIfError(runtime::writeNpyFile(path, out.tensor));
+    std::vector<std::string> files = uniqueFileNames(namesOf(last.outputs));
+    for (size_t o = 0; o < last.outputs.size(); ++o) {
+      std::string path = (std::filesystem::path(options.outputDir) / files[o]).string();
+      throwIfError(runtime::writeNpyFile(path, last.outputs[o].tensor));
       written.push_back(path);
     }
     if (!randomNames.empty()) {
       std::filesystem::path dir = std::filesystem::path(options.outputDir) / "inputs";
       std::filesystem::create_directories(dir, ec);
       if (ec) throw Error(dir.string() + ": cannot create the folder: " + ec.message());
+      std::vector<NamedTensor> random;
       for (const NamedTensor& in : inputs)
         if (std::find(randomNames.begin(), randomNames.end(), in.name) != randomNames.end())
-          throwIfError(
-              runtime::writeNpyFile((dir / (fileNameFor(in.name) + ".npy")).string(), in.tensor));
+          random.push_back(in);
+      std::vector<std::string> inputFiles = uniqueFileNames(namesOf(random));
+      for (size_t i = 0; i < random.size(); ++i)
+        throwIfError(runtime::writeNpyFile((dir / inputFiles[i]).string(), random[i].tensor));
     }
   }
 
   std::vector<Comparison> comparisons;
   if (options.check) {
-    Session oracle;
+    SessionOptions oracleOptions;
+    oracleOptions.memoryLimitBytes = memoryLimit();
+    Session oracle(oracleOptions);
     throwIfError(oracle.load(std::move(original)));
-    throwIfError(oracle.compile());
+    throwWithHint(oracle.compile());
     StatusOr<RunResult> want = oracle.run(inputs);
-    if (!want) throw Error(want.status());
+    if (!want) throwWithHint(want.status());
     for (size_t o = 0; o < last.outputs.size(); ++o)
-      comparisons.push_back(
-          compare(last.outputs[o], want.value().outputs[o], tolerance, toleranceOf));
+      comparisons.push_back(compareOutput(last.outputs[o].name, last.outputs[o].tensor,
+                                          want.value().outputs[o].tensor, tolerance, toleranceOf));
   }
 
   std::vector<StepTime> steps;
@@ -574,11 +587,17 @@ const CommandRegistration kRun("run", [](CLI::App& app) {
                   "Feed input NAME from a .npy or .pb file (NAME=FILE)");
   cmd->add_option("--random-inputs", options->randomSeed,
                   "Fill inputs not given by --input from this seed")
+      ->check(CLI::NonNegativeNumber)
       ->each([options](const std::string&) { options->randomGiven = true; });
   cmd->add_option("--output-dir", options->outputDir, "Write each output as DIR/<name>.npy");
-  cmd->add_option("--runs", options->runs, "Timed runs (reports latency when > 1)");
-  cmd->add_option("--warmup", options->warmup, "Untimed runs before the timed ones");
-  cmd->add_option("--threads", options->threads, "Worker threads (0: one per core)");
+  // Bounded so that a typo cannot ask for a billion runs or threads
+  // (oneTBB crashes on an arena of 2^31 slots); docs/cli.md lists them.
+  cmd->add_option("--runs", options->runs, "Timed runs (reports latency when > 1)")
+      ->check(CLI::Range(1, kMaxRuns));
+  cmd->add_option("--warmup", options->warmup, "Untimed runs before the timed ones")
+      ->check(CLI::Range(0, kMaxRuns));
+  cmd->add_option("--threads", options->threads, "Worker threads (0: one per core)")
+      ->check(CLI::Range(0, kMaxThreads));
   cmd->add_flag("--check", options->check,
                 "Compare with the unpartitioned graph on the reference backend");
   cmd->add_option("--tolerance", options->tolerance,

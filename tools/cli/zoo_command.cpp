@@ -165,14 +165,18 @@ const CommandRegistration kZoo("zoo", [](CLI::App& app) {
   cmd->add_option("NAME", options->model, "Model name (see --list)");
   cmd->add_option("-o,--output", options->output, "Output file: .onnx, .sg, or - for stdout");
   cmd->add_flag("--list", options->list, "List the models and exit");
+  // Bounded: the builders multiply these into tensor sizes.
   cmd->add_option("--batch", options->batch, "Batch size; 0 makes it the symbolic dim N")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
   cmd->add_option("--seed", options->seed, "Seed of the random weights")->capture_default_str();
   cmd->add_flag("--no-infer", options->noInfer,
                 "Do not run shape inference before writing (intermediate values stay untyped)");
-  cmd->add_option("--nodes", options->nodes, "synthetic: total number of nodes");
+  cmd->add_option("--nodes", options->nodes, "synthetic: total number of nodes (at most 10^7)")
+      ->check(CLI::Range(int64_t{0}, int64_t{10'000'000}));
   cmd->add_option("--unsupported-fraction", options->unsupportedFraction,
-                  "synthetic: share of nodes that are Sin, an op no backend claims (0..1)");
+                  "synthetic: share of nodes that are Sin, an op no backend claims (0..1)")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--shape", options->shape, "synthetic: residual or transformer blocks")
       ->capture_default_str();
   cmd->callback([options, cmd] { runZoo(*options, *cmd); });
