@@ -537,7 +537,9 @@ Status verifyResize(const Node& node) {
   SUBGRAPH_RETURN_IF_ERROR(oneOf("mode", "nearest", {"nearest", "linear", "cubic"}));
   SUBGRAPH_RETURN_IF_ERROR(oneOf("coordinate_transformation_mode", "half_pixel",
                                  {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-                                  "align_corners", "asymmetric", "tf_crop_and_resize"}));
+                                  "align_corners", "asymmetric", "tf_crop_and_resize",
+                                  // Opsets 11-12; the reference kernel runs it.
+                                  "tf_half_pixel_for_nn"}));
   SUBGRAPH_RETURN_IF_ERROR(oneOf("nearest_mode", "round_prefer_floor",
                                  {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}));
   SUBGRAPH_RETURN_IF_ERROR(
