@@ -178,14 +178,17 @@ def coverage(subgraph, model, workdir):
 
 
 def top_ops(profile_text, n=3):
-    """The ops that take most of the time, from `subgraph run --profile`."""
-    rows = []
+    """The ops that take most of the time, from `subgraph run --profile`
+    rows "ms  pct%  backend  op  node": shares summed per op, the largest
+    first (a fused region's op is its family, e.g. onednn.conv_act)."""
+    shares = {}
     for line in profile_text.splitlines():
-        m = re.match(r"\s*(\S+)\s+\d+\s+([\d.]+)\s+ms\s+([\d.]+)%", line)
+        m = re.match(r"\s*[\d.]+\s+([\d.]+)%\s+(\S+)\s+(\S+)\s+\S+", line)
         if m:
-            rows.append((float(m.group(3)), m.group(1)))
-    rows.sort(reverse=True)
-    return ", ".join(f"{op} {pct:.0f}%" for pct, op in rows[:n])
+            op = m.group(3).replace("subgraph.", "")
+            shares[op] = shares.get(op, 0.0) + float(m.group(1))
+    top = sorted(shares.items(), key=lambda kv: -kv[1])[:n]
+    return ", ".join(f"{op} {pct:.0f}%" for op, pct in top)
 
 
 def measure(subgraph, label, model, feeds, args, workdir):
@@ -302,8 +305,21 @@ def main():
     ap.add_argument("--precisions", default=None,
                     help="fp32 and/or bf16 (default: fp32, plus bf16 where the CPU has it)")
     ap.add_argument("--json")
+    ap.add_argument("--from-json", help="render (and with --write-docs, write) the table of an "
+                    "earlier run's --json file instead of measuring")
     ap.add_argument("--write-docs", action="store_true")
     args = ap.parse_args()
+    if args.from_json:
+        with open(args.from_json) as f:
+            saved = json.load(f)
+        args.threads = saved["threads"]
+        args.rounds, args.runs = saved.get("rounds", args.rounds), saved.get("runs", args.runs)
+        args.precisions = saved.get("precisions") or list(saved["results"][0]["modes"])
+        table = render(saved["results"], args)
+        print(table)
+        if args.write_docs:
+            write_docs(table, args, saved.get("load_average", [0.0, 0.0]))
+        return
     if args.precisions:
         args.precisions = args.precisions.split(",")
     else:
@@ -329,7 +345,9 @@ def main():
         write_docs(table, args, loads)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"threads": args.threads, "results": results}, f, indent=2)
+            json.dump({"threads": args.threads, "rounds": args.rounds, "runs": args.runs,
+                       "precisions": args.precisions, "load_average": loads,
+                       "results": results}, f, indent=2)
 
 
 if __name__ == "__main__":
