@@ -481,7 +481,11 @@ class TileKernel final : public Kernel {
     for (size_t d = 0; d < repeats.size(); ++d) {
       if (repeats[d] < 0)
         return ctx.fail("repeats " + dimsToString(repeats) + " has a negative entry");
-      out.push_back(x.dims[d] * repeats[d]);
+      std::optional<int64_t> dim = (CheckedInt(x.dims[d]) * repeats[d]).get();
+      if (!dim)
+        return ctx.fail("repeats " + dimsToString(repeats) + " of " + x.toString() +
+                        " give a dim past int64");
+      out.push_back(*dim);
     }
     ctx.setOutput(0, TensorDesc{x.dtype, out, nullptr});
     return Status::ok();

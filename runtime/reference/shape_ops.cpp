@@ -12,6 +12,7 @@
 
 #include "reference/kernel_util.h"
 #include "reference/kernels.h"
+#include "subgraph/support/checked_int.h"
 
 namespace subgraph::runtime::reference {
 namespace {
@@ -41,7 +42,8 @@ class ReshapeKernel final : public ViewKernel {
     if (!ctx.hasInput(1)) return ctx.fail("the shape input is required");
     const TensorDesc& x = ctx.inputDesc(0);
     std::vector<int64_t> shape = readInts(*ctx.inputContent(1));
-    int64_t known = 1, inferAt = -1;
+    CheckedInt known = 1;
+    int64_t inferAt = -1;
     for (size_t i = 0; i < shape.size(); ++i) {
       if (shape[i] == 0 && !allowZero_) {
         if (i >= x.dims.size())
@@ -56,14 +58,17 @@ class ReshapeKernel final : public ViewKernel {
         continue;
       }
       if (shape[i] < 0) return ctx.fail("shape " + dimsToString(shape) + " has a negative dim");
-      known *= shape[i];
+      known = known * shape[i];
     }
+    // The shape comes from model data: a product past int64 is no size.
+    if (!known.ok())
+      return ctx.fail("shape " + dimsToString(shape) + " has more elements than int64 holds");
     const int64_t total = x.numElements();
     if (inferAt >= 0) {
-      if (known == 0 || total % known != 0)
+      if (known.value() == 0 || total % known.value() != 0)
         return ctx.fail("cannot reshape " + x.toString() + " to " + dimsToString(shape));
-      shape[static_cast<size_t>(inferAt)] = total / known;
-    } else if (known != total) {
+      shape[static_cast<size_t>(inferAt)] = total / known.value();
+    } else if (known.value() != total) {
       return ctx.fail("cannot reshape " + x.toString() + " (" + std::to_string(total) +
                       " elements) to " + dimsToString(shape));
     }

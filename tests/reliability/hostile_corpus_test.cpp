@@ -112,7 +112,7 @@ size_t runAll(const std::vector<HostileCase>& cases) {
 std::vector<int64_t> int64s(const Tensor& t) {
   std::vector<int64_t> v(static_cast<size_t>(t.numElements()));
   if (t.dtype() == DataType::kInt64) {
-    std::memcpy(v.data(), t.bytes().data(), v.size() * sizeof(int64_t));
+    if (!v.empty()) std::memcpy(v.data(), t.bytes().data(), v.size() * sizeof(int64_t));
     return v;
   }
   for (size_t i = 0; i < v.size(); ++i)
