@@ -18,6 +18,7 @@
 #include "subgraph/ir/node.h"
 #include "subgraph/ir/shape_inference.h"
 #include "subgraph/ir/types.h"
+#include "subgraph/support/checked_int.h"
 #include "subgraph/support/status.h"
 
 namespace subgraph::ops {
@@ -58,40 +59,9 @@ IntListArg intListArg(const InferenceContext& ctx, size_t input, std::string_vie
 /// huge).
 std::optional<int64_t> checkedMul(int64_t a, int64_t b);
 
-/// int64 arithmetic that remembers overflow, for size formulas fed by
-/// attributes and dims from untrusted files: `(CheckedInt(k) - 1) * d + 1`
-/// either holds the exact value or is not ok().
-class CheckedInt {
- public:
-  CheckedInt(int64_t v) : value_(v) {}  // NOLINT: implicit, to mix with int64_t
-  bool ok() const { return ok_; }
-  /// The value; only meaningful when ok().
-  int64_t value() const { return value_; }
-
-  friend CheckedInt operator+(CheckedInt a, CheckedInt b) {
-    return combine(a, b, __builtin_add_overflow(a.value_, b.value_, &a.value_));
-  }
-  friend CheckedInt operator-(CheckedInt a, CheckedInt b) {
-    return combine(a, b, __builtin_sub_overflow(a.value_, b.value_, &a.value_));
-  }
-  friend CheckedInt operator*(CheckedInt a, CheckedInt b) {
-    return combine(a, b, __builtin_mul_overflow(a.value_, b.value_, &a.value_));
-  }
-  /// Truncating division; division by zero is not ok().
-  friend CheckedInt operator/(CheckedInt a, CheckedInt b) {
-    bool bad = b.value_ == 0 || (b.value_ == -1 && a.value_ == INT64_MIN);
-    if (!bad) a.value_ /= b.value_;
-    return combine(a, b, bad);
-  }
-
- private:
-  static CheckedInt combine(CheckedInt result, CheckedInt other, bool overflow) {
-    result.ok_ = result.ok_ && other.ok_ && !overflow;
-    return result;
-  }
-  int64_t value_;
-  bool ok_ = true;
-};
+/// Checked int64 size arithmetic (subgraph/support/checked_int.h), shared
+/// with the runtime's kernels.
+using ::subgraph::CheckedInt;
 
 /// Product of dims: static if all are static, else unknown (a single
 /// non-static dim times static 1s is that dim).
