@@ -24,12 +24,6 @@ using namespace passes_detail;
 
 constexpr int64_t kHardSwishOpset = 14;
 
-// The other operand of binary `node` when one operand is `v`, else null.
-Value* otherOperand(const Node& node, const Value* v) {
-  if (node.numInputs() != 2) return nullptr;
-  return node.input(0) == v ? node.input(1) : node.input(1) == v ? node.input(0) : nullptr;
-}
-
 // True if `node` divides `v` by 6 (Div by 6, or Mul by 1/6).
 bool dividesBySix(const Node& node, const Value* v) {
   if (!node.domain().empty() || node.numOutputs() != 1) return false;
@@ -76,6 +70,7 @@ class HardSwishIdiomPass final : public Pass {
     if (version < 11) return false;  // Clip's bounds were attributes
     captured_ = capturedNames(graph);
     swishAllowed_ = version >= 13;
+    madeSwish_ = false;
     OpCounter made;
     std::vector<NodeId> clips;
     for (Node* n : graph.nodes())
@@ -90,8 +85,7 @@ class HardSwishIdiomPass final : public Pass {
         if (Node* hs = graph.node(id)) rewriteGate(graph, *hs, made);
     }
     if (made.total() == 0) return false;
-    if (opset != graph.opsetImports().end() && made.total() && version < kHardSwishOpset &&
-        usesHardSwish(graph))
+    if (opset != graph.opsetImports().end() && madeSwish_ && version < kHardSwishOpset)
       graph.setOpsetImport("", kHardSwishOpset);
     summary_ = "made " + made.describe();
     return true;
@@ -116,6 +110,7 @@ class HardSwishIdiomPass final : public Pass {
     if (!scale || !dividesBySix(*scale, reader->output(0))) return;
     replaceIdiom(graph, scale->output(0), "HardSwish", {x}, {}, {add, &clip, reader});
     made.add("HardSwish");
+    madeSwish_ = true;
   }
 
   // x * HardSigmoid(x) {1/6, 1/2} -> HardSwish.
@@ -127,16 +122,12 @@ class HardSwishIdiomPass final : public Pass {
       return;
     replaceIdiom(graph, mul->output(0), "HardSwish", {x}, {}, {&hs});
     made.add("HardSwish");
-  }
-
-  static bool usesHardSwish(const Graph& graph) {
-    for (const Node* n : graph.nodes())
-      if (n->domain().empty() && n->opType() == "HardSwish") return true;
-    return false;
+    madeSwish_ = true;
   }
 
   std::set<std::string> captured_;
   bool swishAllowed_ = false;
+  bool madeSwish_ = false;  // the last run made a HardSwish (opset 14)
   std::string summary_;
 };
 

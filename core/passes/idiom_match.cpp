@@ -17,6 +17,11 @@ Node* producerIs(const Value* value, std::string_view op) {
   return p && p->domain().empty() && p->opType() == op ? p : nullptr;
 }
 
+Value* otherOperand(const Node& node, const Value* v) {
+  if (node.numInputs() != 2) return nullptr;
+  return node.input(0) == v ? node.input(1) : node.input(1) == v ? node.input(0) : nullptr;
+}
+
 int64_t intAttr(const Node& node, std::string_view name, int64_t fallback) {
   const Attribute* a = node.attr(name);
   return a && a->kind() == AttrKind::kInt ? a->asInt() : fallback;

@@ -23,6 +23,9 @@ namespace subgraph::passes_detail {
 /// The default-domain node computing `value` if its op is `op`, else null.
 Node* producerIs(const Value* value, std::string_view op);
 
+/// The other operand of binary `node` when one operand is `v`, else null.
+Value* otherOperand(const Node& node, const Value* v);
+
 /// The int attribute `name` of `node`, or `fallback` when it is absent.
 int64_t intAttr(const Node& node, std::string_view name, int64_t fallback);
 

@@ -15,7 +15,6 @@
 #include <vector>
 
 #include "idiom_match.h"
-#include "pass_util.h"
 #include "subgraph/ir/captures.h"
 
 namespace subgraph {
@@ -71,8 +70,7 @@ Value* perChannel(Graph& graph, Value* c, int64_t channels, DataType dtype, doub
 
 // The constant input of a binary `node` whose other input is `v`, or null.
 Value* otherConstant(const Node& node, const Value* v) {
-  if (node.numInputs() != 2) return nullptr;
-  Value* other = node.input(0) == v ? node.input(1) : node.input(1) == v ? node.input(0) : nullptr;
+  Value* other = otherOperand(node, v);
   return other && other->isInitializer() ? other : nullptr;
 }
 
