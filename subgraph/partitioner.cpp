@@ -1114,24 +1114,6 @@ StatusOr<PartitionReport> partitionScoped(Graph& graph, std::span<SubgraphBacken
                                           const PartitionOptions& options, int firstRegionId,
                                           std::vector<const Graph*>& enclosing);
 
-// Gives `body` its own reference to each constant of an enclosing graph
-// (innermost first shadows) that it reads by name. Backends fuse only what
-// they can see is constant: an If branch's Conv reads its weights from the
-// main graph by name, and as a free value the weight would keep the Conv
-// out of every region. The data is shared, not copied.
-void adoptCapturedConstants(Graph& body, const std::vector<const Graph*>& enclosing) {
-  for (Value* v : body.values()) {
-    if (v->producer() || v->isGraphInput() || v->isInitializer()) continue;
-    for (auto it = enclosing.rbegin(); it != enclosing.rend(); ++it) {
-      const Value* outer = (*it)->findValue(v->name());
-      if (!outer) continue;
-      if (outer->isInitializer() && !outer->isGraphInput())
-        body.setInitializer(v, *outer->initializer());
-      break;
-    }
-  }
-}
-
 // Partitions the graphs held by the nodes `controlFlow` of `graph` (If
 // branches, Loop and Scan bodies) for the same backends, with the same
 // guarantees, so a network wrapped in an If on a runtime input (as speech

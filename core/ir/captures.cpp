@@ -68,4 +68,17 @@ std::set<std::string> capturedNames(const Graph& graph) {
   return out;
 }
 
+void adoptCapturedConstants(Graph& body, std::span<const Graph* const> enclosing) {
+  for (Value* v : body.values()) {
+    if (isDefinedLocally(*v)) continue;
+    for (auto it = enclosing.rbegin(); it != enclosing.rend(); ++it) {
+      const Value* outer = (*it)->findValue(v->name());
+      if (!outer) continue;
+      if (outer->isInitializer() && !outer->isGraphInput())
+        body.setInitializer(v, *outer->initializer());
+      break;
+    }
+  }
+}
+
 }  // namespace subgraph

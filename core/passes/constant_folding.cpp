@@ -115,9 +115,6 @@ class ConstantFoldingPass final : public Pass {
     return changed;
   }
 
-  // Not inside nested graphs yet: on silero VAD's decoder branch, folding
-  // left a value that a deeper If reads by name without its producer.
-  bool appliesToNestedGraphs() const override { return false; }
   std::string lastRunSummary() const override {
     std::string text;
     auto append = [&text](const std::string& part) { text += (text.empty() ? "" : "; ") + part; };

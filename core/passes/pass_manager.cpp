@@ -221,6 +221,7 @@ Status PassManager::runOnNestedGraphsOf(Graph& graph, PipelineReport& report) {
       if (attr.kind() != AttrKind::kGraph || !attr.asGraph()) continue;
       std::shared_ptr<Graph> copy = attr.asGraph()->clone();
       adoptEnclosingTypes(*copy, enclosing_);
+      adoptCapturedConstants(*copy, enclosing_);
       const bool wasNested = std::exchange(nested_, true);
       StatusOr<PipelineReport> nested = run(*copy);
       nested_ = wasNested;

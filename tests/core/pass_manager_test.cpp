@@ -222,5 +222,52 @@ TEST(PassManager, SimplifiesNestedGraphsOnACopy) {
   EXPECT_EQ(h->findValue("y")->producer()->attr("then_branch")->asGraph()->numNodes(), 3u);
 }
 
+// An LSTM exported inside an If slices and concatenates weights that the
+// enclosing graph holds (silero VAD): the branch reads them by name, so
+// folding there must see them as the constants they are. A value the
+// enclosing graph takes as an input is not constant, even when it has an
+// initializer (an overridable default).
+TEST(PassManager, FoldsWhatABranchComputesFromEnclosingConstants) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4], %c: bool[], %bias: f32[2]) {
+      %w = const f32[4] [1.0, 2.0, 3.0, 4.0]
+      %bias = const f32[2] [5.0, 6.0]
+      %start = const i64[1] [0]
+      %end = const i64[1] [2]
+      %y = If(%c) {
+        then_branch = graph @then() {
+          %lo = Slice(%w, %start, %end)
+          %both = Concat(%lo, %lo) {axis = 0}
+          %m = Mul(%x, %both)
+          return %m
+        },
+        else_branch = graph @else() {
+          %b = Concat(%bias, %bias) {axis = 0}
+          %n = Add(%x, %b)
+          return %n
+        }} @branch
+      return %y
+    })");
+  PassManager pm = createDefaultPipeline();
+  StatusOr<PipelineReport> report = pm.run(*g);
+  ASSERT_TRUE(report.isOk()) << report.status().message();
+  const Node& branch = *g->findValue("y")->producer();
+  const Graph& then = *branch.attr("then_branch")->asGraph();
+  ASSERT_EQ(then.numNodes(), 1u) << printGraph(then);
+  const Value* both = then.findValue("both");
+  ASSERT_NE(both, nullptr);
+  ASSERT_TRUE(both->isInitializer());
+  std::vector<double> folded;
+  for (int64_t i = 0; i < 4; ++i) folded.push_back(both->initializer()->elementAsDouble(i));
+  EXPECT_THAT(folded, ElementsAre(1.0, 2.0, 1.0, 2.0));
+  // The enclosing graph's weight stays where it was.
+  EXPECT_TRUE(g->findValue("w")->isInitializer());
+  // What must not happen: the input's default folded into the else branch.
+  const Graph& otherwise = *branch.attr("else_branch")->asGraph();
+  EXPECT_EQ(otherwise.numNodes(), 2u) << printGraph(otherwise);
+  EXPECT_FALSE(otherwise.findValue("bias")->isInitializer());
+  EXPECT_TRUE(verify(*g).isOk()) << verify(*g).message();
+}
+
 }  // namespace
 }  // namespace subgraph

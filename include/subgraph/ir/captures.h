@@ -11,6 +11,7 @@
 #pragma once
 
 #include <set>
+#include <span>
 #include <string>
 
 #include "subgraph/ir/graph.h"
@@ -29,5 +30,14 @@ std::set<std::string> capturedNames(const Node& node);
 /// values further out) that its nested graphs read. Empty, after one look at
 /// each node's attributes, for a graph without control flow.
 std::set<std::string> capturedNames(const Graph& graph);
+
+/// Gives `body` its own reference to each constant of an enclosing graph that
+/// it reads by name, searching `enclosing` from the innermost (last) graph
+/// out; an enclosing graph input (an overridable initializer) is not a
+/// constant. Passes and backends act only on what they can see is constant:
+/// an If branch that slices and concatenates the weights its enclosing graph
+/// holds folds to a constant only once the body holds them. The tensor data
+/// is shared, not copied.
+void adoptCapturedConstants(Graph& body, std::span<const Graph* const> enclosing);
 
 }  // namespace subgraph
