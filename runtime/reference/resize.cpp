@@ -14,6 +14,17 @@
 // over the product of its axes' taps. Zero-weight taps are dropped, so
 // un-resized axes cost one tap.
 //
+// Bilinear resizing of f32 over the last two axes (the common case: NCHW
+// images and feature maps) is computed as ONNX Runtime's CPU kernel does
+// it, in float: source coordinates, neighbour distances and the four
+// weights per output in float, the four products summed left to right. The
+// double-precision taps are more accurate, but they round differently in
+// the last bit, and a quantized model re-quantizes (DynamicQuantizeLinear)
+// after each upsample: a one-ulp difference moves a value across a
+// quantization step, and the moves compound layer by layer (a 1024x1024
+// segmentation network ended 12% of its output's scale away from ONNX
+// Runtime on that alone; docs/runtime.md).
+//
 // Upsample (opset 9, deprecated) is Resize-10 with input 1 as the scales
 // and nearest rounding down (output i reads input floor(i / scale), as
 // numpy.repeat does for the integer scales it was made for).
@@ -98,6 +109,10 @@ class ResizeKernel final : public Kernel {
     SUBGRAPH_RETURN_IF_ERROR(params(
         ctx, x.dims(), [&](size_t i) { return ctx.hasInput(i) ? &ctx.input(i) : nullptr; }, scales,
         roi, out));
+    if (isPlanarBilinear(x, scales, out)) {
+      runPlanarBilinear(ctx, x, scales, out);
+      return Status::ok();
+    }
     const size_t rank = x.rank();
     std::vector<AxisTaps> axes(rank);
     for (size_t d = 0; d < rank; ++d)
@@ -218,6 +233,87 @@ class ResizeKernel final : public Kernel {
       if (out[d] > 0 && dims[d] == 0)
         return ctx.fail("cannot resize an empty axis " + std::to_string(d));
     return Status::ok();
+  }
+
+  // One axis of a planar bilinear resize, as ONNX Runtime computes it: the
+  // two neighbours of each output coordinate and their distances, in float.
+  struct LinearAxis {
+    std::vector<int64_t> lo, hi;
+    std::vector<float> toLo, toHi;
+  };
+
+  // True for linear f32 resizing of the last two axes alone, with the
+  // coordinate modes ONNX Runtime's bilinear kernel computes in float.
+  bool isPlanarBilinear(const TensorView& x, const std::vector<double>& scales,
+                        const std::vector<int64_t>& out) const {
+    const size_t rank = x.rank();
+    if (mode_ != "linear" || x.dtype() != DataType::kFloat32 || rank < 2) return false;
+    if (coordMode_ == "tf_crop_and_resize" || coordMode_ == "half_pixel_symmetric") return false;
+    for (size_t d = 0; d + 2 < rank; ++d)
+      if (scales[d] != 1.0 || out[d] != x.dims()[d]) return false;
+    return true;
+  }
+
+  // The source coordinate of output coordinate `x`, in float.
+  float originalF(float x, float scale, float outLen, float inLen) const {
+    if (coordMode_ == "align_corners") return outLen == 1 ? 0 : x * (inLen - 1) / (outLen - 1);
+    if (coordMode_ == "asymmetric") return x / scale;
+    if (coordMode_ == "tf_half_pixel_for_nn") return (x + 0.5f) / scale;
+    if (coordMode_ == "pytorch_half_pixel") return outLen > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
+    return ((x + 0.5f) / scale) - 0.5f;  // half_pixel
+  }
+
+  LinearAxis linearAxis(int64_t in, int64_t outLen, float scale) const {
+    LinearAxis a;
+    const auto n = static_cast<size_t>(outLen);
+    a.lo.resize(n), a.hi.resize(n), a.toLo.resize(n), a.toHi.resize(n);
+    const float inF = static_cast<float>(in), outF = static_cast<float>(outLen);
+    for (size_t o = 0; o < n; ++o) {
+      float xo = static_cast<float>(o);
+      if (scale != 1) xo = originalF(xo, scale, outF, inF);
+      xo = std::max(0.0f, std::min(xo, inF - 1));
+      a.lo[o] = std::min(static_cast<int64_t>(xo), in - 1);
+      a.hi[o] = std::min(a.lo[o] + 1, in - 1);
+      a.toLo[o] = std::fabs(xo - static_cast<float>(a.lo[o]));
+      a.toHi[o] = std::fabs(xo - static_cast<float>(a.hi[o]));
+      if (a.lo[o] == a.hi[o]) a.toLo[o] = a.toHi[o] = 0.5f;
+    }
+    return a;
+  }
+
+  // The scale of an axis as ONNX Runtime holds it: the float given, or
+  // out / in in float for sizes.
+  static float floatScale(double scale, int64_t in, int64_t outLen) {
+    if (static_cast<double>(static_cast<float>(scale)) == scale) return static_cast<float>(scale);
+    return static_cast<float>(outLen) / static_cast<float>(in);
+  }
+
+  void runPlanarBilinear(RunContext& ctx, const TensorView& x, const std::vector<double>& scales,
+                         const std::vector<int64_t>& out) const {
+    const size_t rank = x.rank();
+    const int64_t inH = x.dims()[rank - 2], inW = x.dims()[rank - 1];
+    const int64_t outH = out[rank - 2], outW = out[rank - 1];
+    const LinearAxis ys = linearAxis(inH, outH, floatScale(scales[rank - 2], inH, outH));
+    const LinearAxis xs = linearAxis(inW, outW, floatScale(scales[rank - 1], inW, outW));
+    const float* px = x.data<float>();
+    float* py = ctx.output(0).mutableData<float>();
+    const int64_t rows = ctx.output(0).numElements() / std::max<int64_t>(outW, 1);
+    parallelFor(rows, 4, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t plane = r / outH;
+        const auto y = static_cast<size_t>(r % outH);
+        const float* top = px + (plane * inH + ys.lo[y]) * inW;
+        const float* bottom = px + (plane * inH + ys.hi[y]) * inW;
+        float* row = py + r * outW;
+        for (size_t c = 0; c < static_cast<size_t>(outW); ++c) {
+          // The weight of a neighbour is the distance to the other one.
+          const float w11 = xs.toHi[c] * ys.toHi[y], w21 = xs.toLo[c] * ys.toHi[y];
+          const float w12 = xs.toHi[c] * ys.toLo[y], w22 = xs.toLo[c] * ys.toLo[y];
+          row[c] = w11 * top[xs.lo[c]] + w21 * top[xs.hi[c]] + w12 * bottom[xs.lo[c]] +
+                   w22 * bottom[xs.hi[c]];
+        }
+      }
+    });
   }
 
   // The input coordinate of output coordinate `x`; sets `outside` for

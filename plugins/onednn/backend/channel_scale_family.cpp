@@ -85,19 +85,19 @@ class ChannelScaleRegionKernel final : public RegionKernel {
   const sdk::Layout* outputLayout(size_t) const override { return layoutOf(core_->spec().format); }
 
   std::optional<std::vector<sdk::Shape>> resize(const std::vector<sdk::Shape>& inputs) override {
-    return guarded([&] {
+    return guarded(inputs, [&] {
       return std::vector<sdk::Shape>{
           {sdk::DataType::kFloat32, core_->outputDims(inputs[x_].dims, inputs[s_].dims)}};
     });
   }
 
   size_t scratchBytes(const std::vector<sdk::Shape>& inputs) override {
-    return guarded([&] { return core_->prepare(inputs[x_].dims, inputs[s_].dims); });
+    return guarded(inputs, [&] { return core_->prepare(inputs[x_].dims, inputs[s_].dims); });
   }
 
   void runWithScratch(std::span<const sdk::Tensor> inputs, std::span<const sdk::Tensor> outputs,
                       std::span<std::byte> scratch) override {
-    guarded([&] {
+    guarded(inputs, [&] {
       core_->execute(inputs[x_].dims(), inputs[s_].dims(), inputs[x_].raw(), inputs[s_].raw(),
                      outputs[0].raw(), scratch.data());
     });

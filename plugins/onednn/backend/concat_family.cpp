@@ -38,19 +38,19 @@ class ConcatRegionKernel final : public RegionKernel {
   }
 
   std::optional<std::vector<sdk::Shape>> resize(const std::vector<sdk::Shape>& inputs) override {
-    return guarded([&] {
+    return guarded(inputs, [&] {
       return std::vector<sdk::Shape>{
           {sdk::DataType::kFloat32, concat_->outputDims(operandDims(inputs))}};
     });
   }
 
   size_t scratchBytes(const std::vector<sdk::Shape>& inputs) override {
-    return guarded([&] { return concat_->prepare(operandDims(inputs)); });
+    return guarded(inputs, [&] { return concat_->prepare(operandDims(inputs)); });
   }
 
   void runWithScratch(std::span<const sdk::Tensor> inputs, std::span<const sdk::Tensor> outputs,
                       std::span<std::byte> scratch) override {
-    guarded([&] {
+    guarded(inputs, [&] {
       std::vector<std::vector<int64_t>> dims;
       std::vector<const float*> srcs;
       for (size_t i : inputs_) {

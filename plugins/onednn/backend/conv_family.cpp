@@ -193,6 +193,15 @@ class ConvRegionKernel final : public RegionKernel {
     conv_ = std::make_unique<FusedConv>(std::move(spec));
   }
 
+  // Each source element meets (outChannels / groups) * kH * kW weights,
+  // once per output position it falls under (1 / stride of them).
+  double workOf(std::span<const std::span<const int64_t>> dims) const override {
+    const ConvSpec& s = conv_->spec();
+    double perElement = static_cast<double>(s.outChannels / s.groups * s.kernel[0] * s.kernel[1]) /
+                        static_cast<double>(s.strides[0] * s.strides[1]);
+    return elementsOf(dims[srcInput_]) * perElement;
+  }
+
   const sdk::Layout* inputLayout(size_t i) const override {
     if (i == srcInput_) return layoutOf(conv_->spec().srcFormat);
     if (i == residualInput_) return layoutOf(conv_->spec().dstFormat);
@@ -203,7 +212,7 @@ class ConvRegionKernel final : public RegionKernel {
   }
 
   std::optional<std::vector<sdk::Shape>> resize(const std::vector<sdk::Shape>& inputs) override {
-    return guarded([&] {
+    return guarded(inputs, [&] {
       const std::vector<int64_t>& in = inputs[srcInput_].dims;
       if (in.size() != (oneD_ ? 3u : 4u))
         throw std::invalid_argument("conv: the input's rank does not match the weights'");
@@ -218,7 +227,7 @@ class ConvRegionKernel final : public RegionKernel {
   }
 
   size_t scratchBytes(const std::vector<sdk::Shape>& inputs) override {
-    return guarded([&] {
+    return guarded(inputs, [&] {
       std::vector<int64_t> dims = as2d(inputs[srcInput_].dims);
       size_t bytes = conv_->prepare(dims);
       warnIfReference(dims);
@@ -228,7 +237,7 @@ class ConvRegionKernel final : public RegionKernel {
 
   void runWithScratch(std::span<const sdk::Tensor> inputs, std::span<const sdk::Tensor> outputs,
                       std::span<std::byte> scratch) override {
-    guarded([&] {
+    guarded(inputs, [&] {
       const void* residual = conv_->spec().sumResidual ? inputs[residualInput_].raw() : nullptr;
       const sdk::Tensor& src = inputs[srcInput_];
       if (oneD_) {

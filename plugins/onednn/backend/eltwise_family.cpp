@@ -81,7 +81,7 @@ class EltwiseRegionKernel final : public RegionKernel {
   }
 
   std::optional<std::vector<sdk::Shape>> resize(const std::vector<sdk::Shape>& inputs) override {
-    return guarded([&] {
+    return guarded(inputs, [&] {
       sdk::Shape out = inputs[input_];
       chain_->prepare(out.dims);
       return std::vector<sdk::Shape>{std::move(out)};
@@ -89,8 +89,8 @@ class EltwiseRegionKernel final : public RegionKernel {
   }
 
   void run(std::span<const sdk::Tensor> inputs, std::span<const sdk::Tensor> outputs) override {
-    guarded(
-        [&] { chain_->execute(inputs[input_].dims(), inputs[input_].raw(), outputs[0].raw()); });
+    guarded(inputs,
+            [&] { chain_->execute(inputs[input_].dims(), inputs[input_].raw(), outputs[0].raw()); });
   }
 
  private:

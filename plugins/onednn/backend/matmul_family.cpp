@@ -244,7 +244,7 @@ class MatMulRegionKernel final : public RegionKernel {
   }
 
   std::optional<std::vector<sdk::Shape>> resize(const std::vector<sdk::Shape>& inputs) override {
-    return guarded([&] {
+    return guarded(inputs, [&] {
       std::vector<int64_t> out = mm_->outputDims(inputs[aInput_].dims, runtimeB(inputs));
       // Matched on equal (possibly symbolic) shapes; the sum reads the
       // residual as the output's shape.
@@ -254,13 +254,20 @@ class MatMulRegionKernel final : public RegionKernel {
     });
   }
 
+  // [.., M, K] x [K, N]: each element of A meets N columns of B.
+  double workOf(std::span<const std::span<const int64_t>> dims) const override {
+    double n = static_cast<double>(mm_->spec().n);
+    if (bInput_ != kNone && !dims[bInput_].empty()) n = static_cast<double>(dims[bInput_].back());
+    return elementsOf(dims[aInput_]) * n;
+  }
+
   size_t scratchBytes(const std::vector<sdk::Shape>& inputs) override {
-    return guarded([&] { return mm_->prepare(inputs[aInput_].dims, runtimeB(inputs)); });
+    return guarded(inputs, [&] { return mm_->prepare(inputs[aInput_].dims, runtimeB(inputs)); });
   }
 
   void runWithScratch(std::span<const sdk::Tensor> inputs, std::span<const sdk::Tensor> outputs,
                       std::span<std::byte> scratch) override {
-    guarded([&] {
+    guarded(inputs, [&] {
       const sdk::Tensor& a = inputs[aInput_];
       const float* b = bInput_ != kNone ? inputs[bInput_].data<float>() : nullptr;
       std::span<const int64_t> bDims;

@@ -9,6 +9,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "dnnl_context.h"
 
@@ -251,6 +254,31 @@ Predicate onlyLastAxis(std::string reason) {
   };
 }
 
+Predicate resultNotRequantized(std::string what) {
+  return [what](const sdk::NodeView& n) -> sdk::Decision {
+    // Ops whose outputs hold input values unchanged (or their maximum).
+    static const std::set<std::string> kMoving = {
+        "Concat",  "Relu",    "MaxPool", "Reshape", "Flatten", "Squeeze",
+        "Unsqueeze", "Transpose", "Identity", "Slice", "Split", "Gather"};
+    constexpr size_t kMaxVisited = 256;  // a bound, not a search of the whole graph
+    std::vector<sdk::ValueView> work{n.output(0)};
+    std::set<std::string> seen;
+    while (!work.empty() && seen.size() < kMaxVisited) {
+      sdk::ValueView v = work.back();
+      work.pop_back();
+      if (!v || !seen.insert(v.name()).second) continue;
+      for (const sdk::NodeView& c : v.consumers()) {
+        if (c.is("DynamicQuantizeLinear") || c.is("QuantizeLinear"))
+          return sdk::Decision::no("its result is re-quantized by '" + c.name() + "', and " + what +
+                                   " would not round exactly as the reference does");
+        if (kMoving.count(c.opType()))
+          for (size_t o = 0; o < c.numOutputs(); ++o) work.push_back(c.output(o));
+      }
+    }
+    return sdk::Decision::yes();
+  };
+}
+
 }  // namespace predicates
 
 sdk::OpPattern convLikePattern(const char* op, std::vector<size_t> ranks) {
@@ -273,6 +301,24 @@ sdk::OpPattern foldableBatchNormPattern() {
   return m;
 }
 
-void RegionKernel::useSessionThreads() const { setCallerThreads(threads_); }
+double elementsOf(std::span<const int64_t> dims) {
+  double n = 1;
+  for (int64_t d : dims) n *= static_cast<double>(d);
+  return n;
+}
+
+double RegionKernel::workOf(std::span<const std::span<const int64_t>> dims) const {
+  double elements = 0;
+  for (std::span<const int64_t> d : dims) elements += elementsOf(d);
+  return elements * kMacsPerElement;
+}
+
+int RegionKernel::teamFor(double work) const {
+  int session = threads_ > 0 ? threads_ : defaultThreads();
+  double shares = std::floor(work / kMacsPerThread);
+  return shares >= session ? session : std::max(1, static_cast<int>(shares));
+}
+
+void RegionKernel::useThreads(int team) { setCallerThreads(team); }
 
 }  // namespace subgraph::onednn

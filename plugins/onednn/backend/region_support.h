@@ -22,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -128,6 +129,13 @@ Predicate attrEquals(std::string name, std::string value);
 /// Input 0 is f32 of known rank and attribute `axis` (default -1) names
 /// its last axis; otherwise no, saying `reason`.
 Predicate onlyLastAxis(std::string reason);
+/// No DynamicQuantizeLinear or QuantizeLinear reads the node's first
+/// output, directly or through ops that only move or select values
+/// (Concat, Relu, MaxPool, reshapes, ...). A re-quantized value must round
+/// exactly as the reference computes it: a one-ulp difference moves it to
+/// another quantization level, and such moves compound layer by layer.
+/// `what` names the family's arithmetic in the reason.
+Predicate resultNotRequantized(std::string what);
 }  // namespace predicates
 
 /// A convolution-like node `op` (Conv, ConvTranspose) whose weights, and
@@ -140,23 +148,61 @@ sdk::OpPattern convLikePattern(const char* op, std::vector<size_t> ranks = {4});
 /// outputs unused.
 sdk::OpPattern foldableBatchNormPattern();
 
+/// The number of elements of a tensor of `dims`, as a double (a work
+/// estimate, not a size).
+double elementsOf(std::span<const int64_t> dims);
+
 /// Base class of the region kernels: oneDNN brings its own (OpenMP)
-/// threads, sized to the session's (KernelContext::numThreads).
+/// threads, sized per run from the session's (KernelContext::numThreads)
+/// and the run's work.
 class RegionKernel : public sdk::Kernel {
  public:
   explicit RegionKernel(const sdk::KernelContext& context) : threads_(context.numThreads) {}
 
+  /// Multiply-adds that one run on inputs of `dims` does, or for a
+  /// memory-bound op their equivalent (kMacsPerElement per input element,
+  /// the default). Families that compute more per element override it.
+  virtual double workOf(std::span<const std::span<const int64_t>> dims) const;
+
+  /// The OpenMP team for a run of `work` multiply-adds: the session's
+  /// threads, fewer when a share would be under kMacsPerThread.
+  int teamFor(double work) const;
+
+  /// Work one thread must have before another one is woken for it: waking
+  /// and joining an OpenMP team costs about as much as this on one core,
+  /// and on a region of a few microseconds (an LSTM's weight concat, a
+  /// speech model's 4-frame conv) the team is most of the run.
+  static constexpr double kMacsPerThread = 1 << 20;
+  /// The default work of one input element (memory-bound ops).
+  static constexpr double kMacsPerElement = 16;
+
  protected:
-  /// Runs `body` with the OpenMP team sized to the session (every kernel
-  /// resize, scratchBytes and run goes through here), turning oneDNN's
-  /// exceptions into an sdk::Error that says so.
+  /// Runs `body` with the OpenMP team sized for a run on `inputs` (every
+  /// kernel resize, scratchBytes and run goes through here), turning
+  /// oneDNN's exceptions into an sdk::Error that says so.
   template <typename Body>
-  decltype(auto) guarded(Body&& body) const {
+  decltype(auto) guarded(const std::vector<sdk::Shape>& inputs, Body&& body) const {
+    std::vector<std::span<const int64_t>> dims;
+    dims.reserve(inputs.size());
+    for (const sdk::Shape& s : inputs) dims.emplace_back(s.dims);
+    return guardedWith(teamFor(workOf(dims)), std::forward<Body>(body));
+  }
+  template <typename Body>
+  decltype(auto) guarded(std::span<const sdk::Tensor> inputs, Body&& body) const {
+    std::vector<std::span<const int64_t>> dims;
+    dims.reserve(inputs.size());
+    for (const sdk::Tensor& t : inputs) dims.push_back(t.dims());
+    return guardedWith(teamFor(workOf(dims)), std::forward<Body>(body));
+  }
+
+ private:
+  template <typename Body>
+  decltype(auto) guardedWith(int team, Body&& body) const {
     // oneDNN fixes a primitive's thread count when it creates it (later
     // runs spawn that many OpenMP threads whatever the caller's setting),
-    // and primitives are created when a shape is first prepared, so every
-    // entry sizes the team first.
-    useSessionThreads();
+    // and primitives are created when a shape is first prepared; the team
+    // is a function of the shape, so creation and runs agree.
+    useThreads(team);
     try {
       return body();
     } catch (const dnnl::error& e) {
@@ -166,8 +212,7 @@ class RegionKernel : public sdk::Kernel {
     }
   }
 
- private:
-  void useSessionThreads() const;
+  static void useThreads(int team);
   int threads_;
 };
 
@@ -187,17 +232,17 @@ class UnaryRegionKernel : public RegionKernel {
   const sdk::Layout* outputLayout(size_t) const override { return layoutOf(core_->spec().format); }
 
   std::optional<std::vector<sdk::Shape>> resize(const std::vector<sdk::Shape>& inputs) override {
-    return guarded([&] {
+    return guarded(inputs, [&] {
       return std::vector<sdk::Shape>{
           {sdk::DataType::kFloat32, core_->outputDims(inputs[input_].dims)}};
     });
   }
   size_t scratchBytes(const std::vector<sdk::Shape>& inputs) override {
-    return guarded([&] { return core_->prepare(inputs[input_].dims); });
+    return guarded(inputs, [&] { return core_->prepare(inputs[input_].dims); });
   }
   void runWithScratch(std::span<const sdk::Tensor> inputs, std::span<const sdk::Tensor> outputs,
                       std::span<std::byte> scratch) override {
-    guarded([&] {
+    guarded(inputs, [&] {
       core_->execute(inputs[input_].dims(), inputs[input_].raw(), outputs[0].raw(), scratch.data());
     });
   }

@@ -14,7 +14,11 @@
 //  * linear with another coordinate mode than half_pixel (or
 //    pytorch_half_pixel, the same for outputs larger than 1), nearest with
 //    another than asymmetric + floor, cubic, antialias, and the opset-18
-//    `axes`/`keep_aspect_ratio_policy`: oneDNN has one mapping per mode.
+//    `axes`/`keep_aspect_ratio_policy`: oneDNN has one mapping per mode;
+//  * linear, where the result is re-quantized (a dynamically quantized
+//    model's upsample): oneDNN rounds the interpolation differently in the
+//    last bit from the reference (which computes it as ONNX Runtime does),
+//    and re-quantization turns that into whole quantization steps.
 //
 //===----------------------------------------------------------------------===//
 #include "resize_family.h"
@@ -103,7 +107,11 @@ std::unique_ptr<sdk::SubgraphProperty> makeProperty() {
   sdk::Pattern p("resize");
   p.add(sdk::OpPattern("Resize").where(predicates::outputRank(4)).where([](const sdk::NodeView& n) {
     std::string why;
-    return specOf(n, &why) ? sdk::Decision::yes() : sdk::Decision::no(why);
+    std::optional<ResampleSpec> spec = specOf(n, &why);
+    if (!spec) return sdk::Decision::no(why);
+    if (spec->mode == ResampleSpec::Mode::kLinear)
+      return predicates::resultNotRequantized("oneDNN's linear interpolation")(n);
+    return sdk::Decision::yes();
   }));
   return std::make_unique<sdk::PatternProperty>("resize", std::move(p));
 }

@@ -31,18 +31,18 @@ class SoftmaxRegionKernel final : public RegionKernel {
   }
 
   std::optional<std::vector<sdk::Shape>> resize(const std::vector<sdk::Shape>& inputs) override {
-    return guarded([&] {
+    return guarded(inputs, [&] {
       return std::vector<sdk::Shape>{{sdk::DataType::kFloat32, inputs[input_].dims}};
     });
   }
 
   size_t scratchBytes(const std::vector<sdk::Shape>& inputs) override {
-    return guarded([&] { return softmax_.prepare(inputs[input_].dims); });
+    return guarded(inputs, [&] { return softmax_.prepare(inputs[input_].dims); });
   }
 
   void runWithScratch(std::span<const sdk::Tensor> inputs, std::span<const sdk::Tensor> outputs,
                       std::span<std::byte> scratch) override {
-    guarded([&] {
+    guarded(inputs, [&] {
       softmax_.execute(inputs[input_].dims(), inputs[input_].data<float>(),
                        outputs[0].data<float>(), scratch.data());
     });

@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "region_support.h"
 #include "runtime_test_util.h"
 #include "subgraph/ir/shape_inference.h"
 #include "subgraph/plugins/plugin_loader.h"
@@ -194,6 +195,75 @@ TEST(OnednnConvFamily, ResidualBlockFusesAndStaysBlocked) {
 TEST(OnednnConvFamily, OneThreadMatches) {
   Outcome o = partitionAndRun(kResidualBlock, 1);
   EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+// A region kernel whose work is the default estimate, to read the team the
+// policy gives.
+class ProbeKernel final : public RegionKernel {
+ public:
+  using RegionKernel::RegionKernel;
+};
+
+/// A run too small to pay for waking OpenMP's workers gets one thread; a
+/// big one gets the session's; never more than the session's, never none.
+TEST(OnednnThreadPolicy, TeamGrowsWithWork) {
+  ProbeKernel two(sdk::KernelContext{2});
+  EXPECT_EQ(two.teamFor(0), 1);
+  EXPECT_EQ(two.teamFor(RegionKernel::kMacsPerThread / 2), 1);
+  EXPECT_EQ(two.teamFor(RegionKernel::kMacsPerThread * 1.5), 1);
+  EXPECT_EQ(two.teamFor(RegionKernel::kMacsPerThread * 2), 2);
+  EXPECT_EQ(two.teamFor(1e15), 2) << "not past the session's threads";
+  ProbeKernel eight(sdk::KernelContext{8});
+  EXPECT_EQ(eight.teamFor(RegionKernel::kMacsPerThread * 3.5), 3);
+  // The default work: kMacsPerElement for each input element.
+  const std::vector<int64_t> a{4, 8}, b{16};
+  const std::vector<std::span<const int64_t>> dims{a, b};
+  EXPECT_EQ(two.workOf(dims), 48 * RegionKernel::kMacsPerElement);
+}
+
+//  %x [1,16,?h,?w] -> Conv3x3 -> Relu -> %y, run at 4x4 (one thread) and
+//  64x64 (two) in one session, in turn.
+constexpr const char* kSymbolicConv = R"(
+  graph @conv(%x: f32[1, 16, h, w]) {
+    %w = const f32[16, 16, 3, 3] splat(0.0)
+    %c = Conv(%x, %w) {pads = [1, 1, 1, 1]} @conv
+    %y = Relu(%c) @relu
+    return %y
+  })";
+
+/// The team is chosen per shape, when its primitive is made and each time
+/// it runs; one session that alternates small and large inputs gets the
+/// reference's answer every time (a primitive run with another team than
+/// it was made for would not).
+TEST(OnednnThreadPolicy, AlternatingShapesMatchTheReference) {
+  std::printf("seed %u\n", kSeed);
+  std::mt19937 rng(kSeed);
+  std::unique_ptr<Graph> graph = randomized(kSymbolicConv, rng);
+  Session reference;
+  ASSERT_TRUE(reference.load(*graph).isOk());
+  ASSERT_TRUE(reference.compile().isOk());
+  SessionOptions options;
+  options.threads = 2;
+  StatusOr<std::vector<std::shared_ptr<runtime::Backend>>> backends =
+      onednnPlugin().runtimeBackends(2);
+  ASSERT_TRUE(backends.isOk()) << backends.status().message();
+  options.backendInstances = std::move(backends).value();
+  Session fused(options);
+  ASSERT_TRUE(fused.load(*graph).isOk());
+  ASSERT_TRUE(fused
+                  .partition([&](Graph& g) -> Status {
+                    auto report = onednnPlugin().partition(g);
+                    return report.isOk() ? Status::ok() : report.status();
+                  })
+                  .isOk());
+  ASSERT_TRUE(fused.compile().isOk());
+  for (int64_t side : {4, 64, 4, 64}) {
+    std::vector<NamedTensor> inputs{{"x", randomF32({1, 16, side, side}, rng)}};
+    std::vector<NamedTensor> want = runOk(reference, inputs);
+    std::vector<NamedTensor> got = runOk(fused, inputs);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_LT(maxAbsDiff(got[0].tensor, want[0].tensor), 1e-4) << side << "x" << side;
+  }
 }
 
 //  %x [1,24,9,9] -> depthwise Conv3x3/2 -> BN -> <activation> -> %y
@@ -500,6 +570,22 @@ TEST(OnednnResizeFamily, DoesNotFuseFractionalOrCubicResize) {
   o = partitionAndRun(cubic.c_str());
   EXPECT_THAT(o.leftOps, ElementsAre("Resize"));
   EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+/// A linear Resize whose result is re-quantized (here through a Concat, as
+/// a dynamically quantized U-Net does) stays with the reference, which
+/// rounds as ONNX Runtime does; the Conv and Relu before it still fuse,
+/// and the same Resize feeding a Conv fuses (ConstantSizesAreWholeFactors).
+TEST(OnednnResizeFamily, DoesNotFuseLinearResizeThatIsRequantized) {
+  std::string quantized = kUpsampleBySizes;
+  replaceOnce(quantized, "%y = Conv(%u, %w2) @conv2",
+              "%cat = Concat(%u, %u) {axis = 1} @cat\n"
+              "    %q, %y, %zp = DynamicQuantizeLinear(%cat) @quantize");
+  Outcome o = partitionAndRun(quantized.c_str());
+  EXPECT_THAT(o.regions, ::testing::Not(::testing::Contains("resize")));
+  EXPECT_THAT(o.leftOps, ::testing::Contains("Resize"));
+  EXPECT_THAT(o.regions, ::testing::Contains("conv_act"));
+  EXPECT_LT(o.maxDiff, 1e-6);
 }
 
 //  %x [1,8,5,5] -> ConvTranspose 4x4 stride 2 pad 1 (+bias) -> Relu -> %y [1,6,10,10]
