@@ -26,6 +26,7 @@ docs/benchmarks.md with the table.
 import argparse
 import glob
 import json
+import math
 import os
 import re
 import statistics
@@ -212,6 +213,11 @@ def measure(subgraph, label, model, feeds, args, workdir):
             mode["top_ops"] = top_ops(prof.stdout + prof.stderr)
         result["modes"][precision] = mode
     ort = OrtTimer(model, inputs, args.threads)
+    # Enough runs per round that a sub-millisecond model is timed over
+    # --min-seconds, not over 3 runs at the mercy of one scheduler tick.
+    estimate = statistics.median(ort.run(2)) / 1000.0
+    runs = max(args.runs, min(1000, math.ceil(args.min_seconds / max(estimate, 1e-6))))
+    result["runs"] = runs
     ort_ms = []
     for r in range(args.rounds):
         line = []
@@ -219,14 +225,14 @@ def measure(subgraph, label, model, feeds, args, workdir):
             if mode["error"]:
                 continue
             out = run(sg_cmd(subgraph, model, inputs, args.threads, precision, "--runs",
-                             str(args.runs), "--warmup", "2", "--json"))
+                             str(runs), "--warmup", "2", "--json"))
             if out.returncode != 0:
                 mode["error"] = first_line(out.stderr)
                 continue
             ms = json.loads(out.stdout)["latency_ms"]["median"]
             mode["ms"].append(ms)
             line.append(f"subgraph {precision} {ms:.3f} ms")
-        ort_ms.append(statistics.median(ort.run(args.runs)))
+        ort_ms.append(statistics.median(ort.run(runs)))
         log(f"  {label} round {r + 1}: {', '.join(line)}; ORT {ort_ms[-1]:.3f} ms")
     ort.close()
     result["ort_ms"] = statistics.median(ort_ms)
@@ -282,7 +288,8 @@ def write_docs(table, args, loads):
     start = "<!-- real-models:start -->"
     end = "<!-- real-models:end -->"
     body = (f"{start}\n`/usr/bin/python3 bench/real_models.py --threads {args.threads} "
-            f"--rounds {args.rounds} --runs {args.runs} --precisions {','.join(args.precisions)}"
+            f"--rounds {args.rounds} --runs {args.runs} --min-seconds {args.min_seconds} "
+            f"--precisions {','.join(args.precisions)}"
             f" --write-docs`, {args.threads} threads on each side, load average "
             f"{loads[0]:.2f} before and {loads[1]:.2f} after. Ratio = subgraph onednn / ONNX "
             f"Runtime 1.30 (below 1 is faster); \"match\" = outputs within 1e-3 of ORT's scale "
@@ -301,6 +308,9 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--min-seconds", type=float, default=0.5,
+                    help="time each side for at least this long per round (more runs than "
+                         "--runs for fast models; default 0.5)")
     ap.add_argument("--models", help="comma-separated labels (default: all)")
     ap.add_argument("--precisions", default=None,
                     help="fp32 and/or bf16 (default: fp32, plus bf16 where the CPU has it)")
