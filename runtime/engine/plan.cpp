@@ -18,29 +18,44 @@
 #include <new>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "subgraph/runtime/work_queue.h"
 
 namespace subgraph::runtime::engine {
 namespace {
 
-std::string contentToString(const TensorDesc& desc, const void* data) {
+// The content of a shape-deciding input as the plan key holds it: its raw
+// bytes, so two contents share a plan only when they are equal bit for bit
+// (text would round floats, and cost a formatted number per element on
+// every run).
+void appendContent(std::string& key, const TensorDesc& desc, const void* data) {
+  const int64_t n = desc.numElements();
+  if (n <= 0) return;
+  key += '{';
+  key.append(static_cast<const char*>(data),
+             static_cast<size_t>(n) * dataTypeSize(desc.dtype));
+  key += '}';
+}
+
+// A few elements of a shape-deciding input, for people: the report and
+// the resize callback show the plan's inputs this way.
+std::string contentText(const TensorDesc& desc, const void* data) {
+  constexpr int64_t kShown = 16;
+  const int64_t n = desc.numElements();
   std::string s = "{";
-  int64_t n = desc.numElements();
-  for (int64_t i = 0; i < n; ++i) {
+  for (int64_t i = 0; i < std::min(n, kShown); ++i) {
     if (i) s += ",";
     switch (desc.dtype) {
       case DataType::kInt64: s += std::to_string(static_cast<const int64_t*>(data)[i]); break;
       case DataType::kInt32: s += std::to_string(static_cast<const int32_t*>(data)[i]); break;
-      case DataType::kFloat32: s += std::to_string(static_cast<const float*>(data)[i]); break;
-      case DataType::kFloat64: s += std::to_string(static_cast<const double*>(data)[i]); break;
-      default: {
-        // Other types are rare as shape inputs; key on the raw bytes.
-        size_t size = dataTypeSize(desc.dtype);
-        const auto* bytes = static_cast<const unsigned char*>(data) + static_cast<size_t>(i) * size;
-        for (size_t b = 0; b < size; ++b) s += std::to_string(bytes[b]) + ".";
-      }
+      case DataType::kFloat32:
+        s += fmt::format("{}", static_cast<const float*>(data)[i]);
+        break;
+      default: s += "?";
     }
   }
+  if (n > kShown) s += fmt::format(",... {} elements", n);
   return s + "}";
 }
 
@@ -333,6 +348,20 @@ HostBuffer::HostBuffer(size_t bytes)
 
 HostBuffer::~HostBuffer() { ::operator delete (data_, std::align_val_t{64}); }
 
+std::string signatureText(const Program& program, std::span<const TensorDesc> inputDescs,
+                          std::span<const void* const> inputData) {
+  std::string text;
+  for (size_t i = 0; i < inputDescs.size(); ++i) {
+    if (i) text += "; ";
+    text += program.inputNames[i] + "=" + inputDescs[i].toString();
+    if (std::find(program.contentInputs.begin(), program.contentInputs.end(),
+                  static_cast<int>(i)) != program.contentInputs.end() &&
+        inputData[i])
+      text += contentText(inputDescs[i], inputData[i]);
+  }
+  return text;
+}
+
 std::string signatureOf(const Program& program, std::span<const TensorDesc> inputDescs,
                         std::span<const void* const> inputData) {
   std::string sig;
@@ -342,7 +371,7 @@ std::string signatureOf(const Program& program, std::span<const TensorDesc> inpu
     if (std::find(program.contentInputs.begin(), program.contentInputs.end(),
                   static_cast<int>(i)) != program.contentInputs.end() &&
         inputData[i])
-      sig += contentToString(inputDescs[i], inputData[i]);
+      appendContent(sig, inputDescs[i], inputData[i]);
   }
   return sig;
 }
@@ -354,7 +383,7 @@ StatusOr<std::shared_ptr<Plan>> resizeProgram(const Program& p,
   auto plan = std::make_shared<Plan>();
   const size_t numSlots = p.slots.size();
   plan->signature = signatureOf(p, inputDescs, inputData);
-  plan->report.signature = plan->signature;
+  plan->report.signature = signatureText(p, inputDescs, inputData);
   plan->descs.assign(numSlots, TensorDesc{});
   plan->root.assign(numSlots, -1);
   plan->precomputed.assign(numSlots, nullptr);

@@ -72,10 +72,15 @@ struct PlanOptions {
   uint64_t memoryLimitBytes = 0;
 };
 
-/// The signature string of a request: each input's desc, plus the contents
-/// of the inputs listed in Program::contentInputs.
+/// The plan key of a request: each input's desc, plus the raw bytes of the
+/// inputs listed in Program::contentInputs (equal keys: equal contents).
 std::string signatureOf(const Program& program, std::span<const TensorDesc> inputDescs,
                         std::span<const void* const> inputData);
+
+/// The same request in words, for reports and callbacks: contents shown by
+/// their first elements.
+std::string signatureText(const Program& program, std::span<const TensorDesc> inputDescs,
+                          std::span<const void* const> inputData);
 
 /// Resizes `program` for inputs with `inputDescs`; `inputData` must hold
 /// the bytes of every input in Program::contentInputs (others may be null).

@@ -104,7 +104,7 @@ struct Session::Impl {
       }
     }
     const SessionCallbacks& cb = options.callbacks;
-    if (cb.onResizeBegin) cb.onResizeBegin(sig);
+    if (cb.onResizeBegin) cb.onResizeBegin(engine::signatureText(*program, descs, data));
     engine::PlanOptions po;
     po.buildEdges = parallel();
     po.memoryLimitBytes = options.memoryLimitBytes;

@@ -242,6 +242,22 @@ TEST(SessionTest, ShapeFromGraphInputKeysThePlan) {
               ElementsAre("x=f32[2, 3]; shape=i64[2]{3,2}", "x=f32[2, 3]; shape=i64[2]{1,-1}"));
 }
 
+//   %x [1, 1, 1, 3], %scales f32[4] (a graph input) -> Resize -> %y
+/// Float contents key the plan bit for bit: scales 2 and 1.9999999 (which
+/// print alike with six decimals) give 6 and 5 outputs, not one shared plan.
+TEST(SessionTest, FloatContentsKeyThePlanExactly) {
+  auto session = compileText(R"(
+    graph @g(%x: f32[1, 1, 1, 3], %scales: f32[4]) {
+      %y = Resize(%x, _, %scales) {mode = "nearest"}
+      return %y
+    })");
+  Tensor x = f32({1, 1, 1, 3}, {1, 2, 3});
+  auto two = runOk(*session, {{"x", x}, {"scales", f32({4}, {1, 1, 1, 2.0f})}});
+  auto under = runOk(*session, {{"x", x}, {"scales", f32({4}, {1, 1, 1, 1.9999999f})}});
+  EXPECT_EQ(two[0].tensor.dims(), (std::vector<int64_t>{1, 1, 1, 6}));
+  EXPECT_EQ(under[0].tensor.dims(), (std::vector<int64_t>{1, 1, 1, 5}));
+}
+
 //   %x [N, 3] -> Relu -> %y
 /// Each new batch size gets a plan; a repeated one reuses it, and the
 /// frame is reused across requests.
