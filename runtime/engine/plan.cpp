@@ -33,8 +33,7 @@ void appendContent(std::string& key, const TensorDesc& desc, const void* data) {
   const int64_t n = desc.numElements();
   if (n <= 0) return;
   key += '{';
-  key.append(static_cast<const char*>(data),
-             static_cast<size_t>(n) * dataTypeSize(desc.dtype));
+  key.append(static_cast<const char*>(data), static_cast<size_t>(n) * dataTypeSize(desc.dtype));
   key += '}';
 }
 
@@ -49,9 +48,7 @@ std::string contentText(const TensorDesc& desc, const void* data) {
     switch (desc.dtype) {
       case DataType::kInt64: s += std::to_string(static_cast<const int64_t*>(data)[i]); break;
       case DataType::kInt32: s += std::to_string(static_cast<const int32_t*>(data)[i]); break;
-      case DataType::kFloat32:
-        s += fmt::format("{}", static_cast<const float*>(data)[i]);
-        break;
+      case DataType::kFloat32: s += fmt::format("{}", static_cast<const float*>(data)[i]); break;
       default: s += "?";
     }
   }

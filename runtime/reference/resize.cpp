@@ -263,11 +263,14 @@ class ResizeKernel final : public Kernel {
     return ((x + 0.5f) / scale) - 0.5f;  // half_pixel
   }
 
-  LinearAxis linearAxis(int64_t in, int64_t outLen, float scale) const {
+  // `resizedLength` is the output length the coordinate formulas divide by:
+  // the output size for `sizes`, and for `scales` in * scale unrounded, as
+  // the ONNX reference has it (align_corners downsampling by 0.6 differs).
+  LinearAxis linearAxis(int64_t in, int64_t outLen, float scale, float resizedLength) const {
     LinearAxis a;
     const auto n = static_cast<size_t>(outLen);
     a.lo.resize(n), a.hi.resize(n), a.toLo.resize(n), a.toHi.resize(n);
-    const float inF = static_cast<float>(in), outF = static_cast<float>(outLen);
+    const float inF = static_cast<float>(in), outF = resizedLength;
     for (size_t o = 0; o < n; ++o) {
       float xo = static_cast<float>(o);
       if (scale != 1) xo = originalF(xo, scale, outF, inF);
@@ -281,20 +284,22 @@ class ResizeKernel final : public Kernel {
     return a;
   }
 
-  // The scale of an axis as ONNX Runtime holds it: the float given, or
-  // out / in in float for sizes.
-  static float floatScale(double scale, int64_t in, int64_t outLen) {
-    if (static_cast<double>(static_cast<float>(scale)) == scale) return static_cast<float>(scale);
-    return static_cast<float>(outLen) / static_cast<float>(in);
-  }
-
   void runPlanarBilinear(RunContext& ctx, const TensorView& x, const std::vector<double>& scales,
                          const std::vector<int64_t>& out) const {
+    const bool bySizes = !opset10_ && ctx.hasInput(3) && ctx.input(3).numElements() > 0;
     const size_t rank = x.rank();
     const int64_t inH = x.dims()[rank - 2], inW = x.dims()[rank - 1];
     const int64_t outH = out[rank - 2], outW = out[rank - 1];
-    const LinearAxis ys = linearAxis(inH, outH, floatScale(scales[rank - 2], inH, outH));
-    const LinearAxis xs = linearAxis(inW, outW, floatScale(scales[rank - 1], inW, outW));
+    auto axis = [&](int64_t in, int64_t outLen, double scale) {
+      const float resized = bySizes ? static_cast<float>(outLen)
+                                    : static_cast<float>(scale * static_cast<double>(in));
+      // The scale as ONNX Runtime holds it: the f32 given, or out / in.
+      const float f =
+          bySizes ? static_cast<float>(outLen) / static_cast<float>(in) : static_cast<float>(scale);
+      return linearAxis(in, outLen, f, resized);
+    };
+    const LinearAxis ys = axis(inH, outH, scales[rank - 2]);
+    const LinearAxis xs = axis(inW, outW, scales[rank - 1]);
     const float* px = x.data<float>();
     float* py = ctx.output(0).mutableData<float>();
     const int64_t rows = ctx.output(0).numElements() / std::max<int64_t>(outW, 1);

@@ -320,13 +320,14 @@ TEST(ReferenceOpFamiliesTest, CompressRejectsLongCondition) {
 // The 3x3 input of the bilinear cases (standard normal, seed 0).
 const std::vector<float> kResizeInput = {0.1257302165f, -0.1321048588f, 0.6404226422f,
                                          0.1049001142f, -0.5356693864f, 0.3615950644f,
-                                         1.3040000200f, 0.9470809698f, -0.7037352324f};
+                                         1.3040000200f, 0.9470809698f,  -0.7037352324f};
 
 //   %x [1, 1, 3, 3] -> Resize(linear, sizes [1, 1, H, W], MODE) -> %y
 std::vector<float> bilinear(const std::string& mode, int64_t h, int64_t w) {
   auto session = testing::compileText(R"(
     graph @g(%x: f32[1, 1, 3, 3]) {
-      %sizes = const i64[4] [1, 1, )" + std::to_string(h) + ", " + std::to_string(w) + R"(]
+      %sizes = const i64[4] [1, 1, )" +
+                                      std::to_string(h) + ", " + std::to_string(w) + R"(]
       %y = Resize(%x, _, _, %sizes) {mode = "linear", coordinate_transformation_mode = ")" +
                                       mode + R"("}
       return %y
@@ -342,22 +343,21 @@ std::vector<float> bilinear(const std::string& mode, int64_t h, int64_t w) {
 /// quantization steps.
 TEST(ReferenceOpFamiliesTest, BilinearResizeRoundsAsOnnxRuntime) {
   const std::vector<float> halfPixel = {
-      0.125730217f,  0.0888966247f,   -0.0216041319f, -0.132104859f,  0.198978394f,
-      0.530061603f,  0.640422642f,    0.122754484f,   0.0781099722f,  -0.0558235049f,
-      -0.18975696f,  0.148963243f,    0.487683415f,   0.600590169f,   0.113827303f,
-      0.0457500592f, -0.158481583f,   -0.362713218f,  -0.00108212233f, 0.360548943f,
-      0.481092542f,  0.104900114f,    0.0133901536f,  -0.261139661f,  -0.535669386f,
-      -0.151127443f, 0.233414471f,    0.361595064f,   0.618800104f,   0.544656515f,
-      0.322225809f,  0.0997951031f,   0.0163221359f,  -0.0671508014f, -0.094975099f,
-      1.13270009f,   1.07592285f,     0.905591249f,   0.735259593f,   0.183771729f,
-      -0.367716104f, -0.551545262f,   1.30400002f,    1.25301158f,    1.10004616f,
-      0.94708097f,   0.239588246f,    -0.467904449f,  -0.703735232f};
+      0.125730217f,    0.0888966247f, -0.0216041319f, -0.132104859f,  0.198978394f,  0.530061603f,
+      0.640422642f,    0.122754484f,  0.0781099722f,  -0.0558235049f, -0.18975696f,  0.148963243f,
+      0.487683415f,    0.600590169f,  0.113827303f,   0.0457500592f,  -0.158481583f, -0.362713218f,
+      -0.00108212233f, 0.360548943f,  0.481092542f,   0.104900114f,   0.0133901536f, -0.261139661f,
+      -0.535669386f,   -0.151127443f, 0.233414471f,   0.361595064f,   0.618800104f,  0.544656515f,
+      0.322225809f,    0.0997951031f, 0.0163221359f,  -0.0671508014f, -0.094975099f, 1.13270009f,
+      1.07592285f,     0.905591249f,  0.735259593f,   0.183771729f,   -0.367716104f, -0.551545262f,
+      1.30400002f,     1.25301158f,   1.10004616f,    0.94708097f,    0.239588246f,  -0.467904449f,
+      -0.703735232f};
   EXPECT_THAT(bilinear("half_pixel", 7, 7), ::testing::ElementsAreArray(halfPixel));
   const std::vector<float> alignCorners = {
-      0.125730217f,  -0.0461598374f, 0.125404343f,  0.640422642f, 0.115315169f,
-      -0.184153035f, -0.0555884354f, 0.501008868f,  0.104900114f, -0.322146237f,
-      -0.236581206f, 0.361595064f,   0.704450071f,  0.371953875f, 0.0801138207f,
-      -0.171070084f, 1.30400002f,    1.06605399f,   0.396808833f, -0.703735232f};
+      0.125730217f,  -0.0461598374f, 0.125404343f, 0.640422642f, 0.115315169f,
+      -0.184153035f, -0.0555884354f, 0.501008868f, 0.104900114f, -0.322146237f,
+      -0.236581206f, 0.361595064f,   0.704450071f, 0.371953875f, 0.0801138207f,
+      -0.171070084f, 1.30400002f,    1.06605399f,  0.396808833f, -0.703735232f};
   EXPECT_THAT(bilinear("align_corners", 5, 4), ::testing::ElementsAreArray(alignCorners));
 }
 
@@ -370,7 +370,8 @@ TEST(ReferenceOpFamiliesTest, BilinearResizeOfIntegersRoundsOnce) {
       %y = Resize(%x, _, %scales) {mode = "linear", coordinate_transformation_mode = "half_pixel"}
       return %y
     })");
-  auto out = testing::runOk(*session, {{"x", typed<int32_t>(DataType::kInt32, {1, 1, 1, 2}, {0, 3})}});
+  auto out =
+      testing::runOk(*session, {{"x", typed<int32_t>(DataType::kInt32, {1, 1, 1, 2}, {0, 3})}});
   // Sources 0, 0.25, 0.75, 1 -> 0, 0.75, 2.25, 3 -> rounded half to even.
   EXPECT_THAT(elements<int32_t>(out[0].tensor), ElementsAre(0, 1, 2, 3));
 }

@@ -89,8 +89,9 @@ class EltwiseRegionKernel final : public RegionKernel {
   }
 
   void run(std::span<const sdk::Tensor> inputs, std::span<const sdk::Tensor> outputs) override {
-    guarded(inputs,
-            [&] { chain_->execute(inputs[input_].dims(), inputs[input_].raw(), outputs[0].raw()); });
+    guarded(inputs, [&] {
+      chain_->execute(inputs[input_].dims(), inputs[input_].raw(), outputs[0].raw());
+    });
   }
 
  private:

@@ -257,9 +257,9 @@ Predicate onlyLastAxis(std::string reason) {
 Predicate resultNotRequantized(std::string what) {
   return [what](const sdk::NodeView& n) -> sdk::Decision {
     // Ops whose outputs hold input values unchanged (or their maximum).
-    static const std::set<std::string> kMoving = {
-        "Concat",  "Relu",    "MaxPool", "Reshape", "Flatten", "Squeeze",
-        "Unsqueeze", "Transpose", "Identity", "Slice", "Split", "Gather"};
+    static const std::set<std::string> kMoving = {"Concat",   "Relu",    "MaxPool",   "Reshape",
+                                                  "Flatten",  "Squeeze", "Unsqueeze", "Transpose",
+                                                  "Identity", "Slice",   "Split",     "Gather"};
     constexpr size_t kMaxVisited = 256;  // a bound, not a search of the whole graph
     std::vector<sdk::ValueView> work{n.output(0)};
     std::set<std::string> seen;
