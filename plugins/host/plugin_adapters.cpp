@@ -15,6 +15,8 @@
 //===----------------------------------------------------------------------===//
 #include "plugin_adapters.h"
 
+#include "subgraph/plugins/crash_handler.h"
+
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -70,19 +72,19 @@ class PluginSelector final : public partition::SubgraphSelector {
   ~PluginSelector() override { desc_->destroy_selector(desc_->user, handle_); }
 
   Decision Select(const Node& node) override {
-    return ask("select", [&](int32_t* accept, SgMessage* m) {
+    return ask("select", node, [&](int32_t* accept, SgMessage* m) {
       return desc_->select(handle_, host::toC(&node), accept, m);
     });
   }
   Decision SelectInput(const Node& node, const Node& producer) override {
     if (!desc_->select_input) return Decision::no();
-    return ask("select_input", [&](int32_t* accept, SgMessage* m) {
+    return ask("select_input", node, [&](int32_t* accept, SgMessage* m) {
       return desc_->select_input(handle_, host::toC(&node), host::toC(&producer), accept, m);
     });
   }
   Decision SelectOutput(const Node& node, const Node& consumer) override {
     if (!desc_->select_output) return Decision::no();
-    return ask("select_output", [&](int32_t* accept, SgMessage* m) {
+    return ask("select_output", node, [&](int32_t* accept, SgMessage* m) {
       return desc_->select_output(handle_, host::toC(&node), host::toC(&consumer), accept, m);
     });
   }
@@ -93,7 +95,12 @@ class PluginSelector final : public partition::SubgraphSelector {
     for (const Node* n : candidates) in.push_back(host::toC(n));
     std::vector<uint8_t> keep(in.size(), 1);
     SgMessage m;
-    SgStatus st = desc_->filter(handle_, in.data(), in.size(), keep.data(), &m);
+    SgStatus st;
+    {
+      PluginCallScope scope(plugin_->name(), "filter",
+                            candidates.empty() ? nullptr : &candidates.front()->name());
+      st = desc_->filter(handle_, in.data(), in.size(), keep.data(), &m);
+    }
     if (st != SG_OK) {
       errors_->record(prefix("filter") + host::messageOr(m, "failed"));
       return {};
@@ -109,6 +116,7 @@ class PluginSelector final : public partition::SubgraphSelector {
   void Reset() override {
     if (!desc_->reset) return;
     SgMessage m;
+    PluginCallScope scope(plugin_->name(), "reset", nullptr);
     if (desc_->reset(handle_, &m) != SG_OK)
       errors_->record(prefix("reset") + host::messageOr(m, "failed"));
   }
@@ -118,10 +126,14 @@ class PluginSelector final : public partition::SubgraphSelector {
     return "plugin '" + plugin_->name() + "' property '" + desc_->name + "' " + slot + ": ";
   }
   template <typename Call>
-  Decision ask(const char* slot, Call&& call) {
+  Decision ask(const char* slot, const Node& node, Call&& call) {
     SgMessage m;
     int32_t accept = 0;
-    SgStatus st = call(&accept, &m);
+    SgStatus st;
+    {
+      PluginCallScope scope(plugin_->name(), slot, &node.name());
+      st = call(&accept, &m);
+    }
     if (st != SG_OK) {
       errors_->record(prefix(slot) + host::messageOr(m, "failed"));
       return Decision::no("plugin error");
@@ -168,6 +180,7 @@ class PluginProperty final : public partition::SubgraphProperty {
   std::unique_ptr<partition::SubgraphSelector> CreateSubgraphSelector() const override {
     void* handle = nullptr;
     SgMessage m;
+    PluginCallScope scope(plugin_->name(), "create_selector", nullptr);
     if (desc_->create_selector(desc_->user, &handle, &m) != SG_OK) {
       errors_->record("plugin '" + plugin_->name() + "' property '" + desc_->name +
                       "' create_selector: " + host::messageOr(m, "failed"));
@@ -195,8 +208,12 @@ class PluginProperty final : public partition::SubgraphProperty {
     fused.defaultOp = region.property;
     SgMessage m;
     int32_t accept = 1;
-    SgStatus st =
-        desc_->create_subgraph_node(desc_->user, host::toC(body), region.id, &fused, &accept, &m);
+    SgStatus st;
+    {
+      PluginCallScope scope(plugin_->name(), "create_subgraph_node", nullptr);
+      st =
+          desc_->create_subgraph_node(desc_->user, host::toC(body), region.id, &fused, &accept, &m);
+    }
     if (st != SG_OK) {
       errors_->record("plugin '" + plugin_->name() + "' property '" + desc_->name +
                       "' create_subgraph_node: " + host::messageOr(m, "failed"));
@@ -327,6 +344,7 @@ class PluginKernel final : public runtime::Kernel {
   Status onSessionPrologue(runtime::SessionPrologueContext&) override {
     if (!desc_->session_prologue) return Status::ok();
     SgMessage m;
+    PluginCallScope scope(plugin_->name(), "session_prologue", &node_->name());
     if (desc_->session_prologue(handle_, &m) != SG_OK)
       return Status::invalid(prefix() + "session prologue: " + host::messageOr(m, "failed"));
     return Status::ok();
@@ -343,6 +361,7 @@ class PluginKernel final : public runtime::Kernel {
     if (v2_ && desc_->scratch_size) {
       size_t bytes = 0;
       SgMessage m;
+      PluginCallScope scope(plugin_->name(), "scratch_size", &node_->name());
       if (desc_->scratch_size(handle_, in.data(), in.size(), &bytes, &m) != SG_OK)
         return ctx.fail(prefix() + "scratch_size: " + host::messageOr(m, "failed"));
       ctx.requestScratch(bytes);
@@ -370,6 +389,7 @@ class PluginKernel final : public runtime::Kernel {
     }
     SgMessage m;
     SgStatus st = SG_OK;
+    PluginCallScope scope(plugin_->name(), "run", &node_->name());
     if (v2_ && desc_->run_with_scratch) {
       std::span<std::byte> scratch = ctx.scratch();
       st = desc_->run_with_scratch(handle_, in.data(), in.size(), out.data(), out.size(),
@@ -390,7 +410,11 @@ class PluginKernel final : public runtime::Kernel {
     if (desc_->resize) {
       std::vector<SgTensorShape> out(ctx.numOutputs());
       SgMessage m;
-      SgStatus st = desc_->resize(handle_, in.data(), in.size(), out.data(), out.size(), &m);
+      SgStatus st;
+      {
+        PluginCallScope scope(plugin_->name(), "resize", &node_->name());
+        st = desc_->resize(handle_, in.data(), in.size(), out.data(), out.size(), &m);
+      }
       if (st == SG_OK) {
         for (size_t o = 0; o < out.size(); ++o) {
           if (out[o].rank < 0 || out[o].rank > SG_MAX_RANK)
@@ -454,6 +478,7 @@ class PluginCopyKernel final : public runtime::Kernel {
   Status run(runtime::RunContext& ctx) const override {
     SgTensor src = toTensor(ctx.input(0)), dst = toTensor(ctx.output(0));
     SgMessage m;
+    PluginCallScope scope(plugin_->name(), "copy", nullptr);
     if (desc_->run(desc_->user, &src, &dst, &m) != SG_OK)
       return ctx.fail("plugin '" + plugin_->name() + "' copy: " + host::messageOr(m, "failed"));
     return Status::ok();
@@ -592,6 +617,7 @@ StatusOr<partition::Pattern> buildPattern(const SgPatternDesc& desc,
       m.where([plugin, fn, user](const Node& node) -> Decision {
         SgMessage msg;
         int32_t accept = 0;
+        PluginCallScope scope(plugin->name(), "pattern predicate", &node.name());
         if (fn(user, host::toC(&node), &accept, &msg) != SG_OK)
           return Decision::no("plugin '" + plugin->name() +
                               "' predicate failed: " + host::messageOr(msg, "no message"));
@@ -642,7 +668,11 @@ std::shared_ptr<runtime::Backend> LoadedPlugin::createRuntimeBackend(int threads
           context.num_threads = threads;
           SgMessage m;
           void* handle = nullptr;
-          SgStatus st = desc->create(desc->user, host::toC(&node), &context, &handle, &m);
+          SgStatus st;
+          {
+            PluginCallScope scope(self->name(), "kernel create", &node.name());
+            st = desc->create(desc->user, host::toC(&node), &context, &handle, &m);
+          }
           if (st == SG_UNSUPPORTED)
             return Status::error(StatusCode::kUnsupported, runtime::nodeErrorPrefix(&node) +
                                                                "plugin '" + self->name() +
@@ -689,6 +719,7 @@ Status LoadedPlugin::runTransforms(Graph& graph, int stage) const {
     if (t->stage != stage) continue;
     SgMessage m;
     int32_t changed = 0;
+    PluginCallScope scope(info_.name, "transform", nullptr);
     if (t->run(t->user, host::toMutableC(&graph), &changed, &m) != SG_OK)
       return Status::invalid("plugin '" + info_.name + "' transform '" + t->name +
                              "': " + host::messageOr(m, "failed"));

@@ -473,6 +473,7 @@ CheckSummary runConformance(const BackendUnderTest& backend, const CheckOptions&
   for (size_t i = 0; i < options.cases; ++i) {
     uint64_t seed = options.seed + i;
     std::unique_ptr<Graph> graph = randomCatalogGraph(seed, summary.touchedOps, summary.otherOps);
+    if (options.beforeCase) options.beforeCase(seed);
     std::string failure = checkGraph(backend, *graph, seed, options);
     if (failure.empty()) {
       ++summary.passed;

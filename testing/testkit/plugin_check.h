@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -99,6 +100,9 @@ struct CheckOptions {
   bool numerics = true;     ///< Compare with the reference (kernels only).
   double tolerance = 1e-3;  ///< Absolute plus relative.
   size_t maxFailuresShown = 3;
+  /// Called before each case runs, with its seed (the CLI names the case
+  /// in the line a plugin crash prints).
+  std::function<void(uint64_t seed)> beforeCase;
 };
 
 /// One failing case, shrunk.

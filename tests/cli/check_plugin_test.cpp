@@ -142,6 +142,40 @@ TEST(CliCheckPlugin, WrongKernelFails) {
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr(" 0 failed")));
 }
 
+//   %x [2, 3] -> Relu @act -> %y
+constexpr std::string_view kOneRelu = R"(
+  graph @g(%x: f32[2, 3]) {
+    %y = Relu(%x) @act
+    return %y
+  })";
+
+/// A plugin whose Select segfaults is named in one line, with the call and
+/// the node, and exit status 3: not a bare signal (exit 139, no word).
+TEST(CliPluginCrash, CrashInSelectIsNamed) {
+  if (kCorpus.empty()) GTEST_SKIP() << "built without the plugin corpus";
+  TempDir dir;
+  std::string graph = dir.write("relu.sg", kOneRelu);
+  setenv("SUBGRAPH_PLUGIN_PATH", kCorpus.c_str(), 1);
+  CliResult r = runCli({"partition", graph, "--backend", "crash_select"});
+  unsetenv("SUBGRAPH_PLUGIN_PATH");
+  EXPECT_TRUE(failsWithOneLine(
+      r, 3,
+      "plugin 'crash_select' crashed (SIGSEGV, invalid memory access) in select on node 'act'"));
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+/// A kernel that segfaults while check-plugin runs it is named with its
+/// case: the seed and the command that replays it.
+TEST(CliPluginCrash, CrashInRunNamesTheCheckPluginCase) {
+  if (kCorpus.empty()) GTEST_SKIP() << "built without the plugin corpus";
+  CliResult r = runCli({"check-plugin", kCorpus + "/crash_run.so", "--cases", "5"});
+  EXPECT_TRUE(failsWithOneLine(r, 3, "plugin 'crash_run' crashed (SIGSEGV"));
+  EXPECT_THAT(r.err, HasSubstr(") in run on node '"));
+  EXPECT_THAT(r.err, HasSubstr("check-plugin case seed "));
+  EXPECT_THAT(r.err,
+              HasSubstr("replay: subgraph check-plugin " + kCorpus + "/crash_run.so --seed"));
+}
+
 /// Usage mistakes and unknown plugins are one line, never a crash.
 TEST(CliCheckPlugin, ErrorsAreOneLine) {
   EXPECT_TRUE(failsWithOneLine(runCli({"check-plugin", "no_such_backend"}), 1,

@@ -29,6 +29,7 @@
 
 #include "cli_util.h"
 #include "command.h"
+#include "subgraph/plugins/crash_handler.h"
 
 #ifdef SUBGRAPH_CLI_HAVE_TESTKIT
 #include "testkit/plugin_check.h"
@@ -62,6 +63,13 @@ void runCheckPlugin(const CheckPluginOptions& options) {
   check.seed = options.seed;
   check.tolerance = options.tolerance;
   check.maxFailuresShown = options.show;
+  // A crash inside the plugin ends the process (crash_handler.h); its line
+  // then says which case and how to replay it.
+  check.beforeCase = [target](uint64_t seed) {
+    plugins::setPluginCrashNote(fmt::format(
+        "check-plugin case seed {}; replay: subgraph check-plugin {} --seed {} --cases 1", seed,
+        target, seed));
+  };
   if (!options.ops.empty()) {
     std::vector<std::string> catalog = testkit::catalogOps();
     size_t start = 0;

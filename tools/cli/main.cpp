@@ -3,8 +3,9 @@
 // Builds the command-line app from the self-registered commands (see
 // command.h), sets up logging, and turns every failure into exactly one line
 // on stderr, "subgraph: error: <message>", with exit status 2 for a usage
-// error and 1 for a failure. Progress output goes through spdlog to stderr so
-// that stdout carries only a command's result (a report, JSON, a .dot file).
+// error, 1 for a failure, and 3 when plugin code crashed (crash_handler.h).
+// Progress output goes through spdlog to stderr so that stdout carries only
+// a command's result (a report, JSON, a .dot file).
 //
 //===----------------------------------------------------------------------===//
 #include <spdlog/pattern_formatter.h>
@@ -23,6 +24,7 @@
 #include "allocator.h"
 #include "cli_util.h"
 #include "command.h"
+#include "subgraph/plugins/crash_handler.h"
 #include "subgraph/support/status.h"
 
 namespace {
@@ -124,6 +126,9 @@ int main(int argc, char** argv) {
   // calls the handler otherwise. This one throws std::bad_alloc, which
   // main() reports below, as the system allocator would.
   std::set_new_handler([] { throw std::bad_alloc(); });
+  // A fatal signal in plugin code: one line naming the plugin, the call and
+  // the node, and exit status 3, instead of a bare "Segmentation fault".
+  subgraph::plugins::installPluginCrashHandler();
   installLogger();
 
   CLI::App app{

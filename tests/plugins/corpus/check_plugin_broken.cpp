@@ -12,6 +12,11 @@
 //  * BROKEN_KERNEL, backend `broken_kernel`: fuses each Relu alone and runs
 //    it with a kernel that forgets the max, y = x, so negative inputs come
 //    out wrong.
+//  * BROKEN_CRASH_SELECT, backend `crash_select`: a selector that writes
+//    through a null pointer when it is offered a Relu (SIGSEGV in Select);
+//  * BROKEN_CRASH_RUN, backend `crash_run`: fuses each Relu alone, and its
+//    kernel writes through a null pointer (SIGSEGV in a kernel's run).
+//    The host must name the plugin, the call and the node, and exit with 3.
 //
 //===----------------------------------------------------------------------===//
 #include <subgraph/sdk/plugin.h>
@@ -23,6 +28,12 @@
 namespace {
 
 namespace sdk = subgraph::sdk;
+
+// A write through a null pointer that the compiler must emit.
+[[maybe_unused]] void crash() {
+  volatile int* volatile nowhere = nullptr;
+  *nowhere = 1;
+}
 
 #if defined(BROKEN_CYCLE)
 class ReluToAddSelector final : public sdk::SubgraphSelector {
@@ -44,7 +55,12 @@ class ReluAddProperty final : public sdk::SubgraphProperty {
 #else
 class ReluSelector final : public sdk::SubgraphSelector {
  public:
-  sdk::Decision Select(const sdk::NodeView& node) override { return node.is("Relu"); }
+  sdk::Decision Select(const sdk::NodeView& node) override {
+#if defined(BROKEN_CRASH_SELECT)
+    if (node.is("Relu")) crash();
+#endif
+    return node.is("Relu");
+  }
   sdk::Decision SelectInput(const sdk::NodeView&, const sdk::NodeView&) override { return false; }
   sdk::Decision SelectOutput(const sdk::NodeView&, const sdk::NodeView&) override { return false; }
 };
@@ -61,6 +77,9 @@ class ReluProperty final : public sdk::SubgraphProperty {
 class ForgetfulReluKernel final : public sdk::Kernel {
  public:
   void run(std::span<const sdk::Tensor> in, std::span<const sdk::Tensor> out) override {
+#if defined(BROKEN_CRASH_RUN)
+    crash();
+#endif
     std::memcpy(out[0].raw(), in[0].raw(), std::min(in[0].bytes(), out[0].bytes()));
   }
 };
@@ -71,6 +90,17 @@ class ForgetfulReluKernel final : public sdk::Kernel {
 #if defined(BROKEN_CYCLE)
 SUBGRAPH_PLUGIN("broken_cycle", "0.0.1", "test fixture: a selector that proposes cycles") {
   plugin.addProperty<ReluAddProperty>();
+}
+#elif defined(BROKEN_CRASH_SELECT)
+SUBGRAPH_PLUGIN("crash_select", "0.0.1", "test fixture: a selector that segfaults on Relu") {
+  plugin.addProperty<ReluProperty>();
+}
+#elif defined(BROKEN_CRASH_RUN)
+SUBGRAPH_PLUGIN("crash_run", "0.0.1", "test fixture: a Relu kernel that segfaults") {
+  plugin.addProperty<ReluProperty>();
+  plugin.addKernel("subgraph.crash_run.relu", [](const sdk::NodeView&, const sdk::KernelContext&) {
+    return std::make_unique<ForgetfulReluKernel>();
+  });
 }
 #else
 SUBGRAPH_PLUGIN("broken_kernel", "0.0.1", "test fixture: a Relu kernel computing y = x") {
