@@ -22,6 +22,7 @@ StatusOr<std::unique_ptr<NestedGraph>> NestedGraph::compile(
     std::shared_ptr<const Graph> graph, const std::vector<std::shared_ptr<Backend>>& backends) {
   std::unique_ptr<NestedGraph> nested(new NestedGraph());
   nested->graph_ = std::move(graph);
+  nested->memoryLimitBytes_ = memoryLimitBeingBuilt();
   StatusOr<std::unique_ptr<Program>> program = buildProgram(*nested->graph_, backends);
   if (!program.isOk()) return program.status();
   if (program.value()->devices.size() != 1) {
@@ -50,7 +51,9 @@ StatusOr<std::shared_ptr<const Plan>> NestedGraph::planFor(
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = plans_.find(sig); it != plans_.end()) return it->second;
   }
-  StatusOr<std::shared_ptr<Plan>> plan = resizeProgram(*program_, descs, data, PlanOptions{});
+  PlanOptions options;
+  options.memoryLimitBytes = memoryLimitBytes_;
+  StatusOr<std::shared_ptr<Plan>> plan = resizeProgram(*program_, descs, data, options);
   if (!plan.isOk()) return plan.status();
   std::shared_ptr<const Plan> made = std::move(plan).value();
   std::lock_guard<std::mutex> lock(mutex_);

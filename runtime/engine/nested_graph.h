@@ -56,6 +56,9 @@ class NestedGraph {
 
   /// A new frame (with frame prologues run).
   StatusOr<std::unique_ptr<Frame>> newFrame() const;
+  /// The memory limit of the session the graph was compiled in (0: none);
+  /// its plans are checked against it.
+  uint64_t memoryLimitBytes() const { return memoryLimitBytes_; }
   /// Runs the graph under `plan` on `frame`, with `memory` (memoryBytes()
   /// bytes) for its intermediates, reading `inputs` and writing each output
   /// into `outputs[o]` (sized per outputDesc()).
@@ -65,6 +68,7 @@ class NestedGraph {
  private:
   NestedGraph() = default;
   std::shared_ptr<const Graph> graph_;
+  uint64_t memoryLimitBytes_ = 0;  // of the session that built it; 0: none
   std::unique_ptr<Program> program_;
   mutable std::mutex mutex_;
   // Plans by signature. Bounded: once full the oldest plan is dropped

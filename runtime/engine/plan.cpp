@@ -399,12 +399,13 @@ StatusOr<std::shared_ptr<Plan>> resizeProgram(const Program& p,
   plan->report.numSteps = plan->runSteps.size();
   uint64_t total = plan->frameBytes + p.staticBytes;
   if (options.memoryLimitBytes != 0 && total > options.memoryLimitBytes)
-    return Status::error(
-        StatusCode::kLimitExceeded,
-        "memory plan for graph '" + p.graph->name() + "' needs " + std::to_string(total) +
-            " bytes (" + std::to_string(plan->frameBytes) + " per frame + " +
-            std::to_string(p.staticBytes) + " static), over the memory limit of " +
-            std::to_string(options.memoryLimitBytes) + " bytes (inputs " + plan->signature + ")");
+    return Status::error(StatusCode::kLimitExceeded,
+                         "memory plan for graph '" + p.graph->name() + "' needs " +
+                             std::to_string(total) + " bytes (" + std::to_string(plan->frameBytes) +
+                             " per frame + " + std::to_string(p.staticBytes) +
+                             " static), over the memory limit of " +
+                             std::to_string(options.memoryLimitBytes) + " bytes (inputs " +
+                             plan->report.signature + ")");
   if (options.buildEdges || p.hasAsyncQueues) buildEdges(p, *plan);
   return plan;
 }

@@ -478,22 +478,29 @@ Program::~Program() {
 namespace {
 
 thread_local const std::vector<std::shared_ptr<Backend>>* tlsBackendsBeingBuilt = nullptr;
+thread_local uint64_t tlsMemoryLimitBeingBuilt = 0;
 
 // Publishes a program's backends to the kernel creators for one scope; a
 // nested build (a body compiled inside a kernel creator) restores the
 // outer list when it ends.
 class BackendsBeingBuiltScope {
  public:
-  explicit BackendsBeingBuiltScope(const std::vector<std::shared_ptr<Backend>>& backends)
-      : saved_(tlsBackendsBeingBuilt) {
+  BackendsBeingBuiltScope(const std::vector<std::shared_ptr<Backend>>& backends,
+                          uint64_t memoryLimitBytes)
+      : saved_(tlsBackendsBeingBuilt), savedLimit_(tlsMemoryLimitBeingBuilt) {
     tlsBackendsBeingBuilt = &backends;
+    tlsMemoryLimitBeingBuilt = memoryLimitBytes;
   }
-  ~BackendsBeingBuiltScope() { tlsBackendsBeingBuilt = saved_; }
+  ~BackendsBeingBuiltScope() {
+    tlsBackendsBeingBuilt = saved_;
+    tlsMemoryLimitBeingBuilt = savedLimit_;
+  }
   BackendsBeingBuiltScope(const BackendsBeingBuiltScope&) = delete;
   BackendsBeingBuiltScope& operator=(const BackendsBeingBuiltScope&) = delete;
 
  private:
   const std::vector<std::shared_ptr<Backend>>* saved_;
+  uint64_t savedLimit_;
 };
 
 }  // namespace
@@ -502,8 +509,11 @@ std::vector<std::shared_ptr<Backend>> backendsBeingBuilt() {
   return tlsBackendsBeingBuilt ? *tlsBackendsBeingBuilt : std::vector<std::shared_ptr<Backend>>{};
 }
 
+uint64_t memoryLimitBeingBuilt() { return tlsMemoryLimitBeingBuilt; }
+
 StatusOr<std::unique_ptr<Program>> buildProgram(
-    const Graph& graph, const std::vector<std::shared_ptr<Backend>>& backends) {
+    const Graph& graph, const std::vector<std::shared_ptr<Backend>>& backends,
+    std::optional<uint64_t> memoryLimitBytes) {
   auto program = std::make_unique<Program>();
   Program& p = *program;
   p.graph = &graph;
@@ -529,7 +539,7 @@ StatusOr<std::unique_ptr<Program>> buildProgram(
   StatusOr<std::vector<Node*>> order = graph.topologicalOrder();
   if (!order.isOk()) return order.status();
   std::vector<Assignment> nodes;
-  BackendsBeingBuiltScope scope(backends);
+  BackendsBeingBuiltScope scope(backends, memoryLimitBytes.value_or(tlsMemoryLimitBeingBuilt));
   for (Node* n : order.value()) {
     Assignment a;
     a.node = n;

@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -117,8 +118,12 @@ struct Program {
 /// Compiles `graph` for `backends` (priority order; the reference backend
 /// must be among them), then fills static memory and runs the kernels'
 /// session prologues. The graph must outlive the program.
+/// `memoryLimitBytes` (0: none, or the limit of the program being built
+/// around this one) is published to the kernel creators with the backends,
+/// see memoryLimitBeingBuilt().
 StatusOr<std::unique_ptr<Program>> buildProgram(
-    const Graph& graph, const std::vector<std::shared_ptr<Backend>>& backends);
+    const Graph& graph, const std::vector<std::shared_ptr<Backend>>& backends,
+    std::optional<uint64_t> memoryLimitBytes = std::nullopt);
 
 /// The backends of the program that buildProgram() is making kernels for on
 /// this thread, or empty outside it. Control-flow kernels compile their
@@ -127,5 +132,12 @@ StatusOr<std::unique_ptr<Program>> buildProgram(
 /// kernel creator sees only its own backend; the creators' signature is
 /// shared with plugins, so the program says it this way instead.)
 std::vector<std::shared_ptr<Backend>> backendsBeingBuilt();
+
+/// The session's memory limit (SessionOptions::memoryLimitBytes; 0: none)
+/// while buildProgram() makes kernels on this thread, or 0 outside it.
+/// Control-flow kernels hold their nested plans and the values a Loop
+/// accumulates to it: the limit checks one plan, and a Loop's scan outputs
+/// grow past any plan.
+uint64_t memoryLimitBeingBuilt();
 
 }  // namespace subgraph::runtime::engine

@@ -331,7 +331,8 @@ Status Session::compile() {
   }
   Status built;
   engine::executeOrdered(*s.arena, [&] {
-    StatusOr<std::unique_ptr<Program>> program = engine::buildProgram(*s.graph, s.backends);
+    StatusOr<std::unique_ptr<Program>> program =
+        engine::buildProgram(*s.graph, s.backends, s.options.memoryLimitBytes);
     if (!program.isOk()) {
       built = program.status();
       return;

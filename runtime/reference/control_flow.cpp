@@ -239,6 +239,8 @@ class LoopKernel final : public Kernel {
       carried.push_back(std::move(t));
     }
     scans.assign(numScans, {});
+    uint64_t held = 0;  // bytes of the carried values and scan outputs so far
+    for (const HostTensor& t : carried) held += t.bytes.size();
     StatusOr<std::unique_ptr<engine::Frame>> frame = body_->newFrame();
     if (!frame.isOk()) return frame.status();
     HostTensor iterTensor(TensorDesc{DataType::kInt64, {}, nullptr});
@@ -274,6 +276,7 @@ class LoopKernel final : public Kernel {
       if (outs[0].desc.numElements() != 1)
         return ctx.fail("the body's cond output must hold one value");
       cond = outs[0].bytes[0] != std::byte{0};
+      SUBGRAPH_RETURN_IF_ERROR(checkHeld(ctx, i, carried, outs, held));
       for (size_t v = 0; v < numCarried_; ++v) carried[v] = std::move(outs[1 + v]);
       for (size_t s = 0; s < numScans; ++s) {
         HostTensor& t = outs[1 + numCarried_ + s];
@@ -287,6 +290,25 @@ class LoopKernel final : public Kernel {
                       " iterations without a trip count");
     finals = std::move(carried);
     return Status::ok();
+  }
+
+  // Counts this iteration's carried values and scan outputs into `held`
+  // (carried ones replace the last iteration's) and fails once it passes
+  // the session's memory limit: a Loop's scan outputs grow with every
+  // iteration, past what any one plan of its body shows.
+  template <typename Ctx>
+  Status checkHeld(const Ctx& ctx, int64_t iteration, const std::vector<HostTensor>& carried,
+                   const std::vector<HostTensor>& outs, uint64_t& held) const {
+    for (size_t v = 0; v < numCarried_; ++v)
+      held = held - carried[v].bytes.size() + outs[1 + v].bytes.size();
+    for (size_t o = 1 + numCarried_; o < outs.size(); ++o) held += outs[o].bytes.size();
+    const uint64_t limit = body_->memoryLimitBytes();
+    if (limit == 0 || held <= limit) return Status::ok();
+    return Status::error(StatusCode::kLimitExceeded,
+                         nodeErrorPrefix(ctx.node()) + "after iteration " +
+                             std::to_string(iteration) + " its carried values and scan outputs " +
+                             "hold " + std::to_string(held) + " bytes, over the memory limit of " +
+                             std::to_string(limit) + " bytes");
   }
 
   size_t numCarried_;

@@ -94,6 +94,42 @@ TEST(ControlFlowTest, LoopStopsOnBodyCondition) {
   EXPECT_THAT(values(out[0].tensor), ElementsAre(16, -16));
 }
 
+//   Loop M=1000: scan out x (1,024 f32 = 4 KiB) each iteration: 4 MB in all
+constexpr const char* kScanningLoop = R"(
+    graph @g(%x: f32[1024]) {
+      %m = const i64[] [1000]
+      %cond = const bool[] [1]
+      %ys = Loop(%m, %cond) {body = graph @body(%i: i64[], %c: bool[]) {
+        %copy = Identity(%x)
+        return %c, %copy
+      }} @loop
+      return %ys
+    })";
+
+/// The memory limit holds inside a Loop: its scan outputs grow with every
+/// iteration, past what one plan of the body shows, and the loop stops
+/// with the limit's error once they pass it, not when memory runs out.
+TEST(ControlFlowTest, LoopScanOutputsStopAtTheMemoryLimit) {
+  SessionOptions options;
+  options.memoryLimitBytes = 1 << 20;
+  Session s(options);
+  ASSERT_TRUE(s.load(parseGraphOrThrow(kScanningLoop)).isOk());
+  ASSERT_TRUE(s.compile().isOk());
+  std::vector<float> x(1024, 1.0f);
+  StatusOr<RunResult> out = s.run({{"x", f32({1024}, x)}});
+  ASSERT_FALSE(out.isOk());
+  EXPECT_EQ(out.status().code(), StatusCode::kLimitExceeded);
+  EXPECT_THAT(out.status().message(), HasSubstr("Loop node 'loop'"));
+  EXPECT_THAT(out.status().message(), HasSubstr("over the memory limit of 1048576 bytes"));
+  // What must not happen: the same loop refused under a limit it fits.
+  options.memoryLimitBytes = 64 << 20;
+  Session roomy(options);
+  ASSERT_TRUE(roomy.load(parseGraphOrThrow(kScanningLoop)).isOk());
+  ASSERT_TRUE(roomy.compile().isOk());
+  auto ok = runOk(roomy, {{"x", f32({1024}, x)}});
+  EXPECT_EQ(ok[0].tensor.dims(), (std::vector<int64_t>{1000, 1024}));
+}
+
 /// A loop body that does not match the node is refused when the graph is
 /// loaded: Session::load verifies before any kernel is made.
 TEST(ControlFlowTest, LoopBodyMismatchIsRefusedAtLoad) {
