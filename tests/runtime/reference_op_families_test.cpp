@@ -13,6 +13,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -374,6 +375,32 @@ TEST(ReferenceOpFamiliesTest, BilinearResizeOfIntegersRoundsOnce) {
       testing::runOk(*session, {{"x", typed<int32_t>(DataType::kInt32, {1, 1, 1, 2}, {0, 3})}});
   // Sources 0, 0.25, 0.75, 1 -> 0, 0.75, 2.25, 3 -> rounded half to even.
   EXPECT_THAT(elements<int32_t>(out[0].tensor), ElementsAre(0, 1, 2, 3));
+}
+
+//   %x [6] -> Pow(%x, 2) -> %y;  %x [3] -> Pow(%x, [[2]]) -> %z [1, 3]
+/// Squaring takes x * x, which must equal powf's correctly rounded result
+/// bit for bit, edge values included; an exponent that broadcasts the base
+/// keeps the general path and its output shape.
+TEST(ReferenceOpFamiliesTest, PowOfTwoIsTheExactSquare) {
+  auto session = testing::compileText(R"(
+    graph @g(%x: f32[6], %w: f32[3]) {
+      %two = const f32[] [2.0]
+      %y = Pow(%x, %two)
+      %two2 = const f32[1, 1] [2.0]
+      %z = Pow(%w, %two2)
+      return %y, %z
+    })");
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> x = {-0.0f, 1.1f, -3.0e19f, inf, -inf, 1.0e-23f};
+  auto out = testing::runOk(
+      *session, {{"x", testing::f32({6}, x)}, {"w", testing::f32({3}, {1.5f, -2.0f, 0.1f})}});
+  std::vector<float> y = testing::values(out[0].tensor);
+  ASSERT_EQ(y.size(), x.size());
+  for (size_t i = 0; i < x.size(); ++i)
+    EXPECT_EQ(std::bit_cast<uint32_t>(y[i]), std::bit_cast<uint32_t>(std::pow(x[i], 2.0f)))
+        << "x = " << x[i];
+  EXPECT_EQ(out[1].tensor.dims(), (std::vector<int64_t>{1, 3}));
+  EXPECT_THAT(testing::values(out[1].tensor), ElementsAre(2.25f, 4.0f, std::pow(0.1f, 2.0f)));
 }
 
 }  // namespace
