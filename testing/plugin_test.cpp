@@ -91,9 +91,13 @@ Verdict Backend::conformance(size_t cases, uint64_t seed) const {
   options.cases = cases;
   options.seed = seed;
   CheckSummary summary = runConformance(impl_->backend, options);
-  std::string text =
-      std::to_string(summary.passed) + " passed, " + std::to_string(summary.failed) + " failed";
+  std::string text = std::to_string(summary.passed) + " passed, " + std::to_string(summary.failed) +
+                     " failed; " + std::to_string(summary.casesWithRegions) + " of " +
+                     std::to_string(cases) + " cases formed regions";
   for (const CaseFailure& f : summary.failures) text += "\n" + formatFailure(f, name());
+  // A run in which nothing was fused tested nothing.
+  if (summary.failed == 0 && summary.casesWithRegions == 0)
+    return {false, text + ": the plugin was not exercised (its selectors fused no case)"};
   return {summary.failed == 0, text};
 }
 

@@ -387,7 +387,7 @@ std::vector<std::string> probeTouchedOps(const BackendUnderTest& backend) {
 }
 
 std::string checkGraph(const BackendUnderTest& backend, const Graph& graph, uint64_t inputSeed,
-                       const CheckOptions& options) {
+                       const CheckOptions& options, CaseStats* stats) {
   std::unique_ptr<Graph> work = graph.clone();
   std::vector<std::string> resetProblems;
   StatusOr<std::vector<partition::SubgraphBackend>> made = backend.instantiate(&resetProblems);
@@ -403,8 +403,14 @@ std::string checkGraph(const BackendUnderTest& backend, const Graph& graph, uint
              "cut it): node '" +
              r.node + "': " + r.reason;
   if (!resetProblems.empty()) return resetProblems.front();
-  if (options.numerics && backend.hasKernels())
-    return backend.compareWithReference(graph, randomInputs(graph, inputSeed), options.tolerance);
+  const bool formed = !report->regions.empty();
+  if (stats) stats->formedRegions = formed;
+  if (options.numerics && backend.hasKernels()) {
+    std::string failure =
+        backend.compareWithReference(graph, randomInputs(graph, inputSeed), options.tolerance);
+    if (stats) stats->ranKernels = formed && failure.empty();
+    return failure;
+  }
   return {};
 }
 
@@ -474,7 +480,10 @@ CheckSummary runConformance(const BackendUnderTest& backend, const CheckOptions&
     uint64_t seed = options.seed + i;
     std::unique_ptr<Graph> graph = randomCatalogGraph(seed, summary.touchedOps, summary.otherOps);
     if (options.beforeCase) options.beforeCase(seed);
-    std::string failure = checkGraph(backend, *graph, seed, options);
+    CaseStats stats;
+    std::string failure = checkGraph(backend, *graph, seed, options, &stats);
+    summary.casesWithRegions += stats.formedRegions ? 1 : 0;
+    summary.casesWithKernels += stats.ranKernels ? 1 : 0;
     if (failure.empty()) {
       ++summary.passed;
       continue;

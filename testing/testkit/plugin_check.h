@@ -119,6 +119,9 @@ struct CheckSummary {
   std::vector<std::string> otherOps;    ///< Catalog ops mixed in.
   bool numerics = false;                ///< Whether outputs were compared.
   size_t passed = 0, failed = 0;
+  /// Cases in which a region formed, and in which the plugin's kernels ran:
+  /// a run where none formed did not test the plugin at all.
+  size_t casesWithRegions = 0, casesWithKernels = 0;
   std::vector<CaseFailure> failures;  ///< Up to maxFailuresShown.
 };
 
@@ -131,9 +134,16 @@ std::vector<std::string> probeTouchedOps(const BackendUnderTest& backend);
 std::unique_ptr<Graph> randomCatalogGraph(uint64_t seed, const std::vector<std::string>& ops,
                                           const std::vector<std::string>& others);
 
-/// Checks one graph: "" or what is wrong (one line).
+/// What one case exercised.
+struct CaseStats {
+  bool formedRegions = false;  ///< The plugin's selectors fused something.
+  bool ranKernels = false;     ///< And its kernels ran them, against the reference.
+};
+
+/// Checks one graph: "" or what is wrong (one line). `stats`, when given,
+/// says what the case exercised.
 std::string checkGraph(const BackendUnderTest& backend, const Graph& graph, uint64_t inputSeed,
-                       const CheckOptions& options);
+                       const CheckOptions& options, CaseStats* stats = nullptr);
 
 /// Deletes nodes of `graph` while checkGraph still fails; returns the
 /// smallest failing graph found.

@@ -176,6 +176,16 @@ TEST(CliPluginCrash, CrashInRunNamesTheCheckPluginCase) {
               HasSubstr("replay: subgraph check-plugin " + kCorpus + "/crash_run.so --seed"));
 }
 
+/// A plugin whose selectors fuse nothing passes every case without being
+/// tested; check-plugin fails it in one line instead of "N passed".
+TEST(CliCheckPlugin, PluginThatNeverFusesFails) {
+  if (kCorpus.empty()) GTEST_SKIP() << "built without the plugin corpus";
+  CliResult r = runCli({"check-plugin", kCorpus + "/broken_never_fuses.so", "--cases", "20"});
+  EXPECT_TRUE(
+      failsWithOneLine(r, 1, "no case formed a region, so 'never_fuses' was not exercised"));
+  EXPECT_THAT(r.out, HasSubstr("0 of 20 cases formed regions"));
+}
+
 /// Usage mistakes and unknown plugins are one line, never a crash.
 TEST(CliCheckPlugin, ErrorsAreOneLine) {
   EXPECT_TRUE(failsWithOneLine(runCli({"check-plugin", "no_such_backend"}), 1,

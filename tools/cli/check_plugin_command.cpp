@@ -114,10 +114,20 @@ void runCheckPlugin(const CheckPluginOptions& options) {
   if (summary.failed > summary.failures.size())
     std::cout << fmt::format("\n({} more failing cases not shown; --show N)\n",
                              summary.failed - summary.failures.size());
-  std::cout << fmt::format("\n{} passed, {} failed ({:.2f} s)\n", summary.passed, summary.failed,
-                           seconds);
+  std::cout << fmt::format(
+      "\n{} passed, {} failed ({:.2f} s); {} of {} cases formed regions, {} ran "
+      "the plugin's kernels\n",
+      summary.passed, summary.failed, seconds, summary.casesWithRegions, options.cases,
+      summary.casesWithKernels);
   std::cout.flush();
   if (summary.failed) requestedExitCode() = 1;
+  // Passing cases prove nothing about a plugin whose selectors fused none
+  // of them: say so, as a failure.
+  if (summary.casesWithRegions == 0 && summary.failed == 0)
+    throw Error(Status::invalid(fmt::format(
+        "check-plugin: no case formed a region, so '{}' was not exercised (its selectors fuse: "
+        "{}); name the ops it fuses with --ops",
+        backend.name(), testkit::joinedOrNone(summary.touchedOps))));
 }
 #endif
 

@@ -16,7 +16,10 @@
 //    through a null pointer when it is offered a Relu (SIGSEGV in Select);
 //  * BROKEN_CRASH_RUN, backend `crash_run`: fuses each Relu alone, and its
 //    kernel writes through a null pointer (SIGSEGV in a kernel's run).
-//    The host must name the plugin, the call and the node, and exit with 3.
+//    The host must name the plugin, the call and the node, and exit with 3;
+//  * BROKEN_NEVER_FUSES, backend `never_fuses`: a selector that accepts no
+//    node, so check-plugin's cases all pass without testing anything.
+//    check-plugin must fail it, saying the plugin was not exercised.
 //
 //===----------------------------------------------------------------------===//
 #include <subgraph/sdk/plugin.h>
@@ -58,6 +61,8 @@ class ReluSelector final : public sdk::SubgraphSelector {
   sdk::Decision Select(const sdk::NodeView& node) override {
 #if defined(BROKEN_CRASH_SELECT)
     if (node.is("Relu")) crash();
+#elif defined(BROKEN_NEVER_FUSES)
+    return false;
 #endif
     return node.is("Relu");
   }
@@ -93,6 +98,10 @@ SUBGRAPH_PLUGIN("broken_cycle", "0.0.1", "test fixture: a selector that proposes
 }
 #elif defined(BROKEN_CRASH_SELECT)
 SUBGRAPH_PLUGIN("crash_select", "0.0.1", "test fixture: a selector that segfaults on Relu") {
+  plugin.addProperty<ReluProperty>();
+}
+#elif defined(BROKEN_NEVER_FUSES)
+SUBGRAPH_PLUGIN("never_fuses", "0.0.1", "test fixture: a selector that accepts nothing") {
   plugin.addProperty<ReluProperty>();
 }
 #elif defined(BROKEN_CRASH_RUN)
