@@ -17,6 +17,11 @@
 
 #include "subgraph/plugins/crash_handler.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -25,6 +30,7 @@
 #include <vector>
 
 #include "host_api.h"
+#include "subgraph/ir/op_schema.h"
 #include "subgraph/runtime/allocator.h"
 #include "subgraph/runtime/work_queue.h"
 
@@ -586,6 +592,69 @@ class PluginBackend final : public runtime::Backend {
 
 }  // namespace
 
+namespace {
+
+// What an MXNet selector calls the ops that ONNX names otherwise.
+std::string_view mxnetEquivalent(std::string_view name) {
+  static const std::pair<std::string_view, std::string_view> kNames[] = {
+      {"Convolution", "Conv"},
+      {"Deconvolution", "ConvTranspose"},
+      {"FullyConnected", "Gemm or MatMul"},
+      {"BatchNorm", "BatchNormalization"},
+      {"LayerNorm", "LayerNormalization"},
+      {"Activation", "Relu, Sigmoid or Tanh"},
+      {"LeakyReLU", "LeakyRelu"},
+      {"Pooling", "MaxPool or AveragePool"},
+      {"elemwise_add", "Add"},
+      {"broadcast_add", "Add"},
+      {"elemwise_mul", "Mul"},
+      {"SoftmaxOutput", "Softmax"},
+      {"softmax", "Softmax"},
+      {"SliceChannel", "Split"},
+      {"Reshape", "Reshape"},
+  };
+  for (const auto& [mxnet, onnx] : kNames)
+    if (mxnet == name) return onnx;
+  return {};
+}
+
+// Levenshtein distance, ignoring case.
+size_t editDistance(std::string_view a, std::string_view b) {
+  auto lower = [](char c) {
+    return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  };
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t next = std::min(
+          {row[j] + 1, row[j - 1] + 1, diagonal + (lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1)});
+      diagonal = row[j];
+      row[j] = next;
+    }
+  }
+  return row[b.size()];
+}
+
+// "" when `op` names an op the registry knows (a plain name is an ONNX op; a
+// dotted one, a plugin-defined op, is not checked here), else why not, with
+// the MXNet equivalent or the nearest ONNX names.
+std::string unknownOp(std::string_view op) {
+  if (op.find('.') != std::string_view::npos || OpRegistry::global().lookup("", op)) return {};
+  std::string why = "'" + std::string(op) + "', which is not an ONNX op";
+  if (std::string_view onnx = mxnetEquivalent(op); !onnx.empty())
+    return why + " (MXNet's name; ONNX calls it " + std::string(onnx) + ")";
+  std::vector<std::string> near;
+  for (const OpSchema* schema : OpRegistry::global().schemas())
+    if (schema->domain.empty() && editDistance(op, schema->name) <= 2) near.push_back(schema->name);
+  if (!near.empty()) why += " (did you mean " + fmt::format("{}", fmt::join(near, " or ")) + "?)";
+  return why;
+}
+
+}  // namespace
+
 StatusOr<partition::Pattern> buildPattern(const SgPatternDesc& desc,
                                           std::shared_ptr<const LoadedPlugin> plugin) {
   if (desc.abi_version < SG_PLUGIN_ABI_MIN_VERSION || desc.abi_version > SG_PLUGIN_ABI_VERSION ||
@@ -601,6 +670,11 @@ StatusOr<partition::Pattern> buildPattern(const SgPatternDesc& desc,
     if (n.struct_size < sizeof(SgPatternNode) || !n.op_types || !*n.op_types)
       return Status::invalid("pattern node " + std::to_string(i) + " has no op types");
     std::string ops = n.op_types;
+    if (ops != "*")
+      for (const std::string& op : splitOps(ops))
+        if (std::string why = unknownOp(op); !why.empty())
+          return Status::invalid("pattern node " + std::to_string(i) + " names op " + why +
+                                 ", so it can never match");
     partition::OpMatcher m = ops == "*" ? partition::OpMatcher::anyOp()
                              : ops.find('|') != std::string::npos
                                  ? partition::OpMatcher::anyOf(splitOps(ops))

@@ -100,6 +100,10 @@ TEST(PluginLoaderTest, RefusesEveryBrokenPluginOfTheCorpus) {
       {"property_no_selector", "has neither a pattern nor"},
       {"property_too_new", "property 0 has plugin ABI version 7, newer than"},
       {"bad_pattern", "pattern edge 0 names a missing node"},
+      {"mxnet_op_name",
+       "pattern node 0 names op 'Convolution', which is not an ONNX op (MXNet's name; ONNX calls "
+       "it Conv), so it can never match"},
+      {"misspelled_op", "names op 'Sigmiod', which is not an ONNX op (did you mean Sigmoid?)"},
       {"kernel_no_run", "lacks create, destroy or run"},
       {"duplicate_kernel", "two kernels for op 'subgraph.broken.x'"},
       {"transform_stage", "unknown stage 7"},

@@ -185,6 +185,17 @@ EXPORT SgStatus subgraph_plugin_entry(const SgHostApi* host, const SgPlugin** ou
   property.pattern = &pattern;
   plugin.num_properties = 1;
   plugin.properties = properties;
+#elif defined(BROKEN_MXNET_OP_NAME) || defined(BROKEN_MISSPELLED_OP)
+  // A pattern that can never match: MXNet's name for Conv, or a typo.
+#if defined(BROKEN_MXNET_OP_NAME)
+  patternNodes[0].op_types = "Convolution";
+#else
+  patternNodes[0].op_types = "Relu|Sigmiod";
+#endif
+  pattern.num_edges = 0;
+  property.pattern = &pattern;
+  plugin.num_properties = 1;
+  plugin.properties = properties;
 #elif defined(BROKEN_KERNEL_NO_RUN)
   kernels[0].run = nullptr;
   plugin.num_kernels = 1;
