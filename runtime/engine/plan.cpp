@@ -345,8 +345,14 @@ HostBuffer::HostBuffer(size_t bytes)
 
 HostBuffer::~HostBuffer() { ::operator delete (data_, std::align_val_t{64}); }
 
-std::string signatureText(const Program& program, std::span<const TensorDesc> inputDescs,
-                          std::span<const void* const> inputData) {
+namespace {
+
+// Each input's name and desc, plus, for the inputs that decide shapes, what
+// `content(text, desc, data)` appends of their data: the plan key and its
+// readable form differ only there.
+template <typename Content>
+std::string describeInputs(const Program& program, std::span<const TensorDesc> inputDescs,
+                           std::span<const void* const> inputData, Content&& content) {
   std::string text;
   for (size_t i = 0; i < inputDescs.size(); ++i) {
     if (i) text += "; ";
@@ -354,23 +360,24 @@ std::string signatureText(const Program& program, std::span<const TensorDesc> in
     if (std::find(program.contentInputs.begin(), program.contentInputs.end(),
                   static_cast<int>(i)) != program.contentInputs.end() &&
         inputData[i])
-      text += contentText(inputDescs[i], inputData[i]);
+      content(text, inputDescs[i], inputData[i]);
   }
   return text;
 }
 
+}  // namespace
+
+std::string signatureText(const Program& program, std::span<const TensorDesc> inputDescs,
+                          std::span<const void* const> inputData) {
+  return describeInputs(program, inputDescs, inputData,
+                        [](std::string& text, const TensorDesc& desc, const void* data) {
+                          text += contentText(desc, data);
+                        });
+}
+
 std::string signatureOf(const Program& program, std::span<const TensorDesc> inputDescs,
                         std::span<const void* const> inputData) {
-  std::string sig;
-  for (size_t i = 0; i < inputDescs.size(); ++i) {
-    if (i) sig += "; ";
-    sig += program.inputNames[i] + "=" + inputDescs[i].toString();
-    if (std::find(program.contentInputs.begin(), program.contentInputs.end(),
-                  static_cast<int>(i)) != program.contentInputs.end() &&
-        inputData[i])
-      appendContent(sig, inputDescs[i], inputData[i]);
-  }
-  return sig;
+  return describeInputs(program, inputDescs, inputData, appendContent);
 }
 
 StatusOr<std::shared_ptr<Plan>> resizeProgram(const Program& p,
