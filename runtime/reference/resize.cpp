@@ -226,7 +226,13 @@ class ResizeKernel final : public Kernel {
         if (!(s[i] > 0)) return ctx.fail("scales must be positive, got " + std::to_string(s[i]));
         scales[d] = s[i];
         double extent = coordMode_ == "tf_crop_and_resize" ? roi[d + rank] - roi[d] : 1.0;
-        out[d] = static_cast<int64_t>(std::floor(static_cast<double>(dims[d]) * extent * s[i]));
+        const double size = std::floor(static_cast<double>(dims[d]) * extent * s[i]);
+        // A scale or roi from the model can ask for any size; the cast below
+        // is defined only for sizes int64 holds (NaN and infinity fail too).
+        if (!(size >= 0 && size <= 1e15))
+          return ctx.fail("scales make axis " + std::to_string(d) + " " + std::to_string(size) +
+                          " long, past what a tensor can hold");
+        out[d] = static_cast<int64_t>(size);
       }
     }
     for (size_t d = 0; d < rank; ++d)

@@ -403,5 +403,32 @@ TEST(ReferenceOpFamiliesTest, PowOfTwoIsTheExactSquare) {
   EXPECT_THAT(testing::values(out[1].tensor), ElementsAre(2.25f, 4.0f, std::pow(0.1f, 2.0f)));
 }
 
+//   %x [1, 1, 2, 2], %scales f32[4] (a graph input) -> Resize -> %y
+/// Scales from the data can ask for any size: 1e30 (past int64) and a roi
+/// that makes the extent negative are one error naming the axis, never
+/// an undefined cast into a wrapped size.
+TEST(ReferenceOpFamiliesTest, ResizeRefusesSizesPastInt64) {
+  auto session = testing::compileText(R"(
+    graph @g(%x: f32[1, 1, 2, 2], %scales: f32[4], %roi: f32[8]) {
+      %y = Resize(%x, %roi, %scales) {mode = "nearest", coordinate_transformation_mode = "tf_crop_and_resize"}
+      return %y
+    })");
+  Tensor x = testing::f32({1, 1, 2, 2}, {1, 2, 3, 4});
+  Tensor roi = testing::f32({8}, {0, 0, 0, 0, 1, 1, 1, 1});
+  StatusOr<RunResult> huge =
+      session->run({{"x", x}, {"roi", roi}, {"scales", testing::f32({4}, {1, 1, 1, 1e30f})}});
+  ASSERT_FALSE(huge.isOk());
+  EXPECT_THAT(huge.status().message(), HasSubstr("scales make axis 3"));
+  Tensor backwards = testing::f32({8}, {0, 0, 0, 1, 1, 1, 1, 0});
+  StatusOr<RunResult> negative =
+      session->run({{"x", x}, {"roi", backwards}, {"scales", testing::f32({4}, {1, 1, 1, 2})}});
+  ASSERT_FALSE(negative.isOk());
+  EXPECT_THAT(negative.status().message(), HasSubstr("scales make axis 3"));
+  // What must not be refused: an ordinary upsample through the same path.
+  auto ok = testing::runOk(*session,
+                           {{"x", x}, {"roi", roi}, {"scales", testing::f32({4}, {1, 1, 2, 2})}});
+  EXPECT_EQ(ok[0].tensor.dims(), (std::vector<int64_t>{1, 1, 4, 4}));
+}
+
 }  // namespace
 }  // namespace subgraph::runtime
