@@ -185,7 +185,8 @@ def top_ops(profile_text, n=3):
     shares = {}
     for line in profile_text.splitlines():
         m = re.match(r"\s*[\d.]+\s+([\d.]+)%\s+(\S+)\s+(\S+)\s+\S+", line)
-        if m:
+        # An If or Loop row holds the time of its nested rows, listed too.
+        if m and m.group(3) not in ("If", "Loop"):
             op = m.group(3).replace("subgraph.", "")
             shares[op] = shares.get(op, 0.0) + float(m.group(1))
     top = sorted(shares.items(), key=lambda kv: -kv[1])[:n]

@@ -172,9 +172,19 @@ void Frame::bind(const Plan& plan, std::span<const void* const> inputData,
   }
 }
 
+namespace {
+thread_local const NestedProfile* tNestedProfile = nullptr;
+}  // namespace
+
+const NestedProfile* currentNestedProfile() { return tNestedProfile; }
+
 Status execute(const Program& p, const Plan& plan, Frame& frame, const ExecuteOptions& options) {
   using Clock = std::chrono::steady_clock;
   const SessionCallbacks* cb = options.callbacks;
+  // The steps of nested graphs that this request's steps run, when profiled.
+  const bool profiling = options.profile && options.timings;
+  std::mutex nestedMutex;
+  std::vector<StepTiming> nested;
 
   // Runs step `si` on its backend's queue. For an asynchronous queue the
   // step is only submitted; its completion is kept in the frame.
@@ -186,7 +196,7 @@ Status execute(const Program& p, const Plan& plan, Frame& frame, const ExecuteOp
     if (plan.hasEdges)
       for (int pred : plan.asyncPredecessors[static_cast<size_t>(si)])
         SUBGRAPH_RETURN_IF_ERROR(frame.completions_[static_cast<size_t>(pred)].get());
-    auto body = [&p, &frame, &options, cb, si, info]() -> Status {
+    auto body = [&p, &frame, &options, &nestedMutex, &nested, profiling, cb, si, info]() -> Status {
       const Step& st = p.steps[static_cast<size_t>(si)];
       const TensorView* v = &frame.stepViews_[frame.stepViewOffset_[static_cast<size_t>(si)]];
       std::span<const TensorView> inputs(v, st.inputs.size());
@@ -196,7 +206,15 @@ Status execute(const Program& p, const Plan& plan, Frame& frame, const ExecuteOp
           frame.states_.empty() ? nullptr : frame.states_[static_cast<size_t>(si)].get());
       bool timed = options.profile || (cb && cb->onExecuteEnd);
       Clock::time_point start = timed ? Clock::now() : Clock::time_point();
+      NestedProfile profile;
+      const NestedProfile* outer = tNestedProfile;
+      if (profiling) {
+        profile = {&nestedMutex, &nested,
+                   (options.scope.empty() ? "" : options.scope + "/") + info.name};
+        tNestedProfile = &profile;
+      }
       Status status = runKernelGuarded(st.node, [&] { return st.kernel->run(ctx); });
+      tNestedProfile = outer;
       if (timed) {
         double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
         frame.stepMs_[static_cast<size_t>(si)] = ms;
@@ -280,9 +298,11 @@ Status execute(const Program& p, const Plan& plan, Frame& frame, const ExecuteOp
       StepTiming t;
       t.step = p.steps[static_cast<size_t>(si)].info;
       t.step.index = static_cast<size_t>(si);
+      t.step.scope = options.scope;
       t.ms = frame.stepMs_[static_cast<size_t>(si)];
       options.timings->push_back(std::move(t));
     }
+    for (StepTiming& t : nested) options.timings->push_back(std::move(t));
   }
   return first;
 }

@@ -17,8 +17,10 @@
 #include <cstddef>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "engine/plan.h"
@@ -90,7 +92,22 @@ struct ExecuteOptions {
   /// uniquely, other steps share it. Null when no step is exclusive.
   std::shared_mutex* exclusive = nullptr;
   std::vector<StepTiming>* timings = nullptr;
+  /// The graph's scope in the profile (StepInfo::scope): "" for the
+  /// session's graph.
+  std::string scope;
 };
+
+/// Where the nested graphs run by the step now running on this thread
+/// report their steps' times, while a request is profiled.
+struct NestedProfile {
+  std::mutex* mutex = nullptr;
+  std::vector<StepTiming>* timings = nullptr;
+  std::string scope;  ///< The running step's scope and name, e.g. "If_0".
+};
+
+/// The running step's NestedProfile on this thread, or null when the
+/// request is not profiled (NestedGraph::run reads it).
+const NestedProfile* currentNestedProfile();
 
 /// Runs the plan's steps on a bound frame. Returns the first failure.
 Status execute(const Program& program, const Plan& plan, Frame& frame,

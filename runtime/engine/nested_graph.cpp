@@ -86,7 +86,19 @@ Status NestedGraph::run(const Plan& plan, Frame& frame, std::span<std::byte> mem
                         std::span<const void* const> inputs, std::span<void* const> outputs) const {
   frame.carve(plan, memory);
   frame.bind(plan, inputs, outputs);
-  SUBGRAPH_RETURN_IF_ERROR(execute(*program_, plan, frame, ExecuteOptions{}));
+  ExecuteOptions options;
+  std::vector<StepTiming> timings;
+  const NestedProfile* profile = currentNestedProfile();
+  if (profile) {
+    options.profile = true;
+    options.timings = &timings;
+    options.scope = profile->scope + "." + label_;
+  }
+  SUBGRAPH_RETURN_IF_ERROR(execute(*program_, plan, frame, options));
+  if (profile && !timings.empty()) {
+    std::lock_guard<std::mutex> lock(*profile->mutex);
+    for (StepTiming& t : timings) profile->timings->push_back(std::move(t));
+  }
   // Outputs the plan could not place in the caller's buffers (inputs passed
   // through, constants, precomputed values) are copied.
   for (size_t o = 0; o < outputs.size(); ++o) {

@@ -59,6 +59,9 @@ class NestedGraph {
   /// The memory limit of the session the graph was compiled in (0: none);
   /// its plans are checked against it.
   uint64_t memoryLimitBytes() const { return memoryLimitBytes_; }
+  /// The attribute holding the graph ("then_branch", "body"), which
+  /// profiles show in the scope of its steps.
+  void setLabel(std::string label) { label_ = std::move(label); }
   /// Runs the graph under `plan` on `frame`, with `memory` (memoryBytes()
   /// bytes) for its intermediates, reading `inputs` and writing each output
   /// into `outputs[o]` (sized per outputDesc()).
@@ -69,6 +72,7 @@ class NestedGraph {
   NestedGraph() = default;
   std::shared_ptr<const Graph> graph_;
   uint64_t memoryLimitBytes_ = 0;  // of the session that built it; 0: none
+  std::string label_ = "graph";
   std::unique_ptr<Program> program_;
   mutable std::mutex mutex_;
   // Plans by signature. Bounded: once full the oldest plan is dropped

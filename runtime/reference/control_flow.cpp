@@ -36,6 +36,14 @@ using engine::NestedGraph;
 
 constexpr int64_t kMaxLoopIterations = 10'000'000;
 
+// A nested graph's failure as the control-flow node's, naming the node and
+// `where`, with the failure's own code: a memory limit met in a branch is
+// still a limit (the CLI adds how to raise it), not an invalid argument.
+template <typename Ctx>
+Status failKeepingCode(const Ctx& ctx, const std::string& where, const Status& failure) {
+  return Status::error(failure.code(), nodeErrorPrefix(ctx.node()) + where + failure.message());
+}
+
 std::unique_ptr<NestedGraph> compileBody(const Node& node, const char* attr,
                                          const std::vector<std::string>& captures) {
   const Attribute* a = node.attr(attr);
@@ -47,6 +55,7 @@ std::unique_ptr<NestedGraph> compileBody(const Node& node, const char* attr,
   std::vector<std::shared_ptr<Backend>> backends = engine::backendsBeingBuilt();
   if (backends.empty()) backends.push_back(createReferenceBackend());
   StatusOr<std::unique_ptr<NestedGraph>> nested = NestedGraph::compile(body, backends);
+  if (nested.isOk()) nested.value()->setLabel(attr);
   if (!nested.isOk())
     throw Error(nested.status().code(),
                 nodeErrorPrefix(&node) + attr + ": " + nested.status().message());
@@ -86,7 +95,7 @@ class IfKernel final : public Kernel {
       data.push_back(ctx.inputContent(i) ? ctx.inputContent(i)->raw() : nullptr);
     }
     StatusOr<std::shared_ptr<const engine::Plan>> plan = branch.planFor(descs, data);
-    if (!plan.isOk()) return ctx.fail("branch: " + plan.status().message());
+    if (!plan.isOk()) return failKeepingCode(ctx, "branch: ", plan.status());
     for (size_t o = 0; o < ctx.numOutputs(); ++o)
       ctx.setOutput(o, branch.outputDesc(*plan.value(), o));
     ctx.requestScratch(branch.memoryBytes(*plan.value()));
@@ -113,7 +122,7 @@ class IfKernel final : public Kernel {
       data.push_back(ctx.input(i).raw());
     }
     StatusOr<std::shared_ptr<const engine::Plan>> plan = branch.planFor(descs, data);
-    if (!plan.isOk()) return ctx.fail("branch: " + plan.status().message());
+    if (!plan.isOk()) return failKeepingCode(ctx, "branch: ", plan.status());
     std::vector<void*> outputs;
     for (size_t o = 0; o < ctx.numOutputs(); ++o) outputs.push_back(ctx.output(o).raw());
     std::unique_ptr<engine::Frame> temporary;
@@ -127,7 +136,7 @@ class IfKernel final : public Kernel {
       frame = temporary.get();
     }
     Status st = branch.run(*plan.value(), *frame, ctx.scratch(), data, outputs);
-    return st.isOk() ? st : ctx.fail("branch: " + st.message());
+    return st.isOk() ? st : failKeepingCode(ctx, "branch: ", st);
   }
 
  private:
@@ -261,7 +270,7 @@ class LoopKernel final : public Kernel {
       }
       StatusOr<std::shared_ptr<const engine::Plan>> plan = body_->planFor(descs, data);
       if (!plan.isOk())
-        return ctx.fail("body, iteration " + std::to_string(i) + ": " + plan.status().message());
+        return failKeepingCode(ctx, "body, iteration " + std::to_string(i) + ": ", plan.status());
       std::vector<HostTensor> outs;
       std::vector<void*> outPtrs;
       for (size_t o = 0; o < body_->numOutputs(); ++o)
@@ -272,7 +281,8 @@ class LoopKernel final : public Kernel {
       auto* base = memory.data() + (64 - reinterpret_cast<uintptr_t>(memory.data()) % 64) % 64;
       Status st = body_->run(*plan.value(), *frame.value(),
                              std::span<std::byte>(base, memory.size() - 64), data, outPtrs);
-      if (!st.isOk()) return ctx.fail("body, iteration " + std::to_string(i) + ": " + st.message());
+      if (!st.isOk())
+        return failKeepingCode(ctx, "body, iteration " + std::to_string(i) + ": ", st);
       if (outs[0].desc.numElements() != 1)
         return ctx.fail("the body's cond output must hold one value");
       cond = outs[0].bytes[0] != std::byte{0};

@@ -213,6 +213,20 @@ constexpr const char* kConvInIf = R"(graph @conv_in_if(%x: f32[1, 2, 5, 5]) opse
 }
 )";
 
+/// --profile times the steps inside an If's branch too, named by the If and
+/// the branch, with their share of the whole run; the branch not taken has
+/// no row (what must not appear).
+TEST(CliRun, ProfileShowsStepsInsideIfBranches) {
+  const std::string model = sourcePath("tests/data/graphs/if_branches.sg");
+  CliResult r = runCli(
+      {"run", model, "--shape", "x=2,8", "--random-inputs", "1", "--profile", "--runs", "3"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  const bool then = r.out.find("branch.then_branch/relu") != std::string::npos;
+  const bool otherwise = r.out.find("branch.else_branch/neg_relu") != std::string::npos;
+  EXPECT_TRUE(then != otherwise) << "exactly one branch ran:\n" << r.out;
+  EXPECT_THAT(r.out, HasSubstr("If "));
+}
+
 /// A network inside an If branch (as speech models wrap theirs) is fused
 /// for the backend like any other: the report names the branch's region,
 /// oneDNN runs its convolution, and the result matches the reference.

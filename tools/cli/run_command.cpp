@@ -310,11 +310,19 @@ Latency summarize(std::vector<double> ms) {
   return l;
 }
 
-// Median time per step over the profiled runs, keyed by step index.
+// Median time per step over the profiled runs, keyed by scope and step
+// index; a nested step run several times in one request (a Loop body's)
+// counts their sum for that run.
 struct StepTime {
   runtime::StepInfo step;
   std::vector<double> ms;
 };
+using StepKey = std::pair<std::string, size_t>;
+
+// The node column of a profile row: a nested step's scope, then its name.
+std::string scopedName(const runtime::StepInfo& step) {
+  return step.scope.empty() ? step.name : step.scope + "/" + step.name;
+}
 
 void runRun(const RunCommandOptions& options) {
   if (options.runs < 1) throw UsageError("--runs must be at least 1");
@@ -419,17 +427,19 @@ void runRun(const RunCommandOptions& options) {
     if (!r) throwWithHint(r.status());
   }
   std::vector<double> latencies;
-  std::map<size_t, StepTime> stepTimes;
+  std::map<StepKey, StepTime> stepTimes;
   RunResult last;
   for (int i = 0; i < options.runs; ++i) {
     StatusOr<RunResult> r = session.run(inputs, runOptions);
     if (!r) throwWithHint(r.status());
     latencies.push_back(r.value().wallMs);
+    std::map<StepKey, double> thisRun;
     for (const runtime::StepTiming& t : r.value().steps) {
-      StepTime& st = stepTimes[t.step.index];
-      st.step = t.step;
-      st.ms.push_back(t.ms);
+      StepKey key{t.step.scope, t.step.index};
+      thisRun[key] += t.ms;
+      stepTimes[key].step = t.step;
     }
+    for (const auto& [key, ms] : thisRun) stepTimes[key].ms.push_back(ms);
     last = std::move(r).value();
   }
   Latency latency = summarize(latencies);
@@ -474,7 +484,7 @@ void runRun(const RunCommandOptions& options) {
   }
 
   std::vector<StepTime> steps;
-  for (auto& [index, st] : stepTimes) steps.push_back(st);
+  for (auto& [key, st] : stepTimes) steps.push_back(st);
   std::stable_sort(steps.begin(), steps.end(), [](const StepTime& a, const StepTime& b) {
     return summarize(a.ms).median > summarize(b.ms).median;
   });
@@ -509,7 +519,7 @@ void runRun(const RunCommandOptions& options) {
     nlohmann::ordered_json regions = nlohmann::ordered_json::array();
     nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
     for (const StepTime& st : steps) {
-      nlohmann::ordered_json entry = {{"name", st.step.name},
+      nlohmann::ordered_json entry = {{"name", scopedName(st.step)},
                                       {"op", st.step.op},
                                       {"backend", st.step.backend},
                                       {"provider", st.step.provider},
@@ -550,15 +560,17 @@ void runRun(const RunCommandOptions& options) {
                 : "ok");
     }
     if (options.profile) {
+      // Nested steps are part of their If or Loop step's time.
       double total = 0;
-      for (const StepTime& st : steps) total += summarize(st.ms).median;
+      for (const StepTime& st : steps)
+        if (st.step.scope.empty()) total += summarize(st.ms).median;
       std::cout << fmt::format("{:>10}  {:>6}  {:<10}  {:<28}  {}\n", "ms", "%", "backend", "op",
                                "node");
       for (const StepTime& st : steps) {
         double ms = summarize(st.ms).median;
         std::cout << fmt::format("{:>10.3f}  {:>5.1f}%  {:<10}  {:<28}  {}{}\n", ms,
                                  total > 0 ? 100 * ms / total : 0, st.step.backend, st.step.op,
-                                 st.step.name, st.step.isRegion ? " [region]" : "");
+                                 scopedName(st.step), st.step.isRegion ? " [region]" : "");
       }
     }
   }

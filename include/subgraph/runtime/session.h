@@ -64,6 +64,11 @@ struct StepInfo {
   std::string provider;   ///< Provider whose creator made the kernel.
   bool isRegion = false;  ///< A fused region node.
   bool isCopy = false;    ///< A copy the session inserted.
+  /// "" for a step of the session's graph; for a step of a nested graph
+  /// (an If branch, a Loop body), the node and attribute holding it, e.g.
+  /// "If_0.then_branch", deeper levels joined by '/'. Profiles report
+  /// nested steps too: the If step's time includes theirs.
+  std::string scope;
 };
 
 /// Memory figures of one device for one plan.
