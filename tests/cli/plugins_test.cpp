@@ -133,7 +133,7 @@ TEST(CliPlugins, ExampleConvBnPartitionsAndRunsByName) {
 /// check-plugin; the file loaded is the one here, not the search path's.
 TEST(CliPlugins, BackendListTakesPluginFilesRelativeToTheWorkingDirectory) {
   PluginCopyHere copy;
-  for (const std::string& item : {"./example_convbn.so", "example_convbn.so", "sub/example_convbn.so"}) {
+  for (std::string item : {"./example_convbn.so", "example_convbn.so", "sub/example_convbn.so"}) {
     ScopedEnv env("SUBGRAPH_BACKEND", item.c_str());
     CliResult r = runCli({"partition", kBlock, "--report", "-", "-q"});
     ASSERT_EQ(r.exitCode, 0) << item << ": " << r.err;

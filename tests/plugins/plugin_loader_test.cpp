@@ -242,7 +242,7 @@ TEST(PluginLoaderTest, ResolvesPluginFilesAgainstTheWorkingDirectory) {
   const fs::path here = fs::current_path();
   SelectOptions options;
   options.searchPath = {kPluginDir};
-  for (const std::string& item : {"./example_convbn.so", "example_convbn.so"}) {
+  for (std::string item : {"./example_convbn.so", "example_convbn.so"}) {
     StatusOr<BackendSelection> s = selectBackends(item, options);
     ASSERT_TRUE(s.isOk()) << item << ": " << s.status().message();
     ASSERT_EQ(s->backends().size(), 1u);
@@ -266,8 +266,7 @@ TEST(PluginLoaderTest, ResolvesPluginFilesAgainstTheWorkingDirectory) {
   options.searchPath = {dir.path() / "sub"};
   StatusOr<BackendSelection> byName = selectBackends("example_convbn", options);
   ASSERT_FALSE(byName.isOk()) << "a bare name found a file in the working directory";
-  EXPECT_NE(byName.status().message().find("unknown backend 'example_convbn'"),
-            std::string::npos);
+  EXPECT_NE(byName.status().message().find("unknown backend 'example_convbn'"), std::string::npos);
 }
 
 /// SUBGRAPH_PLUGIN_PATH: relative entries are resolved against the working

@@ -131,8 +131,7 @@ void runPlugins(const PluginsCommandOptions& options) {
       std::cout << fmt::format("\n{} {} (plugin ABI {}): {}\n", i.name, i.version, i.abiVersion,
                                i.description)
                 << fmt::format("  path:       {}\n", i.path);
-      if (!fileNameMatches(f))
-        std::cout << fmt::format("  warning:    {}\n", fileNameMismatch(f));
+      if (!fileNameMatches(f)) std::cout << fmt::format("  warning:    {}\n", fileNameMismatch(f));
       std::cout << fmt::format("  properties: {}\n", joined(i.properties))
                 << fmt::format("  ops:        {}\n", joined(i.ops))
                 << fmt::format("  kernels:    {}\n", joined(i.kernels))
