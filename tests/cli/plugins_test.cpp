@@ -4,8 +4,12 @@
 // .so fails with one clear line, `--backend` overrides the variable,
 // `subgraph plugins` lists what the build's plugin directory holds, and an
 // example plugin found by name partitions and runs a model that matches the
-// reference (--check). The example plugins are built into
-// <build>/lib/subgraph/plugins, which the program searches by itself.
+// reference (--check). One rule for plugin files (relative to the working
+// directory when they contain a '/' or end in .so) in SUBGRAPH_BACKEND,
+// --backend and check-plugin; relative SUBGRAPH_PLUGIN_PATH entries, and a
+// warning for each dropped one; a file named unlike its backend flagged.
+// The example plugins are built into <build>/lib/subgraph/plugins, which
+// the program searches by itself.
 //
 //===----------------------------------------------------------------------===//
 #include <gmock/gmock.h>
