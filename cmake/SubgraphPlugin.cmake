@@ -10,7 +10,11 @@
 #  * hidden visibility for everything, inline functions included;
 #  * a linker version script exporting only `subgraph_plugin_entry`;
 #  * with GCC, -fno-gnu-unique: a unique-binding symbol (a static in an
-#    inline function) would make the library impossible to unload.
+#    inline function) would make the library impossible to unload;
+#  * optimised (-O2) when the project sets no build type: a plugin's
+#    selectors and kernels run in every partition and session, and a bare
+#    `cmake -S . -B build` would otherwise compile them with no -O at all.
+#    A build type (-DCMAKE_BUILD_TYPE=Debug, ...) decides as usual.
 # Used both inside subgraph's build and, installed, by out-of-tree plugins
 # through find_package(subgraph).
 
@@ -35,6 +39,10 @@ function(subgraph_add_plugin target)
   target_link_options(${target} PRIVATE "LINKER:--version-script=${_SUBGRAPH_PLUGIN_MAP}")
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fno-gnu-unique>)
+  endif()
+  get_property(_multi_config GLOBAL PROPERTY GENERATOR_IS_MULTI_CONFIG)
+  if(NOT CMAKE_BUILD_TYPE AND NOT _multi_config)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-O2>)
   endif()
   if(ARG_OUTPUT_DIRECTORY)
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY})

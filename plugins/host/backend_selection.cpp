@@ -1,11 +1,12 @@
 //===- plugins/host/backend_selection.cpp - SUBGRAPH_BACKEND resolution ---===//
 //
-// Turns "A,B,/abs/path/c.so" (or NONE) into backends in priority order; see
+// Turns "A,B,./c.so" (or NONE) into backends in priority order; see
 // subgraph/plugins/plugin_loader.h for the rules. Security: the variables
-// are read with secure_getenv (ignored in setuid programs), relative
-// entries of SUBGRAPH_PLUGIN_PATH are dropped (an empty entry would
-// otherwise mean the current directory), and a name is only ever turned
-// into an absolute path by this file, never given to dlopen's own search.
+// are read with secure_getenv (ignored in setuid programs), empty entries
+// of SUBGRAPH_PLUGIN_PATH are skipped (in PATH's convention they would mean
+// the current directory), relative ones are resolved against the working
+// directory once, here, and a name is only ever turned into an absolute
+// path by this file, never given to dlopen's own search.
 //
 //===----------------------------------------------------------------------===//
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <optional>
 #include <set>
 #include <string>
 #include <system_error>
@@ -42,13 +44,47 @@ std::vector<std::string> split(std::string_view s, char sep) {
   return out;
 }
 
-// <program dir>/../lib/subgraph/plugins: bin/ and lib/ are siblings both
-// in the build tree and under an install prefix.
-std::optional<std::filesystem::path> programPluginDir() {
+// The running program's path (/proc/self/exe), or nullopt.
+std::optional<std::filesystem::path> programPath() {
   std::error_code ec;
   std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec || exe.empty()) return std::nullopt;
-  return (exe.parent_path().parent_path() / "lib" / "subgraph" / "plugins").lexically_normal();
+  return exe;
+}
+
+// <program dir>/../lib/subgraph/plugins: bin/ and lib/ are siblings both
+// in the build tree and under an install prefix, so this is where an
+// installed program finds its plugins, wherever the prefix was moved.
+std::optional<std::filesystem::path> programPluginDir() {
+  std::optional<std::filesystem::path> exe = programPath();
+  if (!exe) return std::nullopt;
+  return (exe->parent_path().parent_path() / "lib" / "subgraph" / "plugins").lexically_normal();
+}
+
+bool isDirectory(const std::filesystem::path& p) {
+  std::error_code ec;
+  return std::filesystem::is_directory(p, ec);
+}
+
+#ifdef SUBGRAPH_BUILD_TREE_DIR
+// True for a program that runs from subgraph's build tree (a test binary,
+// or build/<preset>/bin/subgraph) rather than from an install.
+bool runsFromTheBuildTree() {
+  std::optional<std::filesystem::path> exe = programPath();
+  if (!exe) return false;
+  std::error_code ec;
+  std::filesystem::path tree = std::filesystem::weakly_canonical(SUBGRAPH_BUILD_TREE_DIR, ec);
+  if (ec) return false;
+  std::filesystem::path rel = exe->lexically_relative(tree);
+  return !rel.empty() && *rel.begin() != "..";
+}
+#endif
+
+// A directory without its trailing '/', so "/a/b/" and "/a/b" are one.
+std::filesystem::path withoutTrailingSlash(std::filesystem::path p) {
+  p = p.lexically_normal();
+  if (!p.has_filename() && p != p.root_path()) p = p.parent_path();
+  return p;
 }
 
 std::string joined(const std::vector<std::string>& items) {
@@ -65,28 +101,67 @@ std::string joinedPaths(const std::vector<std::filesystem::path>& dirs) {
 
 }  // namespace
 
-std::vector<std::filesystem::path> pluginSearchPath(std::optional<std::string> pluginPathEnv) {
+bool namesPluginFile(std::string_view item) {
+  return item.find('/') != std::string_view::npos || item.ends_with(".so");
+}
+
+std::filesystem::path pluginFilePath(std::string_view item) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::absolute(std::filesystem::path(item), ec);
+  return (ec ? std::filesystem::path(item) : p).lexically_normal();
+}
+
+PluginSearchPath resolvePluginDirs(const std::vector<std::string>& entries,
+                                   std::string_view source) {
+  PluginSearchPath out;
+  for (const std::string& entry : entries) {
+    if (entry.empty()) continue;  // "a::b" or a trailing ':', not a directory
+    std::error_code ec;
+    std::filesystem::path p = std::filesystem::absolute(std::filesystem::path(entry), ec);
+    std::string what = std::string(source) + " entry '" + entry + "'";
+    if (!ec) {
+      p = withoutTrailingSlash(p);
+      if (p.string() != entry) what += " (" + p.string() + ")";
+    }
+    if (ec) {
+      out.dropped.push_back(what + ": " + ec.message() + "; ignored");
+    } else if (!std::filesystem::exists(p, ec)) {
+      out.dropped.push_back(what + ": no such directory; ignored");
+    } else if (!isDirectory(p)) {
+      out.dropped.push_back(what + ": not a directory; ignored");
+    } else if (std::find(out.dirs.begin(), out.dirs.end(), p) == out.dirs.end()) {
+      out.dirs.push_back(p);
+    }
+  }
+  return out;
+}
+
+PluginSearchPath resolvePluginSearchPath(std::optional<std::string> pluginPathEnv) {
   if (!pluginPathEnv) {
     const char* env = secure_getenv("SUBGRAPH_PLUGIN_PATH");
     if (env) pluginPathEnv = env;
   }
-  std::vector<std::filesystem::path> dirs;
+  PluginSearchPath path;
+  if (pluginPathEnv) path = resolvePluginDirs(split(*pluginPathEnv, ':'), "SUBGRAPH_PLUGIN_PATH");
   auto add = [&](const std::filesystem::path& p) {
-    if (!p.is_absolute()) return;  // never the current directory
-    std::filesystem::path n = p.lexically_normal();
-    if (std::find(dirs.begin(), dirs.end(), n) == dirs.end()) dirs.push_back(n);
+    std::filesystem::path n = withoutTrailingSlash(p);
+    if (isDirectory(n) && std::find(path.dirs.begin(), path.dirs.end(), n) == path.dirs.end())
+      path.dirs.push_back(n);
   };
-  if (pluginPathEnv)
-    for (const std::string& d : split(*pluginPathEnv, ':'))
-      if (!d.empty()) add(d);
-  if (auto d = programPluginDir()) add(*d);
-#ifdef SUBGRAPH_PLUGIN_BUILD_DIR
-  add(SUBGRAPH_PLUGIN_BUILD_DIR);
+  std::optional<std::filesystem::path> own = programPluginDir();
+  if (own) add(*own);
+#if defined(SUBGRAPH_BUILD_TREE_DIR) && defined(SUBGRAPH_PLUGIN_BUILD_DIR)
+  // A test binary in the build tree has no plugin directory beside it; it
+  // finds the build's plugins here. An installed program never does: its
+  // own directory exists (the install creates it), and it runs from
+  // outside the build tree anyway.
+  if ((!own || !isDirectory(*own)) && runsFromTheBuildTree()) add(SUBGRAPH_PLUGIN_BUILD_DIR);
 #endif
-#ifdef SUBGRAPH_PLUGIN_INSTALL_DIR
-  add(SUBGRAPH_PLUGIN_INSTALL_DIR);
-#endif
-  return dirs;
+  return path;
+}
+
+std::vector<std::filesystem::path> pluginSearchPath(std::optional<std::string> pluginPathEnv) {
+  return resolvePluginSearchPath(std::move(pluginPathEnv)).dirs;
 }
 
 std::optional<std::string> backendListFromEnvironment() {
@@ -127,17 +202,14 @@ StatusOr<BackendSelection> selectBackends(std::string_view list, const SelectOpt
     std::shared_ptr<LoadedPlugin> plugin;
     std::string origin;
     Status problem = Status::ok();
-    if (item.front() == '/') {
-      StatusOr<std::shared_ptr<LoadedPlugin>> loaded = loadPlugin(item);
+    if (namesPluginFile(item)) {
+      std::filesystem::path file = pluginFilePath(item);
+      StatusOr<std::shared_ptr<LoadedPlugin>> loaded = loadPlugin(file);
       if (loaded.isOk())
         plugin = std::move(loaded).value();
       else
         problem = loaded.status();
-      origin = item;
-    } else if (item.find('/') != std::string::npos || item.front() == '.') {
-      return Status::invalid("backend '" + item +
-                             "': a plugin path must be absolute (names are looked up in "
-                             "SUBGRAPH_PLUGIN_PATH, never in the current directory)");
+      origin = file.string();
     } else if (partition::BackendRegistry::global().contains(item)) {
       origin = "built in";
     } else {

@@ -4,14 +4,20 @@
 // .so fails with one clear line, `--backend` overrides the variable,
 // `subgraph plugins` lists what the build's plugin directory holds, and an
 // example plugin found by name partitions and runs a model that matches the
-// reference (--check). The example plugins are built into
-// <build>/lib/subgraph/plugins, which the program searches by itself.
+// reference (--check). One rule for plugin files (relative to the working
+// directory when they contain a '/' or end in .so) in SUBGRAPH_BACKEND,
+// --backend and check-plugin; relative SUBGRAPH_PLUGIN_PATH entries, and a
+// warning for each dropped one; a file named unlike its backend flagged.
+// The example plugins are built into <build>/lib/subgraph/plugins, which
+// the program searches by itself.
 //
 //===----------------------------------------------------------------------===//
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <string>
 
 #include "cli_runner.h"
@@ -34,6 +40,41 @@ class ScopedEnv {
 };
 
 const std::string kBlock = std::string(SUBGRAPH_SOURCE_DIR) + "/tests/data/graphs/resnet_block.sg";
+const std::filesystem::path kPluginDir = SUBGRAPH_CLI_TEST_PLUGIN_DIR;
+
+/// Makes `dir` the working directory (the program inherits it) for one test.
+class ScopedWorkingDirectory {
+ public:
+  explicit ScopedWorkingDirectory(const std::filesystem::path& dir)
+      : old_(std::filesystem::current_path()) {
+    std::filesystem::current_path(dir);
+  }
+  ~ScopedWorkingDirectory() {
+    std::error_code ec;
+    std::filesystem::current_path(old_, ec);
+  }
+  ScopedWorkingDirectory(const ScopedWorkingDirectory&) = delete;
+  ScopedWorkingDirectory& operator=(const ScopedWorkingDirectory&) = delete;
+
+ private:
+  std::filesystem::path old_;
+};
+
+/// A temporary directory holding a copy of example_convbn.so under
+/// `fileName`, in `sub/` when `sub` is set; it is the working directory
+/// while the object lives.
+struct PluginCopyHere {
+  explicit PluginCopyHere(const std::string& fileName = "example_convbn.so") {
+    std::filesystem::copy_file(kPluginDir / "example_convbn.so", dir.path() / fileName);
+    std::filesystem::create_directory(dir.path() / "sub");
+    std::filesystem::copy_file(kPluginDir / "example_convbn.so",
+                               dir.path() / "sub" / "example_convbn.so");
+  }
+  TempDir dir;
+  ScopedWorkingDirectory cwd{dir.path()};
+  /// The directory as the program sees it (getcwd: no symlinks).
+  std::string here() const { return std::filesystem::current_path().string(); }
+};
 
 /// A plugin path that does not exist: exit 1, one line naming the path
 /// and the reason, and no fallback to running without it.
@@ -89,6 +130,89 @@ TEST(CliPlugins, ExampleConvBnPartitionsAndRunsByName) {
   CliResult run = runCli({"run", kBlock, "--random-inputs", "1", "--check"});
   EXPECT_EQ(run.exitCode, 0) << run.err;
   EXPECT_THAT(run.out, HasSubstr("ok"));
+}
+
+/// SUBGRAPH_BACKEND and --backend take a plugin file relative to the
+/// working directory (a '/' or a ".so" makes an item a file), like
+/// check-plugin; the file loaded is the one here, not the search path's.
+TEST(CliPlugins, BackendListTakesPluginFilesRelativeToTheWorkingDirectory) {
+  PluginCopyHere copy;
+  for (std::string item : {"./example_convbn.so", "example_convbn.so", "sub/example_convbn.so"}) {
+    ScopedEnv env("SUBGRAPH_BACKEND", item.c_str());
+    CliResult r = runCli({"partition", kBlock, "--report", "-", "-q"});
+    ASSERT_EQ(r.exitCode, 0) << item << ": " << r.err;
+    EXPECT_THAT(r.out, HasSubstr("\"backend\": \"example_convbn\"")) << item;
+    EXPECT_EQ(r.err, "") << item;
+  }
+  CliResult option =
+      runCli({"partition", kBlock, "--backend", "example_convbn.so", "--report", "-", "-q"});
+  EXPECT_EQ(option.exitCode, 0) << option.err;
+  // A missing relative file names its absolute path; it is never searched
+  // for as "missing.so.so".
+  ScopedEnv env("SUBGRAPH_BACKEND", "missing.so");
+  CliResult missing = runCli({"partition", kBlock});
+  EXPECT_TRUE(failsWithOneLine(missing, 1, "plugin " + copy.here() + "/missing.so: no such file"));
+  EXPECT_THAT(missing.err, ::testing::Not(HasSubstr("missing.so.so")));
+}
+
+/// check-plugin follows the same rule: `x.so` is the file x.so here.
+TEST(CliPlugins, CheckPluginTakesABareSoFileNameAsAFile) {
+  PluginCopyHere copy;
+  CliResult r = runCli({"check-plugin", "example_convbn.so", "--cases", "5"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("path:       " + copy.here() + "/example_convbn.so"));
+  CliResult missing = runCli({"check-plugin", "missing.so"});
+  EXPECT_TRUE(failsWithOneLine(missing, 2, "plugin file 'missing.so' does not exist"));
+  EXPECT_THAT(missing.err, ::testing::Not(HasSubstr("missing.so.so")));
+}
+
+/// A relative SUBGRAPH_PLUGIN_PATH entry is resolved against the working
+/// directory; one that is not a directory is dropped with one warning line
+/// (without -v), never silently, and the good entries still count.
+TEST(CliPlugins, RelativePluginPathIsResolvedAndDroppedEntriesAreWarned) {
+  PluginCopyHere copy;
+  ScopedEnv path("SUBGRAPH_PLUGIN_PATH", "sub:nowhere");
+  CliResult r = runCli({"plugins"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("search path: " + copy.here() + "/sub:"));
+  EXPECT_THAT(r.out, HasSubstr("path:       " + copy.here() + "/sub/example_convbn.so"));
+  EXPECT_EQ(r.err, "subgraph: warning: SUBGRAPH_PLUGIN_PATH entry 'nowhere' (" + copy.here() +
+                       "/nowhere): no such directory; ignored\n");
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr(copy.here() + "/nowhere")));
+
+  // The same warning where a backend is resolved by name, once per run,
+  // and the name finds the plugin through the relative entry.
+  CliResult check = runCli({"check-plugin", "example_convbn", "--cases", "1"});
+  ASSERT_EQ(check.exitCode, 0) << check.err;
+  EXPECT_EQ(std::count(check.err.begin(), check.err.end(), '\n'), 1) << check.err;
+  EXPECT_THAT(check.err, HasSubstr("warning: SUBGRAPH_PLUGIN_PATH entry 'nowhere'"));
+  EXPECT_THAT(check.out, HasSubstr("path:       " + copy.here() + "/sub/example_convbn.so"));
+  ScopedEnv backend("SUBGRAPH_BACKEND", "example_convbn");
+  CliResult part = runCli({"partition", kBlock, "--report", "-"});
+  ASSERT_EQ(part.exitCode, 0) << part.err;
+  EXPECT_EQ(std::count(part.err.begin(), part.err.end(), '\n'), 1) << part.err;
+  EXPECT_THAT(part.err, HasSubstr("warning: SUBGRAPH_PLUGIN_PATH entry 'nowhere'"));
+}
+
+/// `subgraph plugins` flags a file whose name is not its backend's name
+/// (no name selects it), and only that one.
+TEST(CliPlugins, PluginsCommandFlagsAFileNamedUnlikeItsBackend) {
+  PluginCopyHere copy("renamed.so");
+  CliResult r = runCli({"plugins", "--path", ".", "--path", "sub"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("  path:       " + copy.here() +
+                               "/renamed.so\n"
+                               "  warning:    file name renamed.so differs from the backend name "
+                               "'example_convbn' it declares, so no name selects it (select it "
+                               "by path, or rename it example_convbn.so)\n"));
+  size_t good = r.out.find("  path:       " + copy.here() + "/sub/example_convbn.so\n");
+  ASSERT_NE(good, std::string::npos) << r.out;
+  EXPECT_THAT(r.out.substr(good, r.out.find("\n\n", good) - good),
+              ::testing::Not(HasSubstr("warning:")));
+  CliResult json = runCli({"plugins", "--path", ".", "--json"});
+  ASSERT_EQ(json.exitCode, 0) << json.err;
+  EXPECT_THAT(json.out, HasSubstr("\"file_name_matches\": false"));
+  EXPECT_THAT(json.out, ::testing::Not(HasSubstr("\"file_name_matches\": true")));
 }
 
 }  // namespace

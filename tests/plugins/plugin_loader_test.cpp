@@ -13,6 +13,7 @@
 #include <elf.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -53,6 +54,23 @@ class TempDir {
 
  private:
   fs::path path_;
+};
+
+/// Makes `dir` the working directory until the object dies.
+class ScopedWorkingDirectory {
+ public:
+  explicit ScopedWorkingDirectory(const fs::path& dir) : old_(fs::current_path()) {
+    fs::current_path(dir);
+  }
+  ~ScopedWorkingDirectory() {
+    std::error_code ec;
+    fs::current_path(old_, ec);
+  }
+  ScopedWorkingDirectory(const ScopedWorkingDirectory&) = delete;
+  ScopedWorkingDirectory& operator=(const ScopedWorkingDirectory&) = delete;
+
+ private:
+  fs::path old_;
 };
 
 std::string readAll(const fs::path& p) {
@@ -166,7 +184,7 @@ TEST(PluginLoaderTest, RefusesFilesThatAreNotPlugins) {
   EXPECT_NE(relative.status().message().find("must be absolute"), std::string::npos);
 }
 
-/// Backend lists: unknown names, relative paths, a plugin claiming a
+/// Backend lists: unknown names, missing files, a plugin claiming a
 /// built-in's name, the same backend twice, a file whose declared name
 /// differs from its file name, NONE mixed with names; and fallback.
 TEST(PluginLoaderTest, ResolvesBackendListsAndNamesEveryProblem) {
@@ -178,8 +196,10 @@ TEST(PluginLoaderTest, ResolvesBackendListsAndNamesEveryProblem) {
     return s.isOk() ? std::string("(accepted)") : s.status().message();
   };
   EXPECT_NE(error("no_such_backend").find("unknown backend 'no_such_backend'"), std::string::npos);
-  EXPECT_NE(error("./x.so").find("must be absolute"), std::string::npos);
-  EXPECT_NE(error("lib/x.so").find("must be absolute"), std::string::npos);
+  const std::string here = fs::current_path().string();
+  EXPECT_NE(error("./x.so").find("plugin " + here + "/x.so: no such file"), std::string::npos);
+  EXPECT_NE(error("lib/x.so").find("plugin " + here + "/lib/x.so: no such file"),
+            std::string::npos);
   EXPECT_NE(error((kCorpus / "builtin_name.so").string())
                 .find("duplicate backend name 'convbn' (a built-in backend has it)"),
             std::string::npos);
@@ -213,14 +233,86 @@ TEST(PluginLoaderTest, ResolvesBackendListsAndNamesEveryProblem) {
   EXPECT_NE(fallback->warnings()[0].find("no accelerator found"), std::string::npos);
 }
 
-/// SUBGRAPH_PLUGIN_PATH: relative and empty entries (the current
-/// directory in PATH's convention) are dropped; absolute ones come first.
-TEST(PluginLoaderTest, SearchPathNeverContainsTheCurrentDirectory) {
-  std::vector<fs::path> dirs = pluginSearchPath(std::string("::relative:/abs/one:.:/abs/two"));
-  ASSERT_GE(dirs.size(), 2u);
-  EXPECT_EQ(dirs[0], fs::path("/abs/one"));
-  EXPECT_EQ(dirs[1], fs::path("/abs/two"));
-  for (const fs::path& d : dirs) EXPECT_TRUE(d.is_absolute()) << d;
+/// One rule for plugin files: an item with a '/' or ending in ".so" is a
+/// file, absolute or relative to the working directory; it is never looked
+/// up on the search path (no "x.so.so"), and a bare name never finds a file
+/// in the working directory.
+TEST(PluginLoaderTest, ResolvesPluginFilesAgainstTheWorkingDirectory) {
+  TempDir dir;
+  fs::copy_file(kPluginDir / "example_convbn.so", dir.path() / "example_convbn.so");
+  fs::create_directory(dir.path() / "sub");
+  fs::copy_file(kPluginDir / "max_splat.so", dir.path() / "sub" / "max_splat.so");
+  ScopedWorkingDirectory cwd(dir.path());
+  const fs::path here = fs::current_path();
+  SelectOptions options;
+  options.searchPath = {kPluginDir};
+  for (std::string item : {"./example_convbn.so", "example_convbn.so"}) {
+    StatusOr<BackendSelection> s = selectBackends(item, options);
+    ASSERT_TRUE(s.isOk()) << item << ": " << s.status().message();
+    ASSERT_EQ(s->backends().size(), 1u);
+    ASSERT_NE(s->backends()[0].plugin, nullptr);
+    EXPECT_EQ(s->backends()[0].plugin->info().path, (here / "example_convbn.so").string())
+        << item << " must load the file here, not the one on the search path";
+  }
+  StatusOr<BackendSelection> sub = selectBackends("sub/max_splat.so", options);
+  ASSERT_TRUE(sub.isOk()) << sub.status().message();
+  EXPECT_EQ(sub->backends()[0].plugin->info().path, (here / "sub" / "max_splat.so").string());
+
+  StatusOr<BackendSelection> missing = selectBackends("missing.so", options);
+  ASSERT_FALSE(missing.isOk());
+  EXPECT_NE(missing.status().message().find("plugin " + (here / "missing.so").string()),
+            std::string::npos)
+      << missing.status().message();
+  EXPECT_EQ(missing.status().message().find("missing.so.so"), std::string::npos)
+      << missing.status().message();
+
+  // A bare name is a search-path lookup: the file here is not it.
+  options.searchPath = {dir.path() / "sub"};
+  StatusOr<BackendSelection> byName = selectBackends("example_convbn", options);
+  ASSERT_FALSE(byName.isOk()) << "a bare name found a file in the working directory";
+  EXPECT_NE(byName.status().message().find("unknown backend 'example_convbn'"), std::string::npos);
+}
+
+/// SUBGRAPH_PLUGIN_PATH: relative entries are resolved against the working
+/// directory, empty ones (the current directory in PATH's convention) are
+/// skipped, and every entry that is not a directory is dropped with a line
+/// saying which and why, never silently.
+TEST(PluginLoaderTest, SearchPathResolvesRelativeEntriesAndSaysWhatItDrops) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "rel" / "plugins");
+  fs::create_directory(dir.path() / "abs");
+  std::ofstream(dir.path() / "file") << "not a directory";
+  ScopedWorkingDirectory cwd(dir.path());
+  const fs::path here = fs::current_path();
+  const std::string abs = (dir.path() / "abs").string();
+  PluginSearchPath path =
+      resolvePluginSearchPath("::rel/plugins:" + abs + ":missing:file:.:" + abs + "/");
+  ASSERT_GE(path.dirs.size(), 3u);
+  EXPECT_EQ(path.dirs[0], here / "rel" / "plugins");
+  EXPECT_EQ(path.dirs[1], fs::path(abs));
+  EXPECT_EQ(path.dirs[2], here);  // "." names it explicitly
+  for (const fs::path& d : path.dirs) {
+    EXPECT_TRUE(d.is_absolute()) << d;
+    EXPECT_NE(d, here / "missing");
+    EXPECT_NE(d, here / "file");
+  }
+  EXPECT_EQ(std::count(path.dirs.begin(), path.dirs.end(), fs::path(abs)), 1)
+      << "'abs' and 'abs/' are one directory";
+  ASSERT_EQ(path.dropped.size(), 2u);
+  EXPECT_EQ(path.dropped[0], "SUBGRAPH_PLUGIN_PATH entry 'missing' (" +
+                                 (here / "missing").string() + "): no such directory; ignored");
+  EXPECT_EQ(path.dropped[1], "SUBGRAPH_PLUGIN_PATH entry 'file' (" + (here / "file").string() +
+                                 "): not a directory; ignored");
+  // A clean path drops nothing.
+  EXPECT_TRUE(resolvePluginSearchPath(abs).dropped.empty());
+}
+
+/// A program in the build tree with no plugin directory beside it (this
+/// test binary) searches the build's plugin directory; the installed
+/// program's case is tests/plugins/out_of_tree_test.cmake.
+TEST(PluginLoaderTest, BuildTreeProgramsFindTheBuildsPlugins) {
+  std::vector<fs::path> dirs = pluginSearchPath(std::string());
+  EXPECT_NE(std::find(dirs.begin(), dirs.end(), kPluginDir.lexically_normal()), dirs.end());
 }
 
 /// Loading and unloading the example plugin many times leaves nothing

@@ -5,8 +5,9 @@
 //   subgraph check-plugin NAME|PATH [--cases N] [--seed S] [--ops LIST]
 //                                   [--tolerance T] [--show N]
 //
-// It loads the plugin (an absolute or relative path to a .so, a plugin name
-// on the search path such as onednn, or an in-process backend), prints
+// It loads the plugin (a .so file, absolute or relative to the working
+// directory: anything with a '/' or ending in .so; else a plugin name on the
+// search path such as onednn, or an in-process backend), prints
 // what it registers, finds the ops its selectors fuse by partitioning small
 // probe graphs (or takes --ops), then partitions N random graphs of those
 // ops mixed with ops it does not fuse and checks every invariant; backends
@@ -30,6 +31,7 @@
 #include "cli_util.h"
 #include "command.h"
 #include "subgraph/plugins/crash_handler.h"
+#include "subgraph/plugins/plugin_loader.h"
 
 #ifdef SUBGRAPH_CLI_HAVE_TESTKIT
 #include "testkit/plugin_check.h"
@@ -50,13 +52,17 @@ struct CheckPluginOptions {
 #ifdef SUBGRAPH_CLI_HAVE_TESTKIT
 void runCheckPlugin(const CheckPluginOptions& options) {
   std::string target = options.target;
-  if (target.find('/') != std::string::npos && target.front() != '/') {
-    // A relative path names a file here; the loader only takes absolute ones.
+  // The rule of SUBGRAPH_BACKEND (plugin_loader.h): a '/' or a ".so"
+  // names a file, absolute or relative to the working directory; anything
+  // else is a backend name looked up on the search path.
+  if (plugins::namesPluginFile(target)) {
+    std::filesystem::path file = plugins::pluginFilePath(target);
     std::error_code ec;
-    std::filesystem::path absolute = std::filesystem::absolute(target, ec);
-    if (ec || !std::filesystem::exists(absolute))
+    if (!std::filesystem::exists(file, ec))
       throw UsageError("plugin file '" + target + "' does not exist");
-    target = absolute.lexically_normal().string();
+    target = file.string();
+  } else {
+    warnAboutDroppedPluginDirs();
   }
   testkit::CheckOptions check;
   check.cases = options.cases;

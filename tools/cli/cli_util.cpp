@@ -32,6 +32,9 @@
 #ifdef SUBGRAPH_CLI_HAVE_ONNX
 #include "subgraph/onnx/onnx_import.h"
 #endif
+#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
+#include "subgraph/plugins/plugin_loader.h"
+#endif
 
 namespace subgraph::cli {
 namespace {
@@ -471,6 +474,16 @@ std::string formatBytes(uint64_t bytes) {
     ++unit;
   }
   return fmt::format("{:.1f} {}", value, kUnits[unit]);
+}
+
+void warnAboutDroppedPluginDirs() {
+#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
+  static bool warned = false;
+  if (warned) return;
+  warned = true;
+  for (const std::string& line : plugins::resolvePluginSearchPath().dropped)
+    spdlog::warn("{}", oneLine(line));
+#endif
 }
 
 }  // namespace subgraph::cli

@@ -186,6 +186,12 @@ void writeOutput(const std::string& path, const std::function<void(std::ostream&
 /// and trailing whitespace is dropped.
 std::string oneLine(std::string_view message);
 
+/// Prints one warning line (spdlog::warn) per SUBGRAPH_PLUGIN_PATH entry
+/// the plugin search path drops (a missing directory, a file), once per
+/// process. Every command that resolves backends or plugins calls it first,
+/// so a mistyped path is never dropped silently. A no-op without plugins.
+void warnAboutDroppedPluginDirs();
+
 /// A byte count for people: "812 B", "3.4 KiB", "97.5 MiB".
 std::string formatBytes(uint64_t bytes);
 

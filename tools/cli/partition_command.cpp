@@ -186,7 +186,9 @@ void runPartition(const PartitionCommandOptions& options) {
   std::string origin;
   plugins::SelectOptions select;
   select.allowFallback = options.allowFallback || plugins::fallbackFromEnvironment();
-  auto selection = plugins::selectBackends(backendList(options, origin), select);
+  std::string list = backendList(options, origin);
+  warnAboutDroppedPluginDirs();
+  auto selection = plugins::selectBackends(list, select);
   if (!selection) throw Error(selection.status());
   for (const std::string& warning : selection->warnings()) spdlog::warn("{}", warning);
 #else

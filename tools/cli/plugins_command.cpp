@@ -6,7 +6,10 @@
 //
 // The search path is the directories of $SUBGRAPH_PLUGIN_PATH, then the
 // program's own plugin directory (<prefix>/lib/subgraph/plugins); --path
-// replaces it. Each `*.so` is loaded to read its name, version, ABI
+// replaces it. Relative directories are resolved against the working
+// directory, and each one dropped (not a directory) is a warning line.
+// A plugin whose file name is not <its backend name>.so is flagged: a name
+// would not find it. Each `*.so` is loaded to read its name, version, ABI
 // version, properties, op definitions, kernels and transforms; a file that
 // does not load is listed with its one-line reason, and the command then
 // exits 1 so scripts notice a broken installation; a plugin that is only
@@ -16,6 +19,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
 #include <nlohmann/json.hpp>
 
 #include <iostream>
@@ -46,15 +51,29 @@ std::string joined(const std::vector<std::string>& items) {
   return out.empty() ? "none" : out;
 }
 
+// A plugin is found by name as <dir>/<name>.so, so a file named otherwise
+// is reachable by its path only: by name, SUBGRAPH_BACKEND=<name> finds no
+// file and SUBGRAPH_BACKEND=<file stem> refuses the mismatch.
+bool fileNameMatches(const plugins::FoundPlugin& f) {
+  return f.path.filename() == f.plugin->name() + ".so";
+}
+
+std::string fileNameMismatch(const plugins::FoundPlugin& f) {
+  return fmt::format(
+      "file name {} differs from the backend name '{}' it declares, so no name selects it "
+      "(select it by path, or rename it {}.so)",
+      f.path.filename().string(), f.plugin->name(), f.plugin->name());
+}
+
 void runPlugins(const PluginsCommandOptions& options) {
   partition::registerBuiltinBackends();
-  std::vector<std::filesystem::path> dirs;
-  for (const std::string& p : options.paths) {
-    if (!std::filesystem::path(p).is_absolute())
-      throw UsageError("--path '" + p + "' must be an absolute directory");
-    dirs.emplace_back(p);
-  }
-  if (dirs.empty()) dirs = plugins::pluginSearchPath();
+  // --path follows SUBGRAPH_PLUGIN_PATH's rule: relative directories are
+  // resolved against the working directory, and what is dropped is said.
+  plugins::PluginSearchPath path = options.paths.empty()
+                                       ? plugins::resolvePluginSearchPath()
+                                       : plugins::resolvePluginDirs(options.paths, "--path");
+  for (const std::string& line : path.dropped) spdlog::warn("{}", oneLine(line));
+  const std::vector<std::filesystem::path>& dirs = path.dirs;
   std::vector<plugins::FoundPlugin> found = plugins::discoverPlugins(dirs);
   std::vector<std::string> builtin = partition::BackendRegistry::global().names();
   size_t failures = 0;
@@ -75,6 +94,7 @@ void runPlugins(const PluginsCommandOptions& options) {
       } else {
         const plugins::PluginInfo& i = f.plugin->info();
         entry["name"] = i.name;
+        entry["file_name_matches"] = fileNameMatches(f);
         entry["version"] = i.version;
         entry["abi_version"] = i.abiVersion;
         entry["description"] = i.description;
@@ -110,8 +130,9 @@ void runPlugins(const PluginsCommandOptions& options) {
       const plugins::PluginInfo& i = f.plugin->info();
       std::cout << fmt::format("\n{} {} (plugin ABI {}): {}\n", i.name, i.version, i.abiVersion,
                                i.description)
-                << fmt::format("  path:       {}\n", i.path)
-                << fmt::format("  properties: {}\n", joined(i.properties))
+                << fmt::format("  path:       {}\n", i.path);
+      if (!fileNameMatches(f)) std::cout << fmt::format("  warning:    {}\n", fileNameMismatch(f));
+      std::cout << fmt::format("  properties: {}\n", joined(i.properties))
                 << fmt::format("  ops:        {}\n", joined(i.ops))
                 << fmt::format("  kernels:    {}\n", joined(i.kernels))
                 << fmt::format("  transforms: {}\n", joined(i.transforms))
@@ -138,7 +159,8 @@ const CommandRegistration kPlugins("plugins", [](CLI::App& app) {
       "List the backend plugins on the search path: name, version, ABI version, properties, ops, "
       "kernels");
   cmd->add_option("--path", options->paths,
-                  "Search this directory instead of $SUBGRAPH_PLUGIN_PATH and the plugin dir")
+                  "Search this directory (absolute or relative) instead of $SUBGRAPH_PLUGIN_PATH "
+                  "and the plugin dir")
       ->type_name("DIR");
   cmd->add_flag("--json", options->json, "Print one JSON object");
   cmd->callback([options] {

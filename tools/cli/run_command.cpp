@@ -121,6 +121,7 @@ std::optional<plugins::BackendSelection> chosenSelection(const RunCommandOptions
   }
   plugins::SelectOptions select;
   select.allowFallback = options.allowFallback || plugins::fallbackFromEnvironment();
+  warnAboutDroppedPluginDirs();
   auto selection = plugins::selectBackends(list, select);
   if (!selection) throw Error(selection.status());
   for (const std::string& warning : selection->warnings()) spdlog::warn("{}", warning);

@@ -15,15 +15,22 @@
 // (SgPlugin::release, then dlclose) when the last one goes.
 //
 // Backend selection (`SUBGRAPH_BACKEND`, `--backend`): a comma-separated
-// priority list of backend names or absolute paths to .so files, or NONE.
-// A name is, in order: a backend registered in-process (the built-ins
-// convbn, convbnrelu, convaddrelu), or `<dir>/<name>.so` for the first
-// directory of the search path that has it. The search path is the absolute
-// directories of SUBGRAPH_PLUGIN_PATH, then subgraph's own plugin directory
-// (`<program dir>/../lib/subgraph/plugins`, which is both the build tree's
-// and the installed layout, then the build tree's as configured). The
-// current directory is never searched, and a bare name is never handed to
-// the system loader.
+// priority list of plugin files, backend names, or NONE. One rule, also for
+// `subgraph check-plugin`:
+//  * an item containing a '/' or ending in ".so" is a plugin file, absolute
+//    or relative to the working directory (`./x.so`, `x.so`, `lib/x.so`);
+//  * anything else is a name: a backend registered in-process (the
+//    built-ins convbn, convbnrelu, convaddrelu), or `<dir>/<name>.so` for
+//    the first directory of the search path that has it.
+// The search path is the directories of SUBGRAPH_PLUGIN_PATH (relative
+// ones resolved against the working directory; an entry that is not a
+// directory is dropped, and resolvePluginSearchPath() says why), then the
+// program's own plugin directory, `<program dir>/../lib/subgraph/plugins`
+// (the installed layout, and the build tree's). A program running from the
+// build tree without a plugin directory beside it (a test binary) searches
+// the build tree's instead; an installed program never does. A bare name
+// is never handed to the system loader, and the working directory is
+// searched only where SUBGRAPH_PLUGIN_PATH names it.
 //
 // Errors are one line naming the plugin's path and the reason. A plugin
 // that cannot be used fails the selection unless the caller opts into
@@ -111,11 +118,34 @@ class LoadedPlugin : public std::enable_shared_from_this<LoadedPlugin> {
 /// "plugin <path>: <reason>". On error the library is unloaded again.
 StatusOr<std::shared_ptr<LoadedPlugin>> loadPlugin(const std::filesystem::path& path);
 
+/// The plugin search path and what was left out of it.
+struct PluginSearchPath {
+  /// Absolute, existing directories, in search order, without duplicates.
+  std::vector<std::filesystem::path> dirs;
+  /// One line per entry left out, naming it and why, e.g.
+  /// "SUBGRAPH_PLUGIN_PATH entry 'x' (/home/u/x): no such directory; ignored".
+  std::vector<std::string> dropped;
+};
+
 /// The directories searched for plugins by name, in order (see the file
 /// comment); `pluginPathEnv` is SUBGRAPH_PLUGIN_PATH's value (nullopt:
 /// read it with secure_getenv).
+PluginSearchPath resolvePluginSearchPath(std::optional<std::string> pluginPathEnv = std::nullopt);
+/// resolvePluginSearchPath(pluginPathEnv).dirs.
 std::vector<std::filesystem::path> pluginSearchPath(
     std::optional<std::string> pluginPathEnv = std::nullopt);
+/// `entries` as directories: relative ones against the working directory,
+/// empty ones skipped, those that are not directories dropped with a line
+/// naming `source` (e.g. "--path").
+PluginSearchPath resolvePluginDirs(const std::vector<std::string>& entries,
+                                   std::string_view source);
+
+/// True if a backend-list item names a plugin file rather than a backend:
+/// it contains a '/' or ends in ".so".
+bool namesPluginFile(std::string_view item);
+/// A plugin file's absolute, normalised path (relative to the working
+/// directory).
+std::filesystem::path pluginFilePath(std::string_view item);
 
 /// One selected backend: in-process, or a loaded plugin.
 struct SelectedBackend {
@@ -158,8 +188,8 @@ class BackendSelection {
   bool none_ = false;
 };
 
-/// Resolves a comma-separated list of names and absolute paths (or NONE).
-/// Fails with one line on an unknown name, a relative path, an unusable
+/// Resolves a comma-separated list of names and plugin files (or NONE).
+/// Fails with one line on an unknown name, an unusable
 /// plugin (unless allowFallback) or a duplicate backend name.
 StatusOr<BackendSelection> selectBackends(std::string_view list, const SelectOptions& options = {});
 
