@@ -182,7 +182,7 @@ TEST(CliPlugins, RelativePluginPathIsResolvedAndDroppedEntriesAreWarned) {
 
   // The same warning where a backend is resolved by name, once per run,
   // and the name finds the plugin through the relative entry.
-  CliResult check = runCli({"check-plugin", "example_convbn", "--cases", "1"});
+  CliResult check = runCli({"check-plugin", "example_convbn", "--cases", "20"});
   ASSERT_EQ(check.exitCode, 0) << check.err;
   EXPECT_EQ(std::count(check.err.begin(), check.err.end(), '\n'), 1) << check.err;
   EXPECT_THAT(check.err, HasSubstr("warning: SUBGRAPH_PLUGIN_PATH entry 'nowhere'"));
