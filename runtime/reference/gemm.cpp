@@ -24,31 +24,12 @@ constexpr int64_t kKC = 256;
 constexpr int64_t kMC = 96;   // multiple of kMR
 constexpr int64_t kNC = 256;  // multiple of kNR
 
-// ThreadSanitizer instruments the ifunc resolver that target_clones emits,
-// and the dynamic loader runs that resolver before TSan's runtime exists
-// (a SIGSEGV in __tsan_func_entry at startup); TSan builds use one clone.
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define SUBGRAPH_NO_IFUNC 1
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define SUBGRAPH_NO_IFUNC 1
-#endif
-
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(SUBGRAPH_NO_IFUNC)
-#define SUBGRAPH_GEMM_CLONES \
-  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-#else
-#define SUBGRAPH_GEMM_CLONES
-#endif
-
 // 16 floats: one zmm on AVX-512, two ymm on AVX2, four xmm otherwise.
 typedef float Vec16 __attribute__((vector_size(64)));
 
 // acc[MR][NR] = sum over p of a[p][0..MR) (outer) b[p][0..NR); then
 // writes alpha*acc (+ beta*C or + C) into the valid mr x nr corner of C.
-SUBGRAPH_GEMM_CLONES
+SUBGRAPH_ISA_CLONES
 void microKernel(int64_t kc, const float* ap, const float* bp, float* c, int64_t ldc, int64_t mr,
                  int64_t nr, float alpha, float beta, bool first) {
   Vec16 acc[kMR];

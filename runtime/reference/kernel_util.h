@@ -24,6 +24,30 @@
 #include <type_traits>
 #include <vector>
 
+// SUBGRAPH_ISA_CLONES before a function compiles it for AVX-512 (x86-64-v4),
+// AVX2 (v3) and baseline x86-64, picked once at load. The loop kernels it
+// marks keep a fixed order of operations, and floating-point contraction is
+// off, so every clone gives the same bits.
+//
+// ThreadSanitizer instruments the ifunc resolver that target_clones emits,
+// and the dynamic loader runs that resolver before TSan's runtime exists
+// (a SIGSEGV in __tsan_func_entry at startup); TSan builds use one clone.
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SUBGRAPH_NO_IFUNC 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define SUBGRAPH_NO_IFUNC 1
+#endif
+
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(SUBGRAPH_NO_IFUNC)
+#define SUBGRAPH_ISA_CLONES \
+  __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define SUBGRAPH_ISA_CLONES
+#endif
+
 #include "subgraph/ir/graph.h"
 #include "subgraph/runtime/backend.h"
 #include "subgraph/runtime/kernel.h"

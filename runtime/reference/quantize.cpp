@@ -125,6 +125,40 @@ class QuantizeKernel final : public Kernel {
   int64_t axis_;
 };
 
+// std::nearbyint for |v| <= 2^22 in the default rounding mode, without a
+// libm call per element: adding 1.5 * 2^23 leaves no fraction bits, so the
+// addition itself rounds half to even.
+inline float roundHalfEven(float v) {
+  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
+  return (v + kMagic) - kMagic;
+}
+
+// DynamicQuantizeLinear's quantization of px[0, n) into py: a loop the
+// clones vectorize (a division per element is most of its cost).
+SUBGRAPH_ISA_CLONES
+void quantizeU8(const float* px, uint8_t* py, int64_t n, float scale, float zero) {
+  for (int64_t i = 0; i < n; ++i) {
+    // |x / scale| <= 255 (plus rounding) for every finite x in range, so
+    // the clamp changes nothing there and keeps the magic-number rounding
+    // exact; NaN passes both clamps and becomes 0 below.
+    float q = roundHalfEven(std::clamp(px[i] / scale, -512.0f, 512.0f)) + zero;
+    if (!(q == q)) q = 0;
+    py[i] = static_cast<uint8_t>(std::clamp(q, 0.0f, 255.0f));
+  }
+}
+
+// The smallest and largest of px[0, n) and 0. NaN compares false both ways
+// and so leaves them alone.
+SUBGRAPH_ISA_CLONES
+std::pair<float, float> rangeWithZero(const float* px, int64_t n) {
+  float lo = 0, hi = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    lo = px[i] < lo ? px[i] : lo;
+    hi = px[i] > hi ? px[i] : hi;
+  }
+  return {lo, hi};
+}
+
 class DynamicQuantizeKernel final : public Kernel {
  public:
   explicit DynamicQuantizeKernel(const Node&) {}
@@ -148,14 +182,7 @@ class DynamicQuantizeKernel final : public Kernel {
     if (std::isnan(zero)) zero = 0;  // An infinite range.
     uint8_t* py = ctx.output(0).mutableData<uint8_t>();
     parallelFor(n, 4, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        // |x / scale| <= 255 (plus rounding) for every finite x in range,
-        // so the clamp changes nothing there and keeps the magic-number
-        // rounding exact; NaN passes both clamps and becomes 0 below.
-        float q = roundHalfEven(std::clamp(px[i] / scale, -512.0f, 512.0f)) + zero;
-        if (std::isnan(q)) q = 0;
-        py[i] = static_cast<uint8_t>(std::clamp(q, 0.0f, 255.0f));
-      }
+      quantizeU8(px + begin, py + begin, end - begin, scale, zero);
     });
     if (ctx.numOutputs() > 1) *ctx.output(1).mutableData<float>() = scale;
     if (ctx.numOutputs() > 2) *ctx.output(2).mutableData<uint8_t>() = static_cast<uint8_t>(zero);
@@ -171,14 +198,9 @@ class DynamicQuantizeKernel final : public Kernel {
     const int64_t chunks = (n + kChunk - 1) / kChunk;
     std::vector<std::pair<float, float>> partial(static_cast<size_t>(chunks), {0.0f, 0.0f});
     parallelFor(chunks, kChunk, [&](int64_t begin, int64_t end) {
-      for (int64_t c = begin; c < end; ++c) {
-        float lo = 0, hi = 0;
-        for (int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) {
-          lo = px[i] < lo ? px[i] : lo;
-          hi = px[i] > hi ? px[i] : hi;
-        }
-        partial[static_cast<size_t>(c)] = {lo, hi};
-      }
+      for (int64_t c = begin; c < end; ++c)
+        partial[static_cast<size_t>(c)] =
+            rangeWithZero(px + c * kChunk, std::min(n, (c + 1) * kChunk) - c * kChunk);
     });
     float lo = 0, hi = 0;
     for (const auto& [l, h] : partial) {
@@ -186,14 +208,6 @@ class DynamicQuantizeKernel final : public Kernel {
       hi = std::max(hi, h);
     }
     return {lo, hi};
-  }
-
-  // std::nearbyint for |v| <= 2^22 in the default rounding mode, without
-  // a libm call per element: adding 1.5 * 2^23 leaves no fraction bits, so
-  // the addition itself rounds half to even.
-  static float roundHalfEven(float v) {
-    constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
-    return (v + kMagic) - kMagic;
   }
 };
 
