@@ -15,6 +15,8 @@
 #include <cstring>
 #include <vector>
 
+#include "reference/kernel_util.h"
+
 namespace subgraph::runtime::reference {
 namespace {
 
