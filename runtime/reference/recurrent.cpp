@@ -166,7 +166,6 @@ struct Shapes {
 // sum it may not reorder), and every run gives the same bits. The gate
 // products of an LSTM step are G*H such rows; accumulated one element at a
 // time in double they were 40% of a speech model's run.
-SUBGRAPH_ISA_CLONES
 float dotF32(const float* a, const float* b, int64_t n) {
   float acc[8] = {};
   int64_t k = 0;
