@@ -29,6 +29,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "subgraph/support/file_io.h"
+
 namespace subgraph::onnx_io {
 namespace {
 
@@ -39,21 +41,6 @@ struct ExternalLocation {
   uint64_t offset = 0;
   bool hasLength = false;
   uint64_t length = 0;
-};
-
-// Closes a file descriptor on every path out of readExternalData.
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
 };
 
 // Parses a decimal that must consume the whole string; "+5", " 5", "-1" and
@@ -150,7 +137,7 @@ StatusOr<std::vector<std::byte>> readExternalData(const ::onnx::TensorProto& pro
 
   // O_NONBLOCK: opening a FIFO would wait for a writer forever; the
   // fstat below then refuses anything but a regular file.
-  FileDescriptor fd(::open(target.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  UniqueFd fd(::open(target.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (fd.get() < 0)
     return Status(StatusCode::kNotFound, what + ": external data file " + quoted +
                                              " cannot be opened: " + std::strerror(errno));

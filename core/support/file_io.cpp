@@ -24,27 +24,6 @@
 namespace subgraph {
 namespace {
 
-/// Closes a descriptor when it goes out of scope.
-class Descriptor {
- public:
-  explicit Descriptor(int fd) : fd_(fd) {}
-  ~Descriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Descriptor(const Descriptor&) = delete;
-  Descriptor& operator=(const Descriptor&) = delete;
-  int get() const { return fd_; }
-  /// Gives up ownership, e.g. to a stream buffer that closes it.
-  int release() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-
- private:
-  int fd_;
-};
-
 std::string errnoText() { return std::strerror(errno); }
 
 /// The mode a new file gets: the process umask applied to 0666, read from
@@ -71,11 +50,15 @@ Status writeInPlace(const std::string& path, const std::function<void(std::ostre
 
 }  // namespace
 
+UniqueFd::~UniqueFd() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
 StatusOr<std::string> readRegularFile(const std::string& path, uint64_t maxBytes,
                                       const std::string& what) {
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
   // writer forever. It has no effect on the regular files accepted below.
-  Descriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
   if (fd.get() < 0)
     return Status(errno == ENOENT ? StatusCode::kNotFound : StatusCode::kInvalidArgument,
                   path + ": cannot open the " + what + ": " + errnoText());
@@ -138,7 +121,7 @@ Status writeFileAtomically(const std::string& path,
   std::string name = (folder / ("." + target.filename().string() + ".XXXXXX")).string();
   std::vector<char> temp(name.begin(), name.end());
   temp.push_back('\0');
-  Descriptor fd(::mkostemp(temp.data(), O_CLOEXEC));
+  UniqueFd fd(::mkostemp(temp.data(), O_CLOEXEC));
   if (fd.get() < 0)
     return Status::invalid(path + ": cannot open for writing: " + errnoText() +
                            " (creating a new file in '" + folder.string() + "')");

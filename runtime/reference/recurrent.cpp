@@ -299,22 +299,14 @@ class RecurrentKernel final : public Kernel {
     parallelFor(s.dirs * s.batch, s.seq * G * H * (I + H), [&](int64_t begin, int64_t end) {
       std::vector<double> h(static_cast<size_t>(H)), c(static_cast<size_t>(H));
       std::vector<double> gates(static_cast<size_t>(G * H)), rh(static_cast<size_t>(H));
-      // f32 copies of h and rh for the dot products, refreshed when read
-      // after a change (`version` counts the changes of each).
+      // f32 copies of h and rh that the f32 dot products read, refreshed
+      // where those change: h at each step, rh in a GRU step.
       std::vector<float> hF(static_cast<size_t>(H)), rhF(static_cast<size_t>(H));
-      const std::vector<double>* hFOf = nullptr;
-      const std::vector<double>* rhFOf = nullptr;
-      auto mirrored = [&](const std::vector<double>& v) -> const float* {
-        std::vector<float>& out = &v == &h ? hF : rhF;
-        const std::vector<double>*& of = &v == &h ? hFOf : rhFOf;
-        if (of != &v) {
-          for (size_t k = 0; k < v.size(); ++k) out[k] = static_cast<float>(v[k]);
-          of = &v;
-        }
-        return out.data();
+      auto toF32 = [](const std::vector<double>& from, std::vector<float>& to) {
+        if constexpr (std::is_same_v<T, float>)
+          std::transform(from.begin(), from.end(), to.begin(),
+                         [](double v) { return static_cast<float>(v); });
       };
-      auto stale = [&] { hFOf = rhFOf = nullptr; };
-      (void)mirrored;  // read by the f32 instantiation only
       for (int64_t pair = begin; pair < end; ++pair) {
         const int64_t d = pair / s.batch, b = pair % s.batch;
         const bool reverse = reverseOnly_ || d == 1;
@@ -329,9 +321,8 @@ class RecurrentKernel final : public Kernel {
           c[static_cast<size_t>(j)] = pc0 ? static_cast<double>(load(pc0[s.state(d, b) + j])) : 0;
         }
         // Gate row `row` of W x + (bias Wb) for input step x, and of R v + Rb.
-        // f32 rows take the vectorized dot product of f32 operands (`v` is
-        // mirrored in f32 first, see `mirror`); other types accumulate in
-        // double.
+        // f32 rows take the vectorized dot product of f32 operands (`vF`,
+        // v's f32 copy); other types accumulate in double.
         auto wx = [&](int64_t row, const T* x) {
           double acc = Wb ? static_cast<double>(load(Wb[row])) : 0;
           if constexpr (std::is_same_v<T, float>)
@@ -340,40 +331,40 @@ class RecurrentKernel final : public Kernel {
             acc += static_cast<double>(load(W[row * I + k])) * static_cast<double>(load(x[k]));
           return acc;
         };
-        auto rv = [&](int64_t row, const std::vector<double>& v) {
+        auto rv = [&](int64_t row, const std::vector<double>& v, const std::vector<float>& vF) {
           double acc = Rb ? static_cast<double>(load(Rb[row])) : 0;
           if constexpr (std::is_same_v<T, float>)
-            return acc + static_cast<double>(dotF32(R + row * H, mirrored(v), H));
+            return acc + static_cast<double>(dotF32(R + row * H, vF.data(), H));
           for (int64_t k = 0; k < H; ++k)
             acc += static_cast<double>(load(R[row * H + k])) * v[static_cast<size_t>(k)];
           return acc;
         };
         const int64_t len = lens[static_cast<size_t>(b)];
         for (int64_t step = 0; step < len; ++step) {
-          stale();  // h is new
+          toF32(h, hF);
           const int64_t t = reverse ? len - 1 - step : step;
           const T* x = px + s.x(t, b);
           if (cell_ == Cell::kRnn) {
             for (int64_t j = 0; j < H; ++j)
-              gates[static_cast<size_t>(j)] = act[0](clip(wx(j, x) + rv(j, h)));
+              gates[static_cast<size_t>(j)] = act[0](clip(wx(j, x) + rv(j, h, hF)));
             std::copy(gates.begin(), gates.begin() + H, h.begin());
           } else if (cell_ == Cell::kGru) {
             double* z = gates.data();
             double* r = z + H;
             for (int64_t j = 0; j < H; ++j) {
-              z[j] = act[0](clip(wx(j, x) + rv(j, h)));
-              r[j] = act[0](clip(wx(H + j, x) + rv(H + j, h)));
+              z[j] = act[0](clip(wx(j, x) + rv(j, h, hF)));
+              r[j] = act[0](clip(wx(H + j, x) + rv(H + j, h, hF)));
             }
             for (int64_t j = 0; j < H; ++j)
               rh[static_cast<size_t>(j)] = r[j] * h[static_cast<size_t>(j)];
-            rhFOf = nullptr;
+            toF32(rh, rhF);
             double* cand = r + H;
             for (int64_t j = 0; j < H; ++j) {
               double pre;
               if (linearBeforeReset_) {
-                pre = wx(2 * H + j, x) + r[j] * rv(2 * H + j, h);
+                pre = wx(2 * H + j, x) + r[j] * rv(2 * H + j, h, hF);
               } else {
-                pre = wx(2 * H + j, x) + rv(2 * H + j, rh);
+                pre = wx(2 * H + j, x) + rv(2 * H + j, rh, rhF);
               }
               cand[j] = act[1](clip(pre));
             }
@@ -388,10 +379,10 @@ class RecurrentKernel final : public Kernel {
               const double cj = c[static_cast<size_t>(j)];
               const double pi = P ? static_cast<double>(load(P[j])) : 0;
               const double pf = P ? static_cast<double>(load(P[2 * H + j])) : 0;
-              gf[j] = act[0](clip(wx(2 * H + j, x) + rv(2 * H + j, h) + pf * cj));
-              gi[j] = inputForget_ ? 1 - gf[j] : act[0](clip(wx(j, x) + rv(j, h) + pi * cj));
-              gc[j] = act[1](clip(wx(3 * H + j, x) + rv(3 * H + j, h)));
-              go[j] = wx(H + j, x) + rv(H + j, h);  // Peephole added below, with the new C.
+              gf[j] = act[0](clip(wx(2 * H + j, x) + rv(2 * H + j, h, hF) + pf * cj));
+              gi[j] = inputForget_ ? 1 - gf[j] : act[0](clip(wx(j, x) + rv(j, h, hF) + pi * cj));
+              gc[j] = act[1](clip(wx(3 * H + j, x) + rv(3 * H + j, h, hF)));
+              go[j] = wx(H + j, x) + rv(H + j, h, hF);  // Peephole added below, with the new C.
             }
             for (int64_t j = 0; j < H; ++j) {
               double& cj = c[static_cast<size_t>(j)];

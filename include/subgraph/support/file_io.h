@@ -27,6 +27,26 @@
 
 namespace subgraph {
 
+/// Owns a POSIX file descriptor (-1: none) and closes it when it goes out
+/// of scope, on every path out of the code that opened it.
+class UniqueFd {
+ public:
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  ~UniqueFd();
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  int get() const { return fd_; }
+  /// Gives up ownership, e.g. to a stream buffer that closes it.
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_;
+};
+
 /// Reads the whole regular file at `path`. Fails with one line naming the
 /// file and `what` ("model", "tensor file") when it is missing, is not a
 /// regular file (a directory, FIFO, socket or device, also through a

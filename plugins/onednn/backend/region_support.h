@@ -182,17 +182,11 @@ class RegionKernel : public sdk::Kernel {
   /// oneDNN's exceptions into an sdk::Error that says so.
   template <typename Body>
   decltype(auto) guarded(const std::vector<sdk::Shape>& inputs, Body&& body) const {
-    std::vector<std::span<const int64_t>> dims;
-    dims.reserve(inputs.size());
-    for (const sdk::Shape& s : inputs) dims.emplace_back(s.dims);
-    return guardedWith(teamFor(workOf(dims)), std::forward<Body>(body));
+    return guardedWith(teamForInputs(inputs), std::forward<Body>(body));
   }
   template <typename Body>
   decltype(auto) guarded(std::span<const sdk::Tensor> inputs, Body&& body) const {
-    std::vector<std::span<const int64_t>> dims;
-    dims.reserve(inputs.size());
-    for (const sdk::Tensor& t : inputs) dims.push_back(t.dims());
-    return guardedWith(teamFor(workOf(dims)), std::forward<Body>(body));
+    return guardedWith(teamForInputs(inputs), std::forward<Body>(body));
   }
 
  private:
@@ -211,6 +205,18 @@ class RegionKernel : public sdk::Kernel {
       throw sdk::Error(e.what(), SG_INVALID_ARGUMENT);
     }
   }
+
+  // The team for a run on `inputs` (shapes or tensors): their dims are
+  // gathered in a per-thread buffer, not a new vector per run.
+  template <typename Inputs>
+  int teamForInputs(const Inputs& inputs) const {
+    thread_local std::vector<std::span<const int64_t>> dims;
+    dims.clear();
+    for (const auto& in : inputs) dims.push_back(dimsOf(in));
+    return teamFor(workOf(dims));
+  }
+  static std::span<const int64_t> dimsOf(const sdk::Shape& s) { return s.dims; }
+  static std::span<const int64_t> dimsOf(const sdk::Tensor& t) { return t.dims(); }
 
   static void useThreads(int team);
   int threads_;
