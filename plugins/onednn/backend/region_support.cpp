@@ -254,6 +254,20 @@ Predicate onlyLastAxis(std::string reason) {
   };
 }
 
+namespace {
+
+// A quantizer, or a region fused before (the int8 family's regions start
+// with DynamicQuantizeLinear) that holds one.
+bool quantizes(const sdk::NodeView& n) {
+  if (n.is("DynamicQuantizeLinear") || n.is("QuantizeLinear")) return true;
+  if (std::optional<sdk::GraphView> body = n.body())
+    for (const sdk::NodeView& inner : body->nodes())
+      if (inner.is("DynamicQuantizeLinear") || inner.is("QuantizeLinear")) return true;
+  return false;
+}
+
+}  // namespace
+
 Predicate resultNotRequantized(std::string what) {
   return [what](const sdk::NodeView& n) -> sdk::Decision {
     // Ops whose outputs hold input values unchanged (or their maximum).
@@ -268,7 +282,7 @@ Predicate resultNotRequantized(std::string what) {
       work.pop_back();
       if (!v || !seen.insert(v.name()).second) continue;
       for (const sdk::NodeView& c : v.consumers()) {
-        if (c.is("DynamicQuantizeLinear") || c.is("QuantizeLinear"))
+        if (quantizes(c))
           return sdk::Decision::no("its result is re-quantized by '" + c.name() + "', and " + what +
                                    " would not round exactly as the reference does");
         if (kMoving.count(c.opType()))

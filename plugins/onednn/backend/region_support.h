@@ -131,7 +131,8 @@ Predicate attrEquals(std::string name, std::string value);
 Predicate onlyLastAxis(std::string reason);
 /// No DynamicQuantizeLinear or QuantizeLinear reads the node's first
 /// output, directly or through ops that only move or select values
-/// (Concat, Relu, MaxPool, reshapes, ...). A re-quantized value must round
+/// (Concat, Relu, MaxPool, reshapes, ...), and no region fused earlier holds
+/// one. A re-quantized value must round
 /// exactly as the reference computes it: a one-ulp difference moves it to
 /// another quantization level, and such moves compound layer by layer.
 /// `what` names the family's arithmetic in the reason.

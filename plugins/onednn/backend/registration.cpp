@@ -19,6 +19,7 @@
 #include "matmul_family.h"
 #include "pooling_family.h"
 #include "process_lifetime.h"
+#include "quantized_family.h"
 #include "resize_family.h"
 #include "softmax_family.h"
 
@@ -29,6 +30,7 @@ using subgraph::onednn::Family;
 Family (*const kFamilies[])() = {
     subgraph::onednn::convFamily,
     subgraph::onednn::matmulFamily,
+    subgraph::onednn::quantizedFamily,
     subgraph::onednn::poolingFamily,
     subgraph::onednn::deconvFamily,
     subgraph::onednn::resizeFamily,

@@ -1,23 +1,15 @@
 //===- plugins/onednn/kernels/concat.cpp - Concatenation -===//
 //
-// The cached oneDNN concat primitive; see concat.h.
+// Plain row copies on the OpenMP team; see concat.h.
 //
 //===----------------------------------------------------------------------===//
 #include "concat.h"
 
+#include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
-#include "dnnl_context.h"
-#include "tensor_format.h"
-
 namespace subgraph::onednn {
-
-struct Concat::Prepared {
-  dnnl::concat primitive;
-  std::vector<dnnl::memory::desc> srcDescs;
-  dnnl::memory::desc dstDesc, scratchDesc;
-  size_t scratchBytes = 0;
-};
 
 int64_t Concat::normalizedAxis(size_t rank) const {
   auto r = static_cast<int64_t>(rank);
@@ -41,45 +33,41 @@ std::vector<int64_t> Concat::outputDims(std::span<const std::vector<int64_t>> in
   return out;
 }
 
-std::vector<int64_t> Concat::key(std::span<const std::vector<int64_t>> inputs) {
-  std::vector<int64_t> k;
-  for (const std::vector<int64_t>& d : inputs) {
-    k.insert(k.end(), d.begin(), d.end());
-    k.push_back(-1);
-  }
-  return k;
-}
-
 size_t Concat::prepare(std::span<const std::vector<int64_t>> inputs) {
-  std::vector<int64_t> k = key(inputs);
-  if (auto p = cache_.find(k)) return p->scratchBytes;
-  auto p = std::make_shared<Prepared>();
-  std::vector<int64_t> out = outputDims(inputs);
-  for (const std::vector<int64_t>& d : inputs) p->srcDescs.push_back(formatDesc(d, Format::kPlain));
-  p->dstDesc = formatDesc(out, Format::kPlain);
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  dnnl::concat::primitive_desc pd(p->dstDesc, static_cast<int>(normalizedAxis(out.size())),
-                                  p->srcDescs, cpuEngine(), attr);
-  p->primitive = dnnl::concat(pd);
-  p->scratchDesc = pd.scratchpad_desc();
-  p->scratchBytes = p->scratchDesc.get_size();
-  return cache_.insert(k, std::move(p))->scratchBytes;
+  outputDims(inputs);  // checks the shapes
+  return 0;
 }
 
 void Concat::execute(std::span<const std::vector<int64_t>> inputs,
-                     std::span<const float* const> srcs, float* dst, void* scratch) const {
-  std::shared_ptr<const Prepared> p = cache_.get(key(inputs), "concat");
-  dnnl::engine& engine = cpuEngine();
-  std::unordered_map<int, dnnl::memory> args;
-  for (size_t i = 0; i < srcs.size(); ++i)
-    args.emplace(DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i),
-                 dnnl::memory(p->srcDescs[i], engine, const_cast<float*>(srcs[i])));
-  args.emplace(DNNL_ARG_DST, dnnl::memory(p->dstDesc, engine, dst));
-  args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(p->scratchDesc, engine, scratch));
-  dnnl::stream& stream = threadStream();
-  p->primitive.execute(stream, args);
-  stream.wait();
+                     std::span<const float* const> srcs, float* dst, void*) const {
+  const auto axis = static_cast<size_t>(normalizedAxis(inputs[0].size()));
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= inputs[0][d];
+  for (size_t d = axis + 1; d < inputs[0].size(); ++d) inner *= inputs[0][d];
+  // Each input is `outer` rows of its slice; the output row is their join.
+  std::vector<int64_t> rowSize(inputs.size());
+  int64_t outRow = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) outRow += rowSize[i] = inputs[i][axis] * inner;
+  struct Piece {
+    const float* src;
+    float* dst;
+    int64_t count;
+  };
+  std::vector<Piece> pieces;
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t at = o * outRow;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      for (int64_t e = 0; e < rowSize[i]; e += kPieceElements)
+        pieces.push_back(
+            {srcs[i] + o * rowSize[i] + e, dst + at + e, std::min(kPieceElements, rowSize[i] - e)});
+      at += rowSize[i];
+    }
+  }
+  const auto count = static_cast<int64_t>(pieces.size());
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < count; ++p)
+    std::memcpy(pieces[static_cast<size_t>(p)].dst, pieces[static_cast<size_t>(p)].src,
+                static_cast<size_t>(pieces[static_cast<size_t>(p)].count) * sizeof(float));
 }
 
 }  // namespace subgraph::onednn

@@ -13,74 +13,19 @@
 
 #include <dlfcn.h>
 
-#include <cstdio>
 #include <filesystem>
-#include <map>
 #include <random>
 #include <string>
-#include <string_view>
 
+#include "backend_test_util.h"
 #include "region_support.h"
-#include "runtime_test_util.h"
-#include "subgraph/ir/shape_inference.h"
-#include "subgraph/plugins/plugin_loader.h"
 
 namespace subgraph::onednn {
 namespace {
 
-using runtime::NamedTensor;
-using runtime::Session;
-using runtime::SessionOptions;
-using runtime::StepInfo;
-using runtime::testing::maxAbsDiff;
-using runtime::testing::randomF32;
-using runtime::testing::runOk;
+using namespace testing;  // NOLINT: the suite's helpers
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-constexpr unsigned kSeed = 2024;
-constexpr const char* kBackendName = "onednn";
-
-// The plugin, loaded once from the build's plugin directory.
-const plugins::BackendSelection& onednnPlugin() {
-  static const plugins::BackendSelection selection = [] {
-    plugins::SelectOptions options;
-    options.searchPath = {SUBGRAPH_TEST_PLUGIN_DIR};
-    StatusOr<plugins::BackendSelection> s = plugins::selectBackends(kBackendName, options);
-    if (!s.isOk()) throw Error(s.status());
-    return std::move(s).value();
-  }();
-  return selection;
-}
-
-// Replaces the first `from` in `text` by `to`; fails the test if absent.
-void replaceOnce(std::string& text, std::string_view from, std::string_view to) {
-  size_t at = text.find(from);
-  ASSERT_NE(at, std::string::npos) << from;
-  text.replace(at, from.size(), to);
-}
-
-// Parses `text` and replaces every f32 constant of more than one element by
-// random values: [0.5, 1.5] for names starting with "v" (variances, which
-// must be positive), [-1, 1] otherwise. Names starting with "fixed" (such
-// as Resize scales) keep the values written.
-std::unique_ptr<Graph> randomized(const char* text, std::mt19937& rng) {
-  std::unique_ptr<Graph> g = parseGraphOrThrow(text);
-  for (Value* v : g->initializers()) {
-    const Tensor* t = v->initializer();
-    if (t->dtype() != DataType::kFloat32 || t->numElements() < 2) continue;
-    if (v->name().rfind("fixed", 0) == 0) continue;
-    bool positive = !v->name().empty() && v->name()[0] == 'v';
-    std::uniform_real_distribution<float> dist(positive ? 0.5f : -1.0f, positive ? 1.5f : 1.0f);
-    std::vector<float> data(static_cast<size_t>(t->numElements()));
-    for (float& x : data) x = dist(rng);
-    g->setInitializer(v, Tensor::fromVector<float>(DataType::kFloat32, t->dims(), data));
-  }
-  // The selectors read value types (shapes of Add operands, ranks).
-  Status st = inferShapes(*g);
-  EXPECT_TRUE(st.isOk()) << st.message();
-  return g;
-}
 
 /// onednn.so pins itself in the process (process_lifetime.h): OpenMP's
 /// worker threads outlive any unload, so unloading the plugin must leave
@@ -95,64 +40,6 @@ TEST(OnednnPlugin, StaysMappedAfterTheHostUnloadsIt) {
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
   EXPECT_NE(handle, nullptr) << "onednn.so was unmapped by the host's unload";
   if (handle) dlclose(handle);
-}
-
-struct Outcome {
-  std::vector<std::string> regions;  // fused ops, in step order
-  std::vector<std::string> leftOps;  // ops left outside any region
-  size_t copies = 0;
-  double maxDiff = 0;
-};
-
-// Partitions `text` for onednn, runs it on random inputs (symbolic dims
-// take `symbolSize`), compares with the reference.
-Outcome partitionAndRun(const char* text, int threads = 0, int64_t symbolSize = 2) {
-  const plugins::BackendSelection& plugin = onednnPlugin();
-  std::printf("seed %u\n", kSeed);
-  std::mt19937 rng(kSeed);
-  std::unique_ptr<Graph> graph = randomized(text, rng);
-  std::vector<NamedTensor> inputs;
-  for (const Value* in : graph->inputs()) {
-    std::vector<int64_t> dims;
-    for (const Dim& d : *in->type().shape) dims.push_back(d.isStatic() ? d.size() : symbolSize);
-    inputs.push_back({in->name(), randomF32(dims, rng)});
-  }
-  Session reference;
-  EXPECT_TRUE(reference.load(*graph).isOk());
-  EXPECT_TRUE(reference.compile().isOk());
-
-  SessionOptions options;
-  options.threads = threads;
-  StatusOr<std::vector<std::shared_ptr<runtime::Backend>>> backends =
-      plugin.runtimeBackends(threads);
-  EXPECT_TRUE(backends.isOk()) << backends.status().message();
-  if (backends.isOk()) options.backendInstances = std::move(backends).value();
-  Session fused(options);
-  EXPECT_TRUE(fused.load(*graph).isOk());
-  Status st = fused.partition([&](Graph& g) -> Status {
-    auto report = plugin.partition(g);
-    return report.isOk() ? Status::ok() : report.status();
-  });
-  EXPECT_TRUE(st.isOk()) << st.message();
-  st = fused.compile();
-  EXPECT_TRUE(st.isOk()) << st.message();
-  Outcome out;
-  for (const StepInfo& s : fused.steps()) {
-    if (s.isRegion) {
-      out.regions.push_back(s.op.substr(std::string("subgraph.onednn.").size()));
-      EXPECT_EQ(s.backend, kBackendName) << s.op << " fell back to " << s.provider;
-    } else if (s.isCopy) {
-      ++out.copies;
-    } else {
-      out.leftOps.push_back(s.op);
-    }
-  }
-  std::vector<NamedTensor> want = runOk(reference, inputs);
-  std::vector<NamedTensor> got = runOk(fused, inputs);
-  EXPECT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size() && i < want.size(); ++i)
-    out.maxDiff = std::max(out.maxDiff, maxAbsDiff(got[i].tensor, want[i].tensor));
-  return out;
 }
 
 //  %x [1,16,8,8] -> Conv3x3 -> BN -> Relu -> Conv3x3 -> BN -> Add(%x) -> Relu -> %y

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <random>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "fused_matmul.h"
 #include "normalization.h"
 #include "pooling.h"
+#include "quantized_gemm.h"
 #include "tensor_format.h"
 
 namespace subgraph::onednn {
@@ -484,6 +486,59 @@ TEST(EltwiseAndConcat, ChainAndJoin) {
   EXPECT_EQ(joined, (std::vector<float>{1, 2, 3, 7, 4, 5, 6, 8}));
   std::vector<std::vector<int64_t>> bad{{2, 3}, {3, 1}};
   EXPECT_THROW(concat.outputDims(bad), std::invalid_argument);
+}
+
+/// The weights' change of variables keeps every difference w - zw: uint8
+/// weights become int8 (right operand) or stay uint8 (left), int8 ones
+/// shift by 128 to the left, and per-channel zero points that leave a
+/// difference outside the operand's type are refused.
+TEST(QuantizedGemm, WeightsKeepTheirDifferences) {
+  const std::vector<std::byte> w{std::byte{0}, std::byte{255}, std::byte{128}, std::byte{7}};
+  const std::vector<int32_t> zero{200};
+  // [n = 2][k = 2] as the left operand, and as the right one ([k][n]).
+  QuantizedWeights left = quantizedWeights(w, false, 2, 2, true, zero, true);
+  QuantizedWeights right = quantizedWeights(w, false, 2, 2, true, zero, false);
+  for (int64_t c = 0; c < 2; ++c)
+    for (int64_t k = 0; k < 2; ++k) {
+      const int32_t want = static_cast<int32_t>(w[static_cast<size_t>(c * 2 + k)]) - 200;
+      EXPECT_EQ(static_cast<int32_t>(left.data[static_cast<size_t>(c * 2 + k)]) - left.zero, want);
+      EXPECT_EQ(
+          static_cast<int32_t>(static_cast<int8_t>(right.data[static_cast<size_t>(k * 2 + c)])) -
+              right.zero,
+          want);
+    }
+  const std::vector<int32_t> perChannel{0, 1};
+  EXPECT_THROW(quantizedWeights(w, false, 2, 2, true, perChannel, false), std::invalid_argument);
+  const std::vector<int32_t> fits{128, 120};
+  QuantizedWeights ok = quantizedWeights(w, false, 2, 2, true, fits, true);
+  EXPECT_EQ(static_cast<int32_t>(ok.data[3]) - ok.zero, 7 - 120);
+}
+
+/// Operands at the extremes of their types (weights 255 and 0, every input
+/// quantized to 255) give the exact sums a saturating int16 step would
+/// clip; the epilogue rounds as the Mul and Add nodes do.
+TEST(QuantizedGemm, ExtremeOperandsAreExact) {
+  if (!hasExactInt8Gemm()) GTEST_SKIP() << "no VNNI: the family declines these regions";
+  constexpr int64_t kIn = 64, kOut = 2, kPixels = 5;
+  std::vector<std::byte> w(static_cast<size_t>(kOut * kIn), std::byte{255});
+  for (int64_t k = 0; k < kIn; ++k) w[static_cast<size_t>(kIn + k)] = std::byte{0};
+  QuantizedGemmSpec spec;
+  const std::vector<int32_t> zero{0};
+  spec.weights = quantizedWeights(w, false, kIn, kOut, true, zero, true);
+  spec.inChannels = kIn;
+  spec.weightScale = {0.5f};
+  spec.bias = {0.25f, -0.25f};
+  QuantizedGemm gemm(spec);
+  // x in [0, 2]: scale 2 / 255, zero point 0, every element quantized to 255.
+  std::vector<int64_t> dims{1, kIn, 1, kPixels};
+  std::vector<float> x(static_cast<size_t>(kIn * kPixels), 2.0f), y(kOut * kPixels);
+  std::vector<std::byte> scratch(gemm.scratchBytes(dims));
+  gemm.execute(dims, x.data(), y.data(), scratch.data());
+  const float scale = (2.0f / 255.0f) * 0.5f;
+  for (int64_t p = 0; p < kPixels; ++p) {
+    EXPECT_EQ(y[static_cast<size_t>(p)], static_cast<float>(kIn * 255 * 255) * scale + 0.25f);
+    EXPECT_EQ(y[static_cast<size_t>(kPixels + p)], 0.0f * scale - 0.25f);
+  }
 }
 
 }  // namespace
