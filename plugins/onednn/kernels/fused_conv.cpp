@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "dnnl_context.h"
+#include "fused_matmul.h"
 
 namespace subgraph::onednn {
 
@@ -61,7 +62,17 @@ struct Relayout {
   size_t dstOffset = 0;
 };
 
+// A convolution run as its patches times its weights (see
+// usePatchMatMul): the patches [pixels][k] and the product [pixels][out]
+// in the scratch after the matmul's own.
+struct PatchMatMul {
+  std::unique_ptr<FusedMatMul> matmul;
+  int64_t pixels = 0, k = 0;
+  size_t colsOffset = 0, productOffset = 0;
+};
+
 struct FusedConv::Prepared {
+  std::optional<PatchMatMul> patches;  // set: runs as patches x weights
   dnnl::convolution_forward primitive;
   dnnl::memory::desc srcDesc;
   dnnl::memory::desc dstDesc;
@@ -88,6 +99,28 @@ bool isReference(const dnnl::convolution_forward::primitive_desc& pd) {
 
 dnnl::reorder makeReorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
   return dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), from, cpuEngine(), to));
+}
+
+// The patches beyond which the copy costs more than repacking saves.
+constexpr size_t kMaxPatchBytes = size_t{8} << 20;
+
+// oneDNN runs a convolution without a direct kernel for its shape (the 1-D
+// convolutions of audio models: an STFT written as a conv over one channel
+// with a 256- or 512-wide kernel, a 3-tap conv over a few frames) as an
+// im2col and an sgemm that packs the weights again on every call, which is
+// most of the run for these small problems. A matmul primitive takes the
+// weights reordered once, so the plugin runs such a conv as its patches
+// times its weights itself (plain layouts, one group, no residual).
+bool usePatchMatMul(const ConvSpec& s, const dnnl::convolution_forward::primitive_desc& pd,
+                    std::span<const int64_t> outDims) {
+  if (std::string_view(pd.impl_info_str()).find("gemm") == std::string_view::npos) return false;
+  if (s.groups != 1 || s.sumResidual || s.srcFormat != Format::kPlain ||
+      s.dstFormat != Format::kPlain)
+    return false;
+  const auto patchBytes =
+      static_cast<size_t>(outDims[2] * outDims[3] * s.inChannels * s.kernel[0] * s.kernel[1]) *
+      sizeof(float);
+  return patchBytes <= kMaxPatchBytes;
 }
 
 }  // namespace
@@ -243,6 +276,8 @@ size_t FusedConv::prepare(std::span<const int64_t> inputDims) {
   prepared->dstDesc = formatDesc(prepared->outDims, s.dstFormat);
 
   dnnl::convolution_forward::primitive_desc pd = chooseFormulation(*prepared, inputDims);
+  if (usePatchMatMul(s, pd, prepared->outDims))
+    return preparePatches(inputDims, std::move(prepared), pd);
   prepared->primitive = dnnl::convolution_forward(pd);
   prepared->scratchDesc = pd.scratchpad_desc();
   prepared->implementation = pd.impl_info_str();
@@ -261,10 +296,43 @@ size_t FusedConv::prepare(std::span<const int64_t> inputDims) {
                                        s.weights.data(), pd.weights_desc());
   prepared->bias = biasMemory(s.bias, s.outChannels);
 
+  return store(inputDims, std::move(prepared));
+}
+
+size_t FusedConv::store(std::span<const int64_t> inputDims, std::shared_ptr<Prepared> prepared) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = prepared_.emplace(std::vector<int64_t>(inputDims.begin(), inputDims.end()),
                               std::move(prepared));
   return it.first->second->scratchBytes;
+}
+
+size_t FusedConv::preparePatches(std::span<const int64_t> inputDims,
+                                 std::shared_ptr<Prepared> prepared,
+                                 const dnnl::convolution_forward::primitive_desc& pd) {
+  const ConvSpec& s = spec_;
+  PatchMatMul pm;
+  pm.pixels = prepared->outDims[2] * prepared->outDims[3];
+  pm.k = s.inChannels * s.kernel[0] * s.kernel[1];
+  MatMulSpec mm;
+  mm.k = pm.k;
+  mm.n = s.outChannels;
+  // Weights [out][k] as B = [k][out].
+  mm.weights.resize(s.weights.size());
+  for (int64_t o = 0; o < mm.n; ++o)
+    for (int64_t k = 0; k < mm.k; ++k)
+      mm.weights[static_cast<size_t>(k * mm.n + o)] = s.weights[static_cast<size_t>(o * mm.k + k)];
+  mm.bias = s.bias;
+  mm.activations = s.activations;
+  pm.matmul = std::make_unique<FusedMatMul>(std::move(mm));
+  const std::vector<int64_t> aDims{pm.pixels, pm.k};
+  pm.colsOffset = alignUp(pm.matmul->prepare(aDims, {}));
+  pm.productOffset = pm.colsOffset + alignUp(static_cast<size_t>(pm.pixels * pm.k) * sizeof(float));
+  prepared->scratchBytes =
+      pm.productOffset + static_cast<size_t>(pm.pixels * s.outChannels) * sizeof(float);
+  prepared->implementation = std::string("im2col + matmul (oneDNN offered ") + pd.impl_info_str() +
+                             ", which repacks the weights per call)";
+  prepared->patches = std::move(pm);
+  return store(inputDims, std::move(prepared));
 }
 
 std::string FusedConv::implementation(std::span<const int64_t> inputDims) const {
@@ -279,10 +347,56 @@ std::shared_ptr<const FusedConv::Prepared> FusedConv::find(
   return it == prepared_.end() ? nullptr : it->second;
 }
 
+namespace {
+
+// Row p of `cols` ([pixels][k]) is output position p's patch of the image
+// `x` ([C][H][W]), in the weights' order (c, i, j); taps in the padding
+// are 0.
+void patchesOf(const ConvSpec& s, std::span<const int64_t> in, std::span<const int64_t> out,
+               const float* x, float* cols) {
+  const int64_t height = in[2], width = in[3];
+  for (int64_t oh = 0; oh < out[2]; ++oh)
+    for (int64_t ow = 0; ow < out[3]; ++ow) {
+      float* row = cols + (oh * out[3] + ow) * s.inChannels * s.kernel[0] * s.kernel[1];
+      for (int64_t c = 0; c < s.inChannels; ++c)
+        for (int64_t i = 0; i < s.kernel[0]; ++i) {
+          const int64_t ih = oh * s.strides[0] + i * s.dilations[0] - s.pads[0];
+          const float* line = x + (c * height + ih) * width;
+          for (int64_t j = 0; j < s.kernel[1]; ++j) {
+            const int64_t iw = ow * s.strides[1] + j * s.dilations[1] - s.pads[1];
+            *row++ = ih >= 0 && ih < height && iw >= 0 && iw < width ? line[iw] : 0.0f;
+          }
+        }
+    }
+}
+
+}  // namespace
+
+void FusedConv::runPatches(const Prepared& p, std::span<const int64_t> inputDims, const float* src,
+                           float* dst, std::byte* scratch) const {
+  const PatchMatMul& pm = *p.patches;
+  auto* cols = reinterpret_cast<float*>(scratch + pm.colsOffset);
+  auto* product = reinterpret_cast<float*>(scratch + pm.productOffset);
+  const int64_t out = spec_.outChannels;
+  const std::vector<int64_t> aDims{pm.pixels, pm.k};
+  for (int64_t n = 0; n < inputDims[0]; ++n) {
+    patchesOf(spec_, inputDims, p.outDims, src + n * inputDims[1] * inputDims[2] * inputDims[3],
+              cols);
+    pm.matmul->execute(aDims, {}, cols, nullptr, nullptr, product, scratch);
+    // [pixels][out] -> the image's [out][pixels].
+    float* image = dst + n * out * pm.pixels;
+    for (int64_t pixel = 0; pixel < pm.pixels; ++pixel)
+      for (int64_t o = 0; o < out; ++o) image[o * pm.pixels + pixel] = product[pixel * out + o];
+  }
+}
+
 void FusedConv::execute(std::span<const int64_t> inputDims, const void* src, const void* residual,
                         void* dst, void* scratch) const {
   std::shared_ptr<const Prepared> p = find(inputDims);
   if (!p) throw std::logic_error("conv: execute() before prepare() for these input dims");
+  if (p->patches)
+    return runPatches(*p, inputDims, static_cast<const float*>(src), static_cast<float*>(dst),
+                      static_cast<std::byte*>(scratch));
   dnnl::engine& engine = cpuEngine();
   dnnl::stream& stream = threadStream();
   dnnl::memory srcMem(p->srcDesc, engine, const_cast<void*>(src));

@@ -10,7 +10,10 @@
 // No silent slow kernels: where oneDNN would run a shape in the spec's
 // formats only with its reference loops (`ref:any`), prepare() picks
 // another layout for the activations that gets a JIT kernel, and reorders
-// into and out of it inside execute() (chooseFormulation).
+// into and out of it inside execute() (chooseFormulation). Where it would
+// run its gemm-based convolution (an sgemm that packs the weights on every
+// call), a small plain convolution runs as an im2col and a matmul with the
+// weights reordered once.
 //
 // Invariants: the spec is fixed at construction; weights are reordered to
 // the primitive's preferred (blocked) layout and primitives created once per
@@ -21,6 +24,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -106,6 +110,14 @@ class FusedConv {
   /// records the reorders that layout change needs in `prepared`.
   dnnl::convolution_forward::primitive_desc chooseFormulation(
       Prepared& prepared, std::span<const int64_t> inputDims) const;
+  /// Prepares the conv as patches x weights (see the .cpp's
+  /// usePatchMatMul) instead of `pd`.
+  size_t preparePatches(std::span<const int64_t> inputDims, std::shared_ptr<Prepared> prepared,
+                        const dnnl::convolution_forward::primitive_desc& pd);
+  void runPatches(const Prepared& p, std::span<const int64_t> inputDims, const float* src,
+                  float* dst, std::byte* scratch) const;
+  /// Caches `prepared` for `inputDims`; returns its scratch bytes.
+  size_t store(std::span<const int64_t> inputDims, std::shared_ptr<Prepared> prepared);
 
   ConvSpec spec_;
   mutable std::mutex mutex_;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
@@ -244,6 +245,52 @@ TEST(FusedConv, KeepsTheRequestedLayoutWhenItHasAJitKernel) {
   std::string impl = checkConvCase(cc, /*winograd=*/false);
   EXPECT_FALSE(impl.starts_with("ref")) << impl;
   EXPECT_EQ(impl.find("reordered"), std::string::npos) << impl;
+}
+
+// A plain 1-D conv (as 2-D with H = 1) of `c` channels to `o` with kernel
+// `k`, stride `stride` and pads `pad` over `width` samples, a bias, a Relu
+// and, with `sum`, a residual; runs it on two images against the loops and
+// returns the implementation.
+std::string check1dConv(int64_t c, int64_t o, int64_t k, int64_t stride, int64_t pad, int64_t width,
+                        bool sum) {
+  std::printf("seed %u\n", kSeed);
+  std::mt19937 rng(kSeed);
+  ConvSpec s;
+  s.inChannels = c;
+  s.outChannels = o;
+  s.kernel = {1, k};
+  s.strides = {1, stride};
+  s.pads = {0, pad, 0, pad};
+  s.weights = randomVector(static_cast<size_t>(o * c * k), rng);
+  s.bias = randomVector(static_cast<size_t>(o), rng);
+  s.activations = {{Activation::Kind::kRelu}};
+  s.sumResidual = sum;
+  s.srcFormat = s.dstFormat = Format::kPlain;
+  std::vector<int64_t> in{2, c, 1, width}, outDims;
+  std::vector<float> x = randomVector(static_cast<size_t>(2 * c * width), rng);
+  FusedConv conv(s);
+  std::vector<float> residual = randomVector(formatBytes(conv.outputDims(in), P) / 4, rng);
+  std::vector<float> want = naiveConv(s, in, x, residual, outDims);
+  std::vector<float> scratch(conv.prepare(in) / 4 + 1), dst(want.size());
+  conv.execute(in, x.data(), residual.data(), dst.data(), scratch.data());
+  expectNear(dst, want, 1e-4f);
+  return conv.implementation(in);
+}
+
+/// Convolutions oneDNN would run with its gemm-based implementation (which
+/// packs the weights again on every call), an STFT written as a conv over
+/// one channel and a padded 3-tap conv over a few frames, run as patches
+/// times weights reordered once, and match the loops; with a residual to
+/// sum they keep oneDNN's convolution.
+TEST(FusedConv, GemmShapedConvsRunAsPatchesTimesWeights) {
+  for (auto [c, o, k, stride, pad, width] :
+       {std::array<int64_t, 6>{1, 33, 64, 16, 0, 160}, std::array<int64_t, 6>{9, 8, 3, 1, 1, 3}}) {
+    std::string impl = check1dConv(c, o, k, stride, pad, width, false);
+    std::printf("%s\n", impl.c_str());
+    EXPECT_TRUE(impl.starts_with("im2col + matmul")) << impl;
+  }
+  std::string summed = check1dConv(1, 33, 64, 16, 0, 160, true);
+  EXPECT_FALSE(summed.starts_with("im2col")) << summed;
 }
 
 INSTANTIATE_TEST_SUITE_P(
