@@ -531,7 +531,15 @@ class PadKernel final : public Kernel {
       : mode_(node.getString("mode", "constant")),
         padsAttr_(node.getInts("pads")),
         valueAttr_(node.getFloat("value", 0.0f)) {
-    if (mode_ != "constant" && mode_ != "reflect" && mode_ != "edge" && mode_ != "wrap")
+    if (mode_ == "constant")
+      kind_ = Mode::kConstant;
+    else if (mode_ == "reflect")
+      kind_ = Mode::kReflect;
+    else if (mode_ == "edge")
+      kind_ = Mode::kEdge;
+    else if (mode_ == "wrap")
+      kind_ = Mode::kWrap;
+    else
       throwNodeError(node, "unknown mode '" + mode_ + "'");
   }
   std::vector<size_t> shapeInputs() const override { return {1, 3}; }
@@ -585,35 +593,36 @@ class PadKernel final : public Kernel {
       const T* px = x.data<T>();
       T* py = ctx.output(0).mutableData<T>();
       const int64_t total = ctx.output(0).numElements();
-      // Maps an output coordinate to an input one, or -1 for the fill
-      // value. In 128 bits: o - begin wraps for a begin near INT64_MIN.
-      auto source = [&](size_t d, int64_t o) -> int64_t {
-        const Int128 n = inDims[d];
-        const Int128 c = Int128{o} - begin[d];
-        if (c >= 0 && c < n) return static_cast<int64_t>(c);
-        if (mode_ == "constant") return -1;
-        if (mode_ == "edge") return c < 0 ? 0 : static_cast<int64_t>(n - 1);
-        if (mode_ == "wrap") return static_cast<int64_t>(((c % n) + n) % n);
-        if (n == 1) return 0;
-        const Int128 period = 2 * (n - 1);  // reflect without repeating the edge
-        const Int128 m = ((c % period) + period) % period;
-        return static_cast<int64_t>(m < n ? m : period - m);
-      };
-      parallelFor(total, static_cast<int64_t>(rank), [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) {
-          int64_t rest = i, off = 0;
+      if (rank == 0 || total == 0) {
+        if (total == 1) py[0] = px[0];
+        return;
+      }
+      // Rows of the last axis: the outer coordinates map to one input row
+      // (or to the fill value) per output row, and the last axis maps
+      // through a table made once per run, so no element divides.
+      const int64_t width = outDims[rank - 1];
+      std::vector<int64_t> lastSource(static_cast<size_t>(width));
+      for (int64_t o = 0; o < width; ++o)
+        lastSource[static_cast<size_t>(o)] = source(begin, inDims, rank - 1, o);
+      parallelFor(total / width, width, [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; ++r) {
+          T* row = py + r * width;
+          int64_t rest = r, off = 0;
           bool inside = true;
-          for (size_t d = rank; d-- > 0;) {
-            int64_t o = rest % outDims[d];
+          for (size_t d = rank - 1; d-- > 0;) {
+            int64_t c = source(begin, inDims, d, rest % outDims[d]);
             rest /= outDims[d];
-            int64_t c = source(d, o);
             if (c < 0) {
               inside = false;
               break;
             }
             off += c * strides[d];
           }
-          py[i] = inside ? px[off] : fill;
+          const int64_t step = strides[rank - 1];
+          for (int64_t o = 0; o < width; ++o) {
+            const int64_t c = lastSource[static_cast<size_t>(o)];
+            row[o] = inside && c >= 0 ? px[off + c * step] : fill;
+          }
         }
       });
     });
@@ -649,7 +658,28 @@ class PadKernel final : public Kernel {
     return Status::ok();
   }
 
+  // Maps output coordinate `o` of axis `d` to an input one, or -1 for the
+  // fill value. In 128 bits: o - begin wraps for a begin near INT64_MIN.
+  int64_t source(const std::vector<int64_t>& begin, const std::vector<int64_t>& inDims, size_t d,
+                 int64_t o) const {
+    const Int128 n = inDims[d];
+    const Int128 c = Int128{o} - begin[d];
+    if (c >= 0 && c < n) return static_cast<int64_t>(c);
+    switch (kind_) {
+      case Mode::kConstant: return -1;
+      case Mode::kEdge: return c < 0 ? 0 : static_cast<int64_t>(n - 1);
+      case Mode::kWrap: return static_cast<int64_t>(((c % n) + n) % n);
+      case Mode::kReflect: break;
+    }
+    if (n == 1) return 0;
+    const Int128 period = 2 * (n - 1);  // reflect without repeating the edge
+    const Int128 m = ((c % period) + period) % period;
+    return static_cast<int64_t>(m < n ? m : period - m);
+  }
+
+  enum class Mode { kConstant, kReflect, kEdge, kWrap };
   std::string mode_;
+  Mode kind_ = Mode::kConstant;
   std::vector<int64_t> padsAttr_;
   float valueAttr_;
 };
