@@ -414,10 +414,21 @@ std::string checkGraph(const BackendUnderTest& backend, const Graph& graph, uint
   return {};
 }
 
+namespace {
+
+// checkGraph, or the caller's replacement for it (CheckOptions::runCase).
+std::string checkCase(const BackendUnderTest& backend, const Graph& graph, uint64_t inputSeed,
+                      const CheckOptions& options, CaseStats* stats = nullptr) {
+  return options.runCase ? options.runCase(graph, inputSeed, stats)
+                         : checkGraph(backend, graph, inputSeed, options, stats);
+}
+
+}  // namespace
+
 std::unique_ptr<Graph> shrinkFailure(const BackendUnderTest& backend, const Graph& graph,
                                      uint64_t inputSeed, const CheckOptions& options) {
   std::unique_ptr<Graph> best = graph.clone();
-  const std::string kind = category(checkGraph(backend, *best, inputSeed, options));
+  const std::string kind = category(checkCase(backend, *best, inputSeed, options));
   bool changed = true;
   while (changed) {
     changed = false;
@@ -438,7 +449,7 @@ std::unique_ptr<Graph> shrinkFailure(const BackendUnderTest& backend, const Grap
         for (Value* out : victim->outputs()) candidate->replaceAllUsesWith(out, replacement);
         candidate->removeNode(victim);
         (void)createDeadCodeEliminationPass()->run(*candidate);
-        std::string failure = checkGraph(backend, *candidate, inputSeed, options);
+        std::string failure = checkCase(backend, *candidate, inputSeed, options);
         if (!failure.empty() && category(failure) == kind) {
           best = std::move(candidate);
           changed = true;
@@ -462,7 +473,7 @@ std::unique_ptr<Graph> shrinkFailure(const BackendUnderTest& backend, const Grap
   StatusOr<std::unique_ptr<Graph>> trimmed =
       parseGraph(text.substr(0, from) + list + text.substr(to));
   if (trimmed.isOk()) {
-    std::string failure = checkGraph(backend, **trimmed, inputSeed, options);
+    std::string failure = checkCase(backend, **trimmed, inputSeed, options);
     if (!failure.empty() && category(failure) == kind) return std::move(trimmed).value();
   }
   return best;
@@ -481,7 +492,7 @@ CheckSummary runConformance(const BackendUnderTest& backend, const CheckOptions&
     std::unique_ptr<Graph> graph = randomCatalogGraph(seed, summary.touchedOps, summary.otherOps);
     if (options.beforeCase) options.beforeCase(seed);
     CaseStats stats;
-    std::string failure = checkGraph(backend, *graph, seed, options, &stats);
+    std::string failure = checkCase(backend, *graph, seed, options, &stats);
     summary.casesWithRegions += stats.formedRegions ? 1 : 0;
     summary.casesWithKernels += stats.ranKernels ? 1 : 0;
     if (failure.empty()) {
@@ -492,11 +503,16 @@ CheckSummary runConformance(const BackendUnderTest& backend, const CheckOptions&
     if (summary.failures.size() >= options.maxFailuresShown) continue;
     CaseFailure f;
     f.seed = seed;
-    f.nodesBefore = graph->numNodes();
-    std::unique_ptr<Graph> small = shrinkFailure(backend, *graph, seed, options);
-    f.nodesAfter = small->numNodes();
-    f.what = checkGraph(backend, *small, seed, options);
-    f.graphText = printGraph(*small);
+    f.nodesBefore = f.nodesAfter = graph->numNodes();
+    f.what = failure;
+    f.graphText = printGraph(*graph);
+    // A hung case is not shrunk: every try would cost the whole timeout.
+    if (category(failure) != "hung") {
+      std::unique_ptr<Graph> small = shrinkFailure(backend, *graph, seed, options);
+      f.nodesAfter = small->numNodes();
+      f.what = checkCase(backend, *small, seed, options);
+      f.graphText = printGraph(*small);
+    }
     summary.failures.push_back(std::move(f));
   }
   return summary;

@@ -91,6 +91,8 @@ std::vector<std::string> catalogOps();
 Value* addCatalogNode(Graph& graph, RandomSource& rng, const std::string& op, Value* data,
                       Value* other, const std::string& name);
 
+struct CaseStats;
+
 /// How a conformance run goes.
 struct CheckOptions {
   size_t cases = 100;  ///< Random graphs.
@@ -103,6 +105,13 @@ struct CheckOptions {
   /// Called before each case runs, with its seed (the CLI names the case
   /// in the line a plugin crash prints).
   std::function<void(uint64_t seed)> beforeCase;
+  /// Checks one graph instead of checkGraph() in this process, with the
+  /// same contract ("" or one line; `stats` may be null): the CLI runs each
+  /// case in a child process, so that a plugin that crashes or hangs fails
+  /// that case instead of ending the run. A crash is shrunk like any
+  /// failure; a failure of category "hung" ("hung: ...") is not, since each
+  /// try would wait out the whole timeout.
+  std::function<std::string(const Graph& graph, uint64_t inputSeed, CaseStats* stats)> runCase;
 };
 
 /// One failing case, shrunk.

@@ -164,16 +164,43 @@ TEST(CliPluginCrash, CrashInSelectIsNamed) {
   EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
-/// A kernel that segfaults while check-plugin runs it is named with its
-/// case: the seed and the command that replays it.
-TEST(CliPluginCrash, CrashInRunNamesTheCheckPluginCase) {
+/// A kernel that segfaults fails its case, not the run: each case runs in
+/// a worker process, so the crash becomes a failing case with its seed, the
+/// crash line (plugin, call, node) and its shrunk graph, and the run goes
+/// on to the next case.
+TEST(CliPluginCrash, CrashInRunFailsItsCaseAndTheRunGoesOn) {
   if (kCorpus.empty()) GTEST_SKIP() << "built without the plugin corpus";
   CliResult r = runCli({"check-plugin", kCorpus + "/crash_run.so", "--cases", "5"});
+  EXPECT_EQ(r.exitCode, 1) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("failed: crashed: plugin 'crash_run' crashed (SIGSEGV"));
+  EXPECT_THAT(r.out, HasSubstr(") in run on node '"));
+  EXPECT_THAT(r.out, HasSubstr("0 passed, 5 failed"));
+  ShownFailure f = firstFailure(r.out);
+  EXPECT_EQ(f.nodes, 1) << r.out;  // shrunk to the one Relu
+  EXPECT_THAT(r.out, HasSubstr("replay: subgraph check-plugin " + kCorpus +
+                               "/crash_run.so --seed " + f.seed + " --cases 1"));
+}
+
+/// --in-process keeps the old contract: the crash ends the run with the
+/// crash handler's one line, naming the case and its replay.
+TEST(CliPluginCrash, CrashInProcessNamesTheCase) {
+  if (kCorpus.empty()) GTEST_SKIP() << "built without the plugin corpus";
+  CliResult r = runCli({"check-plugin", kCorpus + "/crash_run.so", "--cases", "5", "--in-process"});
   EXPECT_TRUE(failsWithOneLine(r, 3, "plugin 'crash_run' crashed (SIGSEGV"));
-  EXPECT_THAT(r.err, HasSubstr(") in run on node '"));
   EXPECT_THAT(r.err, HasSubstr("check-plugin case seed "));
   EXPECT_THAT(r.err,
               HasSubstr("replay: subgraph check-plugin " + kCorpus + "/crash_run.so --seed"));
+}
+
+/// A kernel that never returns fails its case as hung after --case-timeout
+/// (its worker killed), without shrinking, and the run finishes.
+TEST(CliPluginCrash, HungCaseFailsAfterTheTimeout) {
+  if (kCorpus.empty()) GTEST_SKIP() << "built without the plugin corpus";
+  CliResult r =
+      runCli({"check-plugin", kCorpus + "/hang_run.so", "--cases", "2", "--case-timeout", "1"});
+  EXPECT_EQ(r.exitCode, 1) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("failed: hung: no answer in 1 s; the worker was killed"));
+  EXPECT_THAT(r.out, HasSubstr("0 passed, 2 failed"));
 }
 
 /// A plugin whose selectors fuse nothing passes every case without being

@@ -11,7 +11,9 @@
 // what it registers, finds the ops its selectors fuse by partitioning small
 // probe graphs (or takes --ops), then partitions N random graphs of those
 // ops mixed with ops it does not fuse and checks every invariant; backends
-// with kernels also run each case against the reference backend. It prints
+// with kernels also run each case against the reference backend. Cases run
+// in a worker process (case_worker.h), so a plugin that crashes or hangs
+// on one fails that case; --in-process runs them here. It prints
 // "N passed, N failed"; each failure (the first --show) is shrunk to the
 // smallest graph that still fails and printed in the text format with the
 // seed that replays it. Exit status 1 when a case fails. The engine is
@@ -34,6 +36,7 @@
 #include "subgraph/plugins/plugin_loader.h"
 
 #ifdef SUBGRAPH_CLI_HAVE_TESTKIT
+#include "case_worker.h"
 #include "testkit/plugin_check.h"
 #endif
 
@@ -47,6 +50,9 @@ struct CheckPluginOptions {
   std::string ops;
   double tolerance = 1e-3;
   size_t show = 3;
+  bool inProcess = false;
+  int caseTimeout = 60;
+  bool worker = false;  // this process answers a parent's cases
 };
 
 #ifdef SUBGRAPH_CLI_HAVE_TESTKIT
@@ -95,6 +101,21 @@ void runCheckPlugin(const CheckPluginOptions& options) {
   StatusOr<testkit::BackendUnderTest> opened = testkit::BackendUnderTest::open(target);
   if (!opened.isOk()) throw Error(opened.status());
   const testkit::BackendUnderTest& backend = *opened;
+  if (options.worker) {
+    requestedExitCode() = serveCases(backend, check);
+    return;
+  }
+  // Each case in a worker process: a crash or a hang fails the case.
+  std::unique_ptr<CaseWorker> worker;
+  if (!options.inProcess) {
+    worker = std::make_unique<CaseWorker>(
+        std::vector<std::string>{"check-plugin", target, "--worker", "--tolerance",
+                                 fmt::format("{:.17g}", options.tolerance)},
+        std::chrono::seconds(options.caseTimeout));
+    check.runCase = [&worker](const Graph& graph, uint64_t seed, testkit::CaseStats* stats) {
+      return worker->check(graph, seed, stats);
+    };
+  }
   std::cout << "checking " << backend.name() << "\n";
   for (const std::string& line : backend.describe()) std::cout << "  " << line << "\n";
   std::cout.flush();
@@ -163,6 +184,15 @@ const CommandRegistration kCheckPlugin("check-plugin", [](CLI::App& app) {
   cmd->add_option("--show", options->show, "Failing cases to shrink and print (default 3)")
       ->type_name("N")
       ->check(CLI::Range(size_t{0}, size_t{1000}));
+  cmd->add_flag("--in-process", options->inProcess,
+                "Check cases in this process instead of a worker process (for a debugger); a "
+                "plugin crash then ends the run, named with its case");
+  cmd->add_option("--case-timeout", options->caseTimeout,
+                  "Seconds a case may run in the worker before it counts as hung (default 60)")
+      ->type_name("S")
+      ->check(CLI::Range(1, 86400));
+  // The worker side of the parent's cases (case_worker.h); not for users.
+  cmd->add_flag("--worker", options->worker)->group("");
   cmd->callback([options] {
 #ifdef SUBGRAPH_CLI_HAVE_TESTKIT
     runCheckPlugin(*options);

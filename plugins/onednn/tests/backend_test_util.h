@@ -74,8 +74,15 @@ inline std::unique_ptr<Graph> randomized(const char* text, std::mt19937& rng) {
   for (Value* v : g->initializers()) {
     const Tensor* t = v->initializer();
     if (t->numElements() < 2 || v->name().rfind("fixed", 0) == 0) continue;
-    if (t->dtype() == DataType::kUInt8) g->setInitializer(v, randomIntegers<uint8_t>(*t, rng));
-    if (t->dtype() == DataType::kInt8) g->setInitializer(v, randomIntegers<int8_t>(*t, rng));
+    // setInitializer frees `t`: nothing reads it after.
+    if (t->dtype() == DataType::kUInt8) {
+      g->setInitializer(v, randomIntegers<uint8_t>(*t, rng));
+      continue;
+    }
+    if (t->dtype() == DataType::kInt8) {
+      g->setInitializer(v, randomIntegers<int8_t>(*t, rng));
+      continue;
+    }
     if (t->dtype() != DataType::kFloat32) continue;
     bool positive = !v->name().empty() && v->name()[0] == 'v';
     std::uniform_real_distribution<float> dist(positive ? 0.5f : -1.0f, positive ? 1.5f : 1.0f);

@@ -17,6 +17,9 @@
 //  * BROKEN_CRASH_RUN, backend `crash_run`: fuses each Relu alone, and its
 //    kernel writes through a null pointer (SIGSEGV in a kernel's run).
 //    The host must name the plugin, the call and the node, and exit with 3;
+//  * BROKEN_HANG_RUN, backend `hang_run`: fuses each Relu alone, and its
+//    kernel never returns. check-plugin must fail the case as hung, after
+//    its --case-timeout, and go on;
 //  * BROKEN_NEVER_FUSES, backend `never_fuses`: a selector that accepts no
 //    node, so check-plugin's cases all pass without testing anything.
 //    check-plugin must fail it, saying the plugin was not exercised.
@@ -25,8 +28,10 @@
 #include <subgraph/sdk/plugin.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <memory>
+#include <thread>
 
 namespace {
 
@@ -84,6 +89,8 @@ class ForgetfulReluKernel final : public sdk::Kernel {
   void run(std::span<const sdk::Tensor> in, std::span<const sdk::Tensor> out) override {
 #if defined(BROKEN_CRASH_RUN)
     crash();
+#elif defined(BROKEN_HANG_RUN)
+    while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
 #endif
     std::memcpy(out[0].raw(), in[0].raw(), std::min(in[0].bytes(), out[0].bytes()));
   }
@@ -108,6 +115,13 @@ SUBGRAPH_PLUGIN("never_fuses", "0.0.1", "test fixture: a selector that accepts n
 SUBGRAPH_PLUGIN("crash_run", "0.0.1", "test fixture: a Relu kernel that segfaults") {
   plugin.addProperty<ReluProperty>();
   plugin.addKernel("subgraph.crash_run.relu", [](const sdk::NodeView&, const sdk::KernelContext&) {
+    return std::make_unique<ForgetfulReluKernel>();
+  });
+}
+#elif defined(BROKEN_HANG_RUN)
+SUBGRAPH_PLUGIN("hang_run", "0.0.1", "test fixture: a Relu kernel that never returns") {
+  plugin.addProperty<ReluProperty>();
+  plugin.addKernel("subgraph.hang_run.relu", [](const sdk::NodeView&, const sdk::KernelContext&) {
     return std::make_unique<ForgetfulReluKernel>();
   });
 }

@@ -1,0 +1,245 @@
+//===- tools/cli/case_worker.cpp - check-plugin cases in a child process -===//
+//
+// See case_worker.h. The parent never writes to a dead worker with write(2)
+// (SIGPIPE would end it): the socket pair takes send(MSG_NOSIGNAL).
+//
+//===----------------------------------------------------------------------===//
+#include "case_worker.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "subgraph/ir/text_format.h"
+#include "subgraph/plugins/crash_handler.h"
+
+extern char** environ;
+
+namespace subgraph::cli {
+namespace {
+
+bool sendAll(int fd, const std::string& bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::send(fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Reads from `fd` until `line` holds a '\n' and then `need` more bytes
+// after it (need is known only after the line: -1 until then). False on
+// end of input, an error, or `deadline` passing.
+class Reader {
+ public:
+  explicit Reader(int fd) : fd_(fd) {}
+
+  bool readLine(std::string& line, std::chrono::steady_clock::time_point deadline) {
+    while (true) {
+      size_t nl = buffer_.find('\n');
+      if (nl != std::string::npos) {
+        line = buffer_.substr(0, nl);
+        buffer_.erase(0, nl + 1);
+        return true;
+      }
+      if (!fill(deadline)) return false;
+    }
+  }
+  bool readBytes(size_t n, std::string& out, std::chrono::steady_clock::time_point deadline) {
+    while (buffer_.size() < n)
+      if (!fill(deadline)) return false;
+    out = buffer_.substr(0, n);
+    buffer_.erase(0, n);
+    return true;
+  }
+  /// True once a read gave up because the deadline passed.
+  bool timedOut() const { return timedOut_; }
+
+ private:
+  bool fill(std::chrono::steady_clock::time_point deadline) {
+    auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timedOut_ = true;
+      return false;
+    }
+    pollfd p{fd_, POLLIN, 0};
+    int ready = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1 << 30)));
+    if (ready < 0 && errno == EINTR) return true;
+    if (ready == 0) return true;  // the loop above sees the deadline pass
+    if (ready < 0) return false;
+    char chunk[1 << 14];
+    ssize_t n = ::read(fd_, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) return true;
+    if (n <= 0) return false;
+    buffer_.append(chunk, static_cast<size_t>(n));
+    return true;
+  }
+
+  int fd_;
+  std::string buffer_;
+  bool timedOut_ = false;
+};
+
+const char* signalName(int sig) {
+  const char* name = sigabbrev_np(sig);
+  return name ? name : "an unknown signal";
+}
+
+}  // namespace
+
+CaseWorker::CaseWorker(std::vector<std::string> args, std::chrono::seconds timeout)
+    : args_(std::move(args)), timeout_(timeout) {}
+
+CaseWorker::~CaseWorker() {
+  if (pid_ > 0) stop(true);
+}
+
+void CaseWorker::start() {
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
+    throw std::runtime_error(std::string("check-plugin: cannot make a socket pair: ") +
+                             strerror(errno));
+  char path[] = "/tmp/subgraph-check-plugin-XXXXXX";
+  int errors = ::mkostemp(path, O_CLOEXEC);
+  if (errors < 0) {
+    ::close(pair[0]);
+    ::close(pair[1]);
+    throw std::runtime_error(std::string("check-plugin: cannot make a temporary file: ") +
+                             strerror(errno));
+  }
+  ::unlink(path);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pair[1], 0);
+  posix_spawn_file_actions_adddup2(&actions, pair[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, errors, 2);
+  std::vector<std::string> argv{"subgraph"};
+  argv.insert(argv.end(), args_.begin(), args_.end());
+  std::vector<char*> cargv;
+  for (std::string& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(pair[1]);
+  if (rc != 0) {
+    ::close(pair[0]);
+    ::close(errors);
+    throw std::runtime_error(std::string("check-plugin: cannot start a worker: ") + strerror(rc));
+  }
+  pid_ = pid;
+  socket_ = pair[0];
+  errors_ = errors;
+}
+
+std::string CaseWorker::lastErrorLine() const {
+  std::string text;
+  char chunk[4096];
+  ssize_t n;
+  off_t at = 0;
+  while ((n = ::pread(errors_, chunk, sizeof chunk, at)) > 0) {
+    text.append(chunk, static_cast<size_t>(n));
+    at += n;
+    if (text.size() > (1 << 20)) text.erase(0, text.size() - (1 << 16));
+  }
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  size_t nl = text.rfind('\n');
+  std::string line = nl == std::string::npos ? text : text.substr(nl + 1);
+  const std::string prefix = "subgraph: error: ";
+  if (line.starts_with(prefix)) line.erase(0, prefix.size());
+  return line;
+}
+
+std::string CaseWorker::stop(bool kill) {
+  if (kill) ::kill(pid_, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  std::string how;
+  std::string line = lastErrorLine();
+  if (WIFSIGNALED(status))
+    how = fmt::format("killed by {}{}", signalName(WTERMSIG(status)),
+                      line.empty() ? "" : " (" + line + ")");
+  else if (WIFEXITED(status) && WEXITSTATUS(status) == plugins::kPluginCrashExitStatus)
+    how = line.empty() ? "the plugin crashed" : line;
+  else
+    how = fmt::format("exited with status {}{}", WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                      line.empty() ? "" : " (" + line + ")");
+  ::close(socket_);
+  ::close(errors_);
+  pid_ = -1;
+  socket_ = errors_ = -1;
+  return how;
+}
+
+std::string CaseWorker::check(const Graph& graph, uint64_t inputSeed, testkit::CaseStats* stats) {
+  if (pid_ < 0) start();
+  const std::string text = printGraph(graph);
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  Reader reader(socket_);
+  std::string header, failure;
+  if (sendAll(socket_, fmt::format("{} {}\n", inputSeed, text.size()) + text) &&
+      reader.readLine(header, deadline)) {
+    int formed = 0, ran = 0;
+    size_t bytes = 0;
+    if (std::sscanf(header.c_str(), "%d %d %zu", &formed, &ran, &bytes) == 3 &&
+        reader.readBytes(bytes, failure, deadline)) {
+      if (stats) *stats = testkit::CaseStats{formed != 0, ran != 0};
+      return failure;
+    }
+  }
+  // No answer: the worker died on this case, or is still running it.
+  const bool hung = reader.timedOut();
+  std::string how = stop(hung);
+  if (hung) return fmt::format("hung: no answer in {} s; the worker was killed", timeout_.count());
+  return "crashed: " + how;
+}
+
+int serveCases(const testkit::BackendUnderTest& backend, const testkit::CheckOptions& options) {
+  // Answers go to the socket on a descriptor of their own; whatever plugin
+  // code prints on stdout goes to stderr instead of into the protocol.
+  const int answers = ::dup(1);
+  if (answers < 0 || ::dup2(2, 1) < 0) return 1;
+  Reader reader(0);
+  const auto forever = std::chrono::steady_clock::time_point::max();
+  std::string header, text;
+  while (reader.readLine(header, forever)) {
+    unsigned long long seed = 0;
+    size_t bytes = 0;
+    if (std::sscanf(header.c_str(), "%llu %zu", &seed, &bytes) != 2 ||
+        !reader.readBytes(bytes, text, forever))
+      return 2;
+    testkit::CaseStats stats;
+    std::string failure;
+    StatusOr<std::unique_ptr<Graph>> graph = parseGraph(text);
+    if (!graph.isOk())
+      failure = "worker: the case did not parse: " + graph.status().message();
+    else
+      failure = testkit::checkGraph(backend, **graph, seed, options, &stats);
+    std::string answer = fmt::format("{} {} {}\n", stats.formedRegions ? 1 : 0,
+                                     stats.ranKernels ? 1 : 0, failure.size()) +
+                         failure;
+    if (!sendAll(answers, answer)) return 1;
+  }
+  return 0;
+}
+
+}  // namespace subgraph::cli
