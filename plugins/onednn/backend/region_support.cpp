@@ -51,7 +51,12 @@ bool winogradAllowed() {
   return !env || (std::strcmp(env, "0") != 0 && std::strcmp(env, "off") != 0);
 }
 
-Format blockedFormat() { return bf16Mode() ? Format::kNhwcBf16 : Format::kBlocked16; }
+Format blockedFormat(const sdk::NodeView& region) {
+  // A value re-quantized later must keep its f32 bits: a bf16 rounding
+  // moves it to another quantization level.
+  if (!bf16Mode() || requantizer(region.output(0))) return Format::kBlocked16;
+  return Format::kNhwcBf16;
+}
 
 RegionBody::RegionBody(const sdk::NodeView& region) {
   std::optional<sdk::GraphView> body = region.body();
@@ -254,6 +259,8 @@ Predicate onlyLastAxis(std::string reason) {
   };
 }
 
+}  // namespace predicates
+
 namespace {
 
 // A quantizer, or a region fused before (the int8 family's regions start
@@ -266,29 +273,46 @@ bool quantizes(const sdk::NodeView& n) {
   return false;
 }
 
+// Ops whose outputs hold input values unchanged (or their maximum), and
+// regions fused before that hold nothing else.
+bool movesValues(const sdk::NodeView& n) {
+  static const std::set<std::string> kMoving = {"Concat",   "Relu",    "MaxPool",   "Reshape",
+                                                "Flatten",  "Squeeze", "Unsqueeze", "Transpose",
+                                                "Identity", "Slice",   "Split",     "Gather"};
+  if (std::optional<sdk::GraphView> body = n.body()) {
+    for (const sdk::NodeView& inner : body->nodes())
+      if (!kMoving.count(inner.opType())) return false;
+    return true;
+  }
+  return kMoving.count(n.opType()) != 0;
+}
+
 }  // namespace
+
+std::optional<std::string> requantizer(const sdk::ValueView& value) {
+  constexpr size_t kMaxVisited = 256;  // a bound, not a search of the whole graph
+  std::vector<sdk::ValueView> work{value};
+  std::set<std::string> seen;
+  while (!work.empty() && seen.size() < kMaxVisited) {
+    sdk::ValueView v = work.back();
+    work.pop_back();
+    if (!v || !seen.insert(v.name()).second) continue;
+    for (const sdk::NodeView& c : v.consumers()) {
+      if (quantizes(c)) return c.name();
+      if (movesValues(c))
+        for (size_t o = 0; o < c.numOutputs(); ++o) work.push_back(c.output(o));
+    }
+  }
+  return std::nullopt;
+}
+
+namespace predicates {
 
 Predicate resultNotRequantized(std::string what) {
   return [what](const sdk::NodeView& n) -> sdk::Decision {
-    // Ops whose outputs hold input values unchanged (or their maximum).
-    static const std::set<std::string> kMoving = {"Concat",   "Relu",    "MaxPool",   "Reshape",
-                                                  "Flatten",  "Squeeze", "Unsqueeze", "Transpose",
-                                                  "Identity", "Slice",   "Split",     "Gather"};
-    constexpr size_t kMaxVisited = 256;  // a bound, not a search of the whole graph
-    std::vector<sdk::ValueView> work{n.output(0)};
-    std::set<std::string> seen;
-    while (!work.empty() && seen.size() < kMaxVisited) {
-      sdk::ValueView v = work.back();
-      work.pop_back();
-      if (!v || !seen.insert(v.name()).second) continue;
-      for (const sdk::NodeView& c : v.consumers()) {
-        if (quantizes(c))
-          return sdk::Decision::no("its result is re-quantized by '" + c.name() + "', and " + what +
-                                   " would not round exactly as the reference does");
-        if (kMoving.count(c.opType()))
-          for (size_t o = 0; o < c.numOutputs(); ++o) work.push_back(c.output(o));
-      }
-    }
+    if (std::optional<std::string> q = requantizer(n.output(0)))
+      return sdk::Decision::no("its result is re-quantized by '" + *q + "', and " + what +
+                               " would not round exactly as the reference does");
     return sdk::Decision::yes();
   };
 }

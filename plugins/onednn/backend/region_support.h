@@ -52,8 +52,14 @@ bool bf16Mode();
 /// comparisons with other direct implementations, or to measure the gain).
 bool winogradAllowed();
 
-/// The blocked format activations use in the current precision mode.
-Format blockedFormat();
+/// The blocked format of `region`'s activations in the current precision
+/// mode: bf16 channels-last in the bf16 mode, except for a region whose
+/// result is re-quantized (requantizer), which keeps f32 nChw16c.
+Format blockedFormat(const sdk::NodeView& region);
+
+/// The quantizer that reads `value`, directly or through ops (and regions
+/// of ops) that only move or select values, or nullopt.
+std::optional<std::string> requantizer(const sdk::ValueView& value);
 
 /// A region the family cannot run after all; the session falls back to
 /// the reference backend for it.

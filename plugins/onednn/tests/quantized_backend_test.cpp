@@ -12,10 +12,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
 #include <string>
 
 #include "backend_test_util.h"
+#include "dnnl_context.h"
 #include "quantized_gemm.h"
 
 namespace subgraph::onednn {
@@ -168,6 +170,29 @@ TEST(OnednnQuantizedFamily, ResizeFeedingAnInt8RegionStaysExact) {
     EXPECT_THAT(o.regions, ::testing::Contains("int8_conv_bias_act"));
   }
   EXPECT_EQ(o.maxDiff, 0.0);
+}
+
+//  %in -> Conv -> Relu -> MaxPool -> [int8 conv region], in the bf16 mode
+/// In the bf16 precision mode, a region whose result is re-quantized (the
+/// pool here, read by the int8 region's DynamicQuantizeLinear) keeps f32:
+/// a bf16 rounding would move values to other quantization levels. So does
+/// the float conv before it, whose result is pooled and re-quantized: the
+/// bf16 mode computes exactly what the fp32 mode computes.
+TEST(OnednnQuantizedFamily, Bf16ModeKeepsRequantizedValuesInF32) {
+  if (!hasNativeBf16()) GTEST_SKIP() << "no native bf16: the bf16 mode is not used here";
+  std::string text = kQuantizedConv;
+  replaceOnce(text, "graph @g(%x: f32[2, 5, 9, 11]) {", R"(graph @g(%in: f32[2, 5, 9, 11]) {
+    %wf = const f32[5, 5, 3, 3] splat(0.0)
+    %f = Conv(%in, %wf) {pads = [1, 1, 1, 1]} @conv_f32
+    %r = Relu(%f) @relu_f32
+    %x = MaxPool(%r) {kernel_shape = [3, 3], pads = [1, 1, 1, 1]} @pool)");
+  Outcome fp32 = partitionAndRun(text.c_str(), 2);
+  setenv("SUBGRAPH_ONEDNN_PRECISION", "bf16", 1);
+  Outcome o = partitionAndRun(text.c_str(), 2);
+  unsetenv("SUBGRAPH_ONEDNN_PRECISION");
+  EXPECT_THAT(o.regions, ::testing::Contains("pool"));
+  EXPECT_EQ(o.maxDiff, fp32.maxDiff);
+  EXPECT_LT(o.maxDiff, 1e-4);
 }
 
 }  // namespace
