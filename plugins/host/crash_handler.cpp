@@ -13,12 +13,27 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <memory>
 #include <mutex>
 
 namespace subgraph::plugins {
 namespace {
 
 thread_local const PluginCallScope* tCurrent = nullptr;
+// Whether this thread has an alternate signal stack (see ensureAltStack).
+thread_local bool tHasAltStack = false;
+std::atomic<bool> gInstalled{false};
+// Plugin calls in flight on any thread, and the one entered last: a fault
+// on a thread without a scope of its own while a call is in flight is most
+// likely a helper thread the plugin started for that call (an OpenMP team).
+// The last call's fields are copied, not the scope: it lives on another
+// thread's stack and may be gone; what they point to outlives the call.
+std::atomic<int> gInFlight{0};
+std::atomic<const std::string*> gLastPlugin{nullptr};
+std::atomic<const char*> gLastCall{nullptr};
+std::atomic<const std::string*> gLastNode{nullptr};
+
+constexpr size_t kAltStackBytes = 64 * 1024;
 
 constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 struct sigaction gPrevious[NSIG];
@@ -57,8 +72,20 @@ void addName(Line& line, const char* text, size_t n) {
 }
 
 void onFatalSignal(int sig, siginfo_t*, void*) {
-  const PluginCallScope* call = tCurrent;
-  if (!call) {
+  const std::string* plugin = nullptr;
+  const char* slot = nullptr;
+  const std::string* node = nullptr;
+  const bool helper = !tCurrent && gInFlight.load(std::memory_order_acquire) > 0;
+  if (const PluginCallScope* call = tCurrent) {
+    plugin = &call->plugin();
+    slot = call->call();
+    node = call->node();
+  } else if (helper) {
+    plugin = gLastPlugin.load(std::memory_order_acquire);
+    slot = gLastCall.load(std::memory_order_acquire);
+    node = gLastNode.load(std::memory_order_acquire);
+  }
+  if (!plugin || !slot) {
     // Not plugin code: the previous handler (or the default action) takes
     // the signal when the fault repeats on return, or when abort() raises
     // it again.
@@ -68,16 +95,17 @@ void onFatalSignal(int sig, siginfo_t*, void*) {
   static Line line;  // static: the stack may be what failed
   line.len = 0;
   line.add("subgraph: error: plugin '");
-  addName(line, call->plugin().data(), call->plugin().size());
+  addName(line, plugin->data(), plugin->size());
   line.add("' crashed (");
   line.add(describe(sig));
   line.add(") in ");
-  line.add(call->call());
-  if (const std::string* node = call->node()) {
+  line.add(slot);
+  if (node) {
     line.add(" on node '");
     addName(line, node->data(), node->size());
     line.add("'");
   }
+  if (helper) line.add(", on another thread while that call ran");
   if (size_t n = gNoteLength.load(std::memory_order_acquire)) {
     line.add(" (");
     line.add(gNote, n);
@@ -89,17 +117,40 @@ void onFatalSignal(int sig, siginfo_t*, void*) {
   _exit(kPluginCrashExitStatus);
 }
 
+// A stack overflow needs another stack to run the handler on, on the
+// thread that overflows: the calling thread gets one the first time it
+// enters plugin code (the host's worker threads run kernels), unless it
+// has one already. It lives as long as the thread.
+void ensureAltStack() {
+  if (tHasAltStack || !gInstalled.load(std::memory_order_acquire)) return;
+  tHasAltStack = true;
+  stack_t current{};
+  if (sigaltstack(nullptr, &current) == 0 && !(current.ss_flags & SS_DISABLE)) return;
+  struct AltStack {
+    std::unique_ptr<char[]> memory{new char[kAltStackBytes]};
+    AltStack() {
+      stack_t ss{};
+      ss.ss_sp = memory.get();
+      ss.ss_size = kAltStackBytes;
+      sigaltstack(&ss, nullptr);
+    }
+    ~AltStack() {
+      stack_t off{};
+      off.ss_flags = SS_DISABLE;
+      sigaltstack(&off, nullptr);
+    }
+  };
+  thread_local AltStack stack;
+  (void)stack;
+}
+
 }  // namespace
 
 void installPluginCrashHandler() {
   static std::once_flag once;
   std::call_once(once, [] {
-    // A stack overflow needs another stack to run the handler on.
-    static char altStack[64 * 1024];
-    stack_t ss{};
-    ss.ss_sp = altStack;
-    ss.ss_size = sizeof altStack;
-    sigaltstack(&ss, nullptr);
+    gInstalled.store(true, std::memory_order_release);
+    ensureAltStack();
     struct sigaction action {};
     action.sa_sigaction = onFatalSignal;
     action.sa_flags = SA_SIGINFO | SA_ONSTACK;
@@ -118,9 +169,19 @@ void setPluginCrashNote(std::string_view note) {
 PluginCallScope::PluginCallScope(const std::string& plugin, const char* call,
                                  const std::string* node) noexcept
     : plugin_(&plugin), call_(call), node_(node), outer_(tCurrent) {
+  ensureAltStack();
   tCurrent = this;
+  if (!outer_) {
+    gLastPlugin.store(plugin_, std::memory_order_release);
+    gLastCall.store(call_, std::memory_order_release);
+    gLastNode.store(node_, std::memory_order_release);
+    gInFlight.fetch_add(1, std::memory_order_acq_rel);
+  }
 }
 
-PluginCallScope::~PluginCallScope() { tCurrent = outer_; }
+PluginCallScope::~PluginCallScope() {
+  tCurrent = outer_;
+  if (!outer_) gInFlight.fetch_sub(1, std::memory_order_acq_rel);
+}
 
 }  // namespace subgraph::plugins

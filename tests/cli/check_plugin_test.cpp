@@ -164,6 +164,29 @@ TEST(CliPluginCrash, CrashInSelectIsNamed) {
   EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
+/// A kernel that overflows its stack is named like any crash, on whichever
+/// thread runs it (every thread gets an alternate signal stack when it
+/// first enters plugin code); one whose helper thread crashes is named with
+/// the call that was in flight. Neither ends in a bare signal.
+TEST(CliPluginCrash, StackOverflowAndHelperThreadCrashesAreNamed) {
+  if (kCorpus.empty()) GTEST_SKIP() << "built without the plugin corpus";
+  TempDir dir;
+  std::string graph = dir.write("relu.sg", kOneRelu);
+  setenv("SUBGRAPH_PLUGIN_PATH", kCorpus.c_str(), 1);
+  CliResult overflow =
+      runCli({"run", graph, "--backend", "overflow_run", "--random-inputs", "1", "--threads", "2"});
+  CliResult helper =
+      runCli({"run", graph, "--backend", "helper_crash", "--random-inputs", "1", "--threads", "2"});
+  unsetenv("SUBGRAPH_PLUGIN_PATH");
+  EXPECT_TRUE(failsWithOneLine(overflow, 3,
+                               "plugin 'overflow_run' crashed (SIGSEGV, invalid memory access) in "
+                               "run on node '"));
+  EXPECT_TRUE(failsWithOneLine(helper, 3,
+                               "plugin 'helper_crash' crashed (SIGSEGV, invalid memory access) in "
+                               "run on node '"));
+  EXPECT_THAT(helper.err, HasSubstr(", on another thread while that call ran"));
+}
+
 /// A kernel that segfaults fails its case, not the run: each case runs in
 /// a worker process, so the crash becomes a failing case with its seed, the
 /// crash line (plugin, call, node) and its shrunk graph, and the run goes

@@ -12,10 +12,18 @@
 // code goes on to the handler that was installed before (a sanitizer's, or
 // the default one), so the host's own bugs still dump core or report.
 //
+// Every thread gets an alternate signal stack when it first enters plugin
+// code (the handler's own thread when it installs it), so a stack
+// overflow in a plugin is named on the host's worker threads too. A fault
+// on a thread with no plugin call of its own while one is in flight (a
+// helper thread the plugin started, such as an OpenMP team's) names the
+// call in flight, "on another thread while that call ran".
+//
 // Limits: the line is written with write(2) from the handler, after the
-// plugin corrupted who knows what; a stack overflow is caught on the thread
-// that installed the handler (it has an alternate signal stack), not on
-// worker threads.
+// plugin corrupted who knows what; a stack overflow on a thread the plugin
+// started itself cannot be named (the host gives that thread no alternate
+// stack), and a host fault on another thread during a plugin call is
+// blamed on that call.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

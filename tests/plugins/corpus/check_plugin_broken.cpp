@@ -17,6 +17,14 @@
 //  * BROKEN_CRASH_RUN, backend `crash_run`: fuses each Relu alone, and its
 //    kernel writes through a null pointer (SIGSEGV in a kernel's run).
 //    The host must name the plugin, the call and the node, and exit with 3;
+//  * BROKEN_OVERFLOW_RUN, backend `overflow_run`: fuses each Relu alone, and
+//    its kernel recurses until the stack overflows. The crash handler must
+//    still name it: the thread running the kernel has an alternate signal
+//    stack, whichever thread that is;
+//  * BROKEN_HELPER_CRASH, backend `helper_crash`: fuses each Relu alone, and
+//    its kernel starts a thread that writes through a null pointer while
+//    the kernel waits for it: the crash is on a thread with no plugin call
+//    of its own, during this one;
 //  * BROKEN_HANG_RUN, backend `hang_run`: fuses each Relu alone, and its
 //    kernel never returns. check-plugin must fail the case as hung, after
 //    its --case-timeout, and go on;
@@ -41,6 +49,15 @@ namespace sdk = subgraph::sdk;
 [[maybe_unused]] void crash() {
   volatile int* volatile nowhere = nullptr;
   *nowhere = 1;
+}
+
+// Recursion the compiler cannot turn into a loop: each frame keeps a
+// buffer live across the call. (It stops at a depth no stack holds.)
+[[maybe_unused]] int overflow(int depth) {
+  volatile char frame[4096];
+  frame[0] = static_cast<char>(depth);
+  if (depth > (1 << 30)) return frame[0];
+  return overflow(depth + 1) + frame[0];
 }
 
 #if defined(BROKEN_CYCLE)
@@ -91,6 +108,11 @@ class ForgetfulReluKernel final : public sdk::Kernel {
     crash();
 #elif defined(BROKEN_HANG_RUN)
     while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
+#elif defined(BROKEN_OVERFLOW_RUN)
+    if (overflow(0) == 42) return;
+#elif defined(BROKEN_HELPER_CRASH)
+    std::thread helper(crash);
+    helper.join();
 #endif
     std::memcpy(out[0].raw(), in[0].raw(), std::min(in[0].bytes(), out[0].bytes()));
   }
@@ -117,6 +139,23 @@ SUBGRAPH_PLUGIN("crash_run", "0.0.1", "test fixture: a Relu kernel that segfault
   plugin.addKernel("subgraph.crash_run.relu", [](const sdk::NodeView&, const sdk::KernelContext&) {
     return std::make_unique<ForgetfulReluKernel>();
   });
+}
+#elif defined(BROKEN_OVERFLOW_RUN)
+SUBGRAPH_PLUGIN("overflow_run", "0.0.1", "test fixture: a Relu kernel that overflows its stack") {
+  plugin.addProperty<ReluProperty>();
+  plugin.addKernel("subgraph.overflow_run.relu",
+                   [](const sdk::NodeView&, const sdk::KernelContext&) {
+                     return std::make_unique<ForgetfulReluKernel>();
+                   });
+}
+#elif defined(BROKEN_HELPER_CRASH)
+SUBGRAPH_PLUGIN("helper_crash", "0.0.1",
+                "test fixture: a Relu kernel whose helper thread crashes") {
+  plugin.addProperty<ReluProperty>();
+  plugin.addKernel("subgraph.helper_crash.relu",
+                   [](const sdk::NodeView&, const sdk::KernelContext&) {
+                     return std::make_unique<ForgetfulReluKernel>();
+                   });
 }
 #elif defined(BROKEN_HANG_RUN)
 SUBGRAPH_PLUGIN("hang_run", "0.0.1", "test fixture: a Relu kernel that never returns") {
