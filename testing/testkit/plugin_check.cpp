@@ -1,9 +1,14 @@
 //===- testing/testkit/plugin_check.cpp - Conformance run of one backend --===//
 //
-// See plugin_check.h. Random graphs are built from a small catalog of
-// shape-preserving ops on one [1, 4, 5, 5] float32 tensor, so that any op
-// can feed any other and deleting a node (rewiring its readers to its data
-// input) always leaves a valid graph: that is what makes shrinking simple.
+// See plugin_check.h. Random graphs are built from a catalog of
+// shape-preserving entries on one [1, 4, 5, 5] float32 tensor, so that any
+// entry can feed any other and deleting a node (rewiring its readers to
+// its data input) mostly leaves a valid graph: that is what makes
+// shrinking simple (a deletion that breaks the graph fails differently and
+// is not kept). Entries are single ops (Conv, MatMul, LayerNormalization,
+// a broadcast bias Add, ...) or what exporters write in several (Gemm on a
+// flattened view, GELU's erf form, an attention block, a Concat split
+// back, a Split joined back).
 //
 //===----------------------------------------------------------------------===//
 #include "testkit/plugin_check.h"
@@ -278,24 +283,140 @@ std::vector<runtime::NamedTensor> randomInputs(const Graph& graph, uint64_t seed
 }
 
 std::vector<std::string> catalogOps() {
-  return {"Conv",        "BatchNormalization",
-          "Relu",        "Sigmoid",
-          "Tanh",        "Abs",
-          "Neg",         "LeakyRelu",
-          "Clip",        "Identity",
-          "Add",         "Mul",
-          "Sub",         "Max",
-          "Min",         "MaxPool",
-          "AveragePool", "Softmax"};
+  return {"Conv",
+          "BatchNormalization",
+          "Relu",
+          "Sigmoid",
+          "Tanh",
+          "Abs",
+          "Neg",
+          "LeakyRelu",
+          "Clip",
+          "Identity",
+          "Add",
+          "Mul",
+          "Sub",
+          "Max",
+          "Min",
+          "MaxPool",
+          "AveragePool",
+          "Softmax",
+          "MatMul",
+          "Gemm",
+          "BiasAdd",
+          "Div",
+          "Erf",
+          "Gelu",
+          "Transpose",
+          "Reshape",
+          "Concat",
+          "Split",
+          "LayerNormalization",
+          "Attention"};
 }
+
+namespace {
+
+// Builds the nodes of one catalog entry: constants named after the entry,
+// inner nodes named "<name>.<step>", the last one `name`.
+class CatalogBuilder {
+ public:
+  CatalogBuilder(Graph& graph, RandomSource& rng, const std::string& name)
+      : graph_(graph), rng_(rng), name_(name) {}
+
+  Value* constant(const std::string& suffix, std::vector<int64_t> dims, float lo, float hi) {
+    return graph_.addInitializer(name_ + suffix, randomTensor(rng_, std::move(dims), lo, hi));
+  }
+  Value* scalar(const std::string& suffix, float v) {
+    return graph_.addInitializer(name_ + suffix, Tensor::splat(DataType::kFloat32, {}, v));
+  }
+  Value* ints(const std::string& suffix, std::vector<int64_t> v) {
+    const auto n = static_cast<int64_t>(v.size());
+    return graph_.addInitializer(name_ + suffix,
+                                 Tensor::fromVector(DataType::kInt64, {n}, std::move(v)));
+  }
+  /// A node of `op`; `step` empty makes it the entry's last node.
+  Value* node(const std::string& op, std::vector<Value*> inputs, std::vector<int64_t> dims,
+              std::vector<Attribute> attrs = {}, const std::string& step = {}, size_t outputs = 1) {
+    Node* n = graph_.addNode(op, inputs, outputs, std::move(attrs),
+                             step.empty() ? name_ : name_ + "." + step);
+    Shape shape(dims.begin(), dims.end());
+    for (size_t o = 0; o < outputs; ++o)
+      n->output(o)->setType(TensorType(DataType::kFloat32, shape));
+    return n->output(0);
+  }
+
+ private:
+  Graph& graph_;
+  RandomSource& rng_;
+  const std::string& name_;
+};
+
+const std::vector<int64_t> kData = {1, kC, kH, kW};
+
+// The composite entries: several nodes each, what exporters write for a
+// dense layer, GELU, attention, a concat or a split, ending in the
+// [1, 4, 5, 5] type every entry keeps.
+Value* addComposite(CatalogBuilder& b, RandomSource& rng, const std::string& op, Value* data,
+                    Value* other) {
+  if (op == "Gemm") {  // 2-D only: flattened to [20, 5] and back
+    Value* flat =
+        b.node("Reshape", {data, b.ints(".flat", {kC * kH, kW})}, {kC * kH, kW}, {}, "flatten");
+    Value* dense =
+        b.node("Gemm",
+               {flat, b.constant(".w", {kW, kW}, -0.5f, 0.5f), b.constant(".b", {kW}, -0.5f, 0.5f)},
+               {kC * kH, kW}, {{"transB", int64_t{rng.percent(50) ? 1 : 0}}}, "gemm");
+    return b.node("Reshape", {dense, b.ints(".shape", kData)}, kData);
+  }
+  if (op == "Gelu") {  // x * 0.5 * (1 + erf(x / sqrt(2))), as torch exports it
+    Value* d = b.node("Div", {data, b.scalar(".sqrt2", 1.4142135f)}, kData, {}, "div");
+    Value* e = b.node("Erf", {d}, kData, {}, "erf");
+    Value* a = b.node("Add", {e, b.scalar(".one", 1.0f)}, kData, {}, "add");
+    Value* m = b.node("Mul", {data, a}, kData, {}, "mul");
+    return b.node("Mul", {m, b.scalar(".half", 0.5f)}, kData);
+  }
+  if (op == "Attention") {  // softmax(q k^T / sqrt(d)) v, q k v projections of x
+    auto project = [&](const char* which) {
+      return b.node("MatMul", {data, b.constant(std::string(".w") + which, {kW, kW}, -0.5f, 0.5f)},
+                    kData, {}, which);
+    };
+    Value* q = project("q");
+    Value* k = project("k");
+    Value* v = project("v");
+    Value* kt = b.node("Transpose", {k}, kData, {{"perm", std::vector<int64_t>{0, 1, 3, 2}}}, "kt");
+    Value* s = b.node("MatMul", {q, kt}, kData, {}, "scores");
+    Value* scaled = b.node("Div", {s, b.scalar(".scale", 2.236068f)}, kData, {}, "scale");
+    Value* p = b.node("Softmax", {scaled}, kData, {{"axis", int64_t{-1}}}, "softmax");
+    return b.node("MatMul", {p, v}, kData);
+  }
+  const std::vector<int64_t> wide = {1, kC, kH, 2 * kW};
+  if (op == "Concat") {  // joined on W, then split back
+    Value* c =
+        b.node("Concat", {data, other ? other : data}, wide, {{"axis", int64_t{3}}}, "concat");
+    return b.node("Split", {c, b.ints(".split", {kW, kW})}, kData, {{"axis", int64_t{3}}}, {}, 2);
+  }
+  // Split: H in two parts [2, 3], joined again in the other order.
+  Node* split = b.node("Split", {data, b.ints(".split", {2, kH - 2})}, kData,
+                       {{"axis", int64_t{2}}}, "split", 2)
+                    ->producer();
+  split->output(0)->setType(TensorType(DataType::kFloat32, Shape{1, kC, 2, kW}));
+  split->output(1)->setType(TensorType(DataType::kFloat32, Shape{1, kC, kH - 2, kW}));
+  return b.node("Concat", {split->output(1), split->output(0)}, kData, {{"axis", int64_t{2}}});
+}
+
+}  // namespace
 
 Value* addCatalogNode(Graph& graph, RandomSource& rng, const std::string& op, Value* data,
                       Value* other, const std::string& name) {
+  CatalogBuilder b(graph, rng, name);
+  if (op == "Gemm" || op == "Gelu" || op == "Attention" || op == "Concat" || op == "Split")
+    return addComposite(b, rng, op, data, other);
   std::vector<Value*> inputs = {data};
   std::vector<Attribute> attrs;
   auto constant = [&](const char* suffix, std::vector<int64_t> dims, float lo, float hi) {
-    return graph.addInitializer(name + suffix, randomTensor(rng, std::move(dims), lo, hi));
+    return b.constant(suffix, std::move(dims), lo, hi);
   };
+  std::string type = op;
   if (op == "Conv") {
     int64_t k = rng.percent(50) ? 3 : 1, pad = k / 2;
     inputs.push_back(constant(".w", {kC, kC, k, k}, -0.5f, 0.5f));
@@ -314,8 +435,8 @@ Value* addCatalogNode(Graph& graph, RandomSource& rng, const std::string& op, Va
   } else if (op == "LeakyRelu") {
     attrs = {{"alpha", 0.1f}};
   } else if (op == "Clip") {
-    inputs.push_back(graph.addInitializer(name + ".min", Tensor::splat(DataType::kFloat32, {}, 0)));
-    inputs.push_back(graph.addInitializer(name + ".max", Tensor::splat(DataType::kFloat32, {}, 1)));
+    inputs.push_back(b.scalar(".min", 0));
+    inputs.push_back(b.scalar(".max", 1));
   } else if (op == "Add" || op == "Mul" || op == "Sub" || op == "Max" || op == "Min") {
     inputs.push_back(other ? other : data);
   } else if (op == "MaxPool" || op == "AveragePool") {
@@ -323,11 +444,30 @@ Value* addCatalogNode(Graph& graph, RandomSource& rng, const std::string& op, Va
              {"pads", std::vector<int64_t>{1, 1, 1, 1}},
              {"strides", std::vector<int64_t>{1, 1}}};
   } else if (op == "Softmax") {
-    attrs = {{"axis", int64_t{1}}};
+    attrs = {{"axis", int64_t{rng.percent(50) ? 1 : -1}}};
+  } else if (op == "MatMul") {
+    // By constant weights (a dense layer) or by a run-time tensor (batched).
+    inputs.push_back(rng.percent(60) ? constant(".w", {kW, kW}, -0.5f, 0.5f)
+                                     : (other ? other : data));
+  } else if (op == "BiasAdd") {
+    // A constant broadcast along the last axis (a dense layer's bias) or
+    // per channel.
+    type = "Add";
+    inputs.push_back(rng.percent(50) ? constant(".b", {kW}, -0.5f, 0.5f)
+                                     : constant(".b", {1, kC, 1, 1}, -0.5f, 0.5f));
+  } else if (op == "Div") {
+    inputs.push_back(b.scalar(".d", 1.0f + static_cast<float>(rng.below(4))));
+  } else if (op == "Transpose") {
+    attrs = {{"perm", std::vector<int64_t>{0, 1, 3, 2}}};
+  } else if (op == "Reshape") {
+    inputs.push_back(
+        b.ints(".shape", rng.percent(50) ? kData : std::vector<int64_t>{1, kC, -1, kW}));
+  } else if (op == "LayerNormalization") {
+    inputs.push_back(constant(".scale", {kW}, 0.5f, 1.5f));
+    inputs.push_back(constant(".bias", {kW}, -0.5f, 0.5f));
+    attrs = {{"axis", int64_t{-1}}, {"epsilon", 1e-5f}};
   }
-  Node* n = graph.addNode(op, inputs, 1, std::move(attrs), name);
-  n->output(0)->setType(dataType());
-  return n->output(0);
+  return b.node(type, inputs, kData, std::move(attrs));
 }
 
 std::unique_ptr<Graph> randomCatalogGraph(uint64_t seed, const std::vector<std::string>& ops,
@@ -374,10 +514,12 @@ std::vector<std::string> probeTouchedOps(const BackendUnderTest& backend) {
     po.reportContested = false;
     StatusOr<partition::PartitionReport> report = partition::partitionGraph(g, *made, po);
     if (!report.isOk()) return;
+    // A composite entry's inner nodes are named "<entry>.<step>".
     for (const partition::RegionReport& r : report->regions)
       for (const std::string& node : r.nodes)
         for (size_t i = 0; i < chain.size(); ++i)
-          if (node == numbered("p", i)) touched.insert(chain[i]);
+          if (node == numbered("p", i) || node.starts_with(numbered("p", i) + "."))
+            touched.insert(chain[i]);
   };
   for (const std::string& a : ops) {
     probe({a});

@@ -81,8 +81,13 @@ std::string joinedOrNone(const std::vector<std::string>& items);
 /// in [-2, 2).
 std::vector<runtime::NamedTensor> randomInputs(const Graph& graph, uint64_t seed);
 
-/// The op types random graphs are built from: shape-preserving ops on one
-/// [1, 4, 5, 5] float32 tensor, with random weights where they take any.
+/// The entries random graphs are built from, each shape-preserving on one
+/// [1, 4, 5, 5] float32 tensor, with random weights where they take any:
+/// ONNX ops by name (MatMul by constant weights or a run-time tensor, Div by
+/// a scalar, Transpose of the last two axes, ...), "BiasAdd" (an Add of a
+/// constant broadcast along the last axis or per channel), and composites:
+/// "Gemm" (on a [20, 5] view), "Gelu" (the erf form), "Attention",
+/// "Concat" (split back) and "Split" (joined back).
 std::vector<std::string> catalogOps();
 
 /// Adds one `op` node (a catalogOps() entry) named `name` reading `data`

@@ -90,6 +90,32 @@ TEST(CliCheckPlugin, OnednnPasses) {
   EXPECT_THAT(r.out, HasSubstr(cases() + " passed, 0 failed"));
 }
 
+/// The kit covers what plugins fuse beyond convolutions: the probe finds
+/// the oneDNN plugin's MatMul, GELU, attention and LayerNormalization
+/// fusions, and a run limited to a dense layer with GELU (`--ops`, which
+/// takes the kit's composite entries) forms regions in most cases and runs
+/// the plugin's kernels against the reference in them.
+TEST(CliCheckPlugin, MatMulGeluPluginIsExercised) {
+#ifndef SUBGRAPH_CLI_TEST_HAVE_ONEDNN
+  GTEST_SKIP() << "built without oneDNN";
+#endif
+  CliResult probe = runCli({"check-plugin", "onednn", "--cases", "20"});
+  ASSERT_EQ(probe.exitCode, 0) << probe.out << probe.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(probe.out, m, std::regex("selectors fuse: ([^\n]*)")));
+  for (const char* entry : {"MatMul", "Gelu", "Attention", "LayerNormalization", "Gemm"})
+    EXPECT_THAT(std::string(m[1]), HasSubstr(entry)) << m[1];
+
+  CliResult r =
+      runCli({"check-plugin", "onednn", "--ops", "MatMul,BiasAdd,Gelu", "--cases", "100"});
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  ASSERT_TRUE(std::regex_search(
+      r.out, m,
+      std::regex(R"((\d+) of 100 cases formed regions, (\d+) ran the plugin's kernels)")));
+  EXPECT_GE(std::stoi(m[1]), 80) << r.out;
+  EXPECT_GE(std::stoi(m[2]), 80) << r.out;
+}
+
 /// The cuDNN plugin passes where it is built: in full where a GPU is
 /// present, else (it refuses to load without one) selection-only, which
 /// still checks every partitioning invariant, its kernels declining so the
