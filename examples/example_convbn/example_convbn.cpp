@@ -11,6 +11,7 @@
 #include <subgraph/sdk/plugin.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace {
@@ -37,6 +38,9 @@ class ConvBnSelector final : public sdk::SubgraphSelector {
     for (const sdk::NodeView& n : candidates)
       if (n.is("BatchNormalization")) return candidates;
     return {};  // a Conv without its BatchNormalization is not worth a region
+  }
+  std::string FilterReason(const sdk::NodeView&) override {
+    return "no BatchNormalization follows the Conv, and a lone Conv is not worth a region";
   }
   void Reset() override { foundBn_ = false; }
 

@@ -346,6 +346,11 @@ typedef struct SgPropertyDesc {
    *  NULL accepts every region with the defaults. */
   SgStatus (*create_subgraph_node)(void* user, const SgGraph* body, int32_t region_id,
                                    SgFusedNode* fused, int32_t* accept, SgMessage* message);
+  /** Grown within version 2 (read only when struct_size is larger than
+   *  SG_PROPERTY_DESC_V2_SIZE): why the last `filter` call dropped `node`,
+   *  set in `reason` (left empty: no reason). NULL: the report says only
+   *  that the plugin's Filter dropped it. */
+  SgStatus (*filter_reason)(void* selector, const SgNode* node, SgMessage* reason);
 } SgPropertyDesc;
 
 /** One operand of an op definition. */
@@ -407,6 +412,9 @@ typedef struct SgLayoutDesc SgLayoutDesc;
 #define SG_HOST_API_V1_SIZE 320u
 #define SG_KERNEL_DESC_V1_SIZE 72u
 #define SG_PLUGIN_V1_SIZE 120u
+/** SgPropertyDesc as versions 1 and 2 first had it, before filter_reason:
+ *  the smallest struct_size the host accepts. */
+#define SG_PROPERTY_DESC_V2_SIZE 104u
 
 /** What a kernel creator learns about the session it serves. */
 typedef struct SgKernelContext {
@@ -593,7 +601,8 @@ SG_ABI_STATIC_ASSERT(sizeof(SgPatternDesc) == 48, "SgPatternDesc v1 size");
 SG_ABI_FROZEN(SgPropertyDesc, pattern, 24);
 SG_ABI_FROZEN(SgPropertyDesc, create_selector, 40);
 SG_ABI_FROZEN(SgPropertyDesc, create_subgraph_node, 96);
-SG_ABI_STATIC_ASSERT(sizeof(SgPropertyDesc) == 104, "SgPropertyDesc v1 size");
+SG_ABI_FROZEN(SgPropertyDesc, filter_reason, SG_PROPERTY_DESC_V2_SIZE);
+SG_ABI_STATIC_ASSERT(SG_PROPERTY_DESC_V2_SIZE == 104, "SgPropertyDesc v1 size");
 SG_ABI_STATIC_ASSERT(sizeof(SgAttrValue) == 64, "SgAttrValue v1 size");
 SG_ABI_STATIC_ASSERT(sizeof(SgOperandDef) == 16, "SgOperandDef v1 size");
 SG_ABI_STATIC_ASSERT(sizeof(SgAttrDef) == 72, "SgAttrDef v1 size");
@@ -626,6 +635,8 @@ SG_ABI_STATIC_ASSERT(sizeof(SgCopyDesc) == 48, "SgCopyDesc v2 size");
 SG_ABI_FROZEN(SgPlugin, num_layouts, SG_PLUGIN_V1_SIZE);
 SG_ABI_FROZEN(SgPlugin, copies, 144);
 SG_ABI_STATIC_ASSERT(sizeof(SgPlugin) == 152, "SgPlugin v2 size");
+/* Grown within version 2, at its end. */
+SG_ABI_STATIC_ASSERT(sizeof(SgPropertyDesc) == 112, "SgPropertyDesc with filter_reason");
 #endif
 
 #endif /* SUBGRAPH_PLUGIN_ABI_H */

@@ -116,8 +116,21 @@ class PluginSelector final : public partition::SubgraphSelector {
       if (keep[i]) out.push_back(all[i]);
     return out;
   }
-  std::string FilterReason(const Node&) const override {
-    return std::string("dropped by ") + plugin_->name() + "'s Filter";
+  // The partitioner's line already says "dropped by Filter of <property>";
+  // this adds the plugin's reason, if it gives one.
+  std::string FilterReason(const Node& node) const override {
+    if (desc_->struct_size <= SG_PROPERTY_DESC_V2_SIZE || !desc_->filter_reason) return {};
+    SgMessage m;
+    SgStatus st;
+    {
+      PluginCallScope scope(plugin_->name(), "filter_reason", &node.name());
+      st = desc_->filter_reason(handle_, host::toC(&node), &m);
+    }
+    if (st != SG_OK) {
+      errors_->record(prefix("filter_reason") + host::messageOr(m, "failed"));
+      return {};
+    }
+    return host::messageOr(m, "");
   }
   void Reset() override {
     if (!desc_->reset) return;

@@ -164,7 +164,7 @@ std::string checkProperty(const SgPropertyDesc* p, size_t index) {
   std::string what = "property " + std::to_string(index);
   if (!p) return what + " is null";
   if (std::string e =
-          checkHeader(what.c_str(), p->abi_version, p->struct_size, sizeof(SgPropertyDesc));
+          checkHeader(what.c_str(), p->abi_version, p->struct_size, SG_PROPERTY_DESC_V2_SIZE);
       !e.empty())
     return e;
   if (!validName(p->name)) return what + " has no valid name";

@@ -11,6 +11,7 @@
 // plugin does not have).
 //
 //===----------------------------------------------------------------------===//
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -162,7 +163,8 @@ constexpr const char* kConvRelu = R"(
   })";
 
 /// A Conv not followed by a BatchNormalization is dropped by Filter: no
-/// region, and the report says the Conv was filtered.
+/// region, and the report says the Conv was filtered, with the reason the
+/// plugin's FilterReason gives (through the ABI's filter_reason slot).
 TEST(PluginBehaviorTest, ExampleConvBnDoesNotFuseAConvWithoutBatchNorm) {
   BackendSelection s = select("example_convbn");
   std::unique_ptr<Graph> g = parseGraphOrThrow(kConvRelu);
@@ -170,6 +172,11 @@ TEST(PluginBehaviorTest, ExampleConvBnDoesNotFuseAConvWithoutBatchNorm) {
   ASSERT_TRUE(report.isOk()) << report.status().message();
   EXPECT_TRUE(report->regions.empty());
   EXPECT_EQ(g->numNodes(), 2u);
+  std::string reason;
+  for (const partition::RejectedNode& r : report->rejected)
+    if (r.node == "conv") reason = r.reason;
+  EXPECT_THAT(reason, ::testing::HasSubstr("dropped by Filter of example_convbn/conv_bn: no "
+                                           "BatchNormalization follows the Conv"));
 }
 
 //   %x [2, 3] -> Max(%x, splat 0.25) -> %y

@@ -441,6 +441,15 @@ inline SgStatus filter(void* selector, const SgNode* const* candidates, size_t c
   });
 }
 
+inline SgStatus filterReason(void* selector, const SgNode* node, SgMessage* reason) {
+  auto* s = static_cast<SelectorEntry*>(selector);
+  return guarded(s->api, reason, [&] {
+    std::string why = s->selector->FilterReason(NodeView(s->api, node));
+    if (!why.empty()) s->api->message_set(reason, why.c_str());
+    return SG_OK;
+  });
+}
+
 inline SgStatus reset(void* selector, SgMessage* message) {
   auto* s = static_cast<SelectorEntry*>(selector);
   return guarded(s->api, message, [&] {
@@ -659,6 +668,7 @@ struct PluginState {
         e.desc.select_input = &selectInput;
         e.desc.select_output = &selectOutput;
         e.desc.filter = &filter;
+        e.desc.filter_reason = &filterReason;
         e.desc.reset = &reset;
       }
       e.desc.create_subgraph_node = &createSubgraphNode;

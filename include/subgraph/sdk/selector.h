@@ -78,6 +78,12 @@ class SubgraphSelector {
   virtual std::vector<NodeView> Filter(const std::vector<NodeView>& candidates) {
     return candidates;
   }
+  /// Why the last Filter call dropped `node`, for the partition report
+  /// ("dropped by <plugin>'s Filter: <reason>"); empty for no reason.
+  virtual std::string FilterReason(const NodeView& node) {
+    (void)node;
+    return {};
+  }
   /// Forgets per-region state; called before every use.
   virtual void Reset() {}
 };

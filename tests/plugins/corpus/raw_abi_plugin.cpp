@@ -62,6 +62,13 @@ SgPropertyDesc property = [] {
   SgPropertyDesc p{};
   p.abi_version = SG_PLUGIN_ABI_VERSION;
   p.struct_size = sizeof(SgPropertyDesc);
+#if defined(RAW_V1_COMPAT)
+  // Built before filter_reason existed: the struct ends before it, and the
+  // bytes there are garbage the host must not call.
+  p.struct_size = SG_PROPERTY_DESC_V2_SIZE;
+  std::memset(reinterpret_cast<char*>(&p) + SG_PROPERTY_DESC_V2_SIZE, 0x5a,
+              sizeof p - SG_PROPERTY_DESC_V2_SIZE);
+#endif
   p.name = "relu";
   p.pattern = &reluPattern;
   return p;
