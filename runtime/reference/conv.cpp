@@ -118,9 +118,14 @@ class ConvKernel final : public Kernel {
     std::vector<int64_t> out = {x.dims[0], m};
     out.insert(out.end(), g.outDims.begin(), g.outDims.end());
     ctx.setOutput(0, TensorDesc{x.dtype, out, nullptr});
-    if (!isPointwise(g))
-      ctx.requestScratch(static_cast<size_t>(channels / group_ * g.kernelSize() * g.outSize()) *
-                         dataTypeSize(x.dtype) * static_cast<size_t>(concurrentGroups(m / group_)));
+    if (!isPointwise(g)) {
+      StatusOr<size_t> bytes =
+          scratchBytes({channels / group_, static_cast<int64_t>(dataTypeSize(x.dtype)),
+                        concurrentGroups(m / group_)},
+                       {&g.kernel, &g.outDims}, "the convolution's im2col");
+      if (!bytes.isOk()) return ctx.fail(bytes.status().message());
+      ctx.requestScratch(*bytes);
+    }
     return Status::ok();
   }
 

@@ -20,6 +20,7 @@
 #include "reference/kernel_util.h"
 #include "reference/kernels.h"
 #include "reference/window.h"
+#include "subgraph/support/checked_int.h"
 
 namespace subgraph::runtime::reference {
 namespace {
@@ -73,8 +74,11 @@ class ConvTransposeKernel final : public Kernel {
     std::vector<int64_t> out = {x.dims[0], m};
     out.insert(out.end(), g.out.begin(), g.out.end());
     ctx.setOutput(0, TensorDesc{x.dtype, out, nullptr});
-    ctx.requestScratch(static_cast<size_t>(w.dims[1] * g.kernelSize() * g.inSize()) *
-                       dataTypeSize(x.dtype));
+    StatusOr<size_t> bytes =
+        scratchBytes({w.dims[1], static_cast<int64_t>(dataTypeSize(x.dtype))}, {&g.kernel, &g.in},
+                     "the transposed convolution's column buffer");
+    if (!bytes.isOk()) return ctx.fail(bytes.status().message());
+    ctx.requestScratch(*bytes);
     return Status::ok();
   }
 
@@ -116,20 +120,28 @@ class ConvTransposeKernel final : public Kernel {
     const bool same = attrs_.autoPad == "SAME_UPPER" || attrs_.autoPad == "SAME_LOWER";
     g.padBegin.assign(rank, 0);
     g.out.assign(rank, 0);
+    // Strides, dilations, pads and output_shape come from the model: the
+    // sizes are computed with overflow checks, and one past int64 fails.
     for (size_t i = 0; i < rank; ++i) {
-      const int64_t full =
-          g.strides[i] * (g.in[i] - 1) + outPad[i] + (g.kernel[i] - 1) * g.dilations[i] + 1;
+      const CheckedInt full = CheckedInt(g.strides[i]) * (CheckedInt(g.in[i]) - 1) + outPad[i] +
+                              (CheckedInt(g.kernel[i]) - 1) * g.dilations[i] + 1;
+      CheckedInt out = 0, begin = 0;
       if (!shape.empty() || same) {
-        const int64_t target = shape.empty() ? g.in[i] * g.strides[i] : shape[i];
-        const int64_t total = std::max<int64_t>(0, full - target);
-        g.padBegin[i] = attrs_.autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
-        g.out[i] = target;
+        const CheckedInt target = shape.empty() ? CheckedInt(g.in[i]) * g.strides[i] : shape[i];
+        const CheckedInt total = full - target;
+        const bool positive = total.ok() && total.value() > 0;
+        begin = !positive                        ? CheckedInt(0)
+                : attrs_.autoPad == "SAME_UPPER" ? total / 2
+                                                 : total - total / 2;
+        out = target;
       } else {
-        int64_t pb = attrs_.pads.empty() ? 0 : attrs_.pads[i];
-        int64_t pe = attrs_.pads.empty() ? 0 : attrs_.pads[i + rank];
-        g.padBegin[i] = pb;
-        g.out[i] = full - pb - pe;
+        begin = attrs_.pads.empty() ? 0 : attrs_.pads[i];
+        out = full - begin - (attrs_.pads.empty() ? 0 : attrs_.pads[i + rank]);
       }
+      if (!full.ok() || !out.ok() || !begin.ok())
+        return ctx.fail("output dim " + std::to_string(i) + " overflows int64");
+      g.padBegin[i] = begin.value();
+      g.out[i] = out.value();
       if (g.out[i] < 0) return ctx.fail("output dim " + std::to_string(i) + " would be negative");
     }
     return Status::ok();

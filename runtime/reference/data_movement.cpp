@@ -225,14 +225,14 @@ class SplitKernel final : public Kernel {
       if (static_cast<int64_t>(sizes.size()) != parts)
         return ctx.fail("split " + dimsToString(sizes) + " has " + std::to_string(sizes.size()) +
                         " entries for " + std::to_string(parts) + " outputs");
-      int64_t sum = 0;
+      CheckedInt sum = 0;  // sizes from the model may sum past int64
       for (int64_t s : sizes) {
         if (s < 0) return ctx.fail("split " + dimsToString(sizes) + " has a negative size");
-        sum += s;
+        sum = sum + s;
       }
-      if (sum != total)
-        return ctx.fail("split " + dimsToString(sizes) + " sums to " + std::to_string(sum) +
-                        ", axis size is " + std::to_string(total));
+      if (!sum.ok() || sum.value() != total)
+        return ctx.fail("split " + dimsToString(sizes) + " does not sum to the axis size " +
+                        std::to_string(total));
       return Status::ok();
     }
     // Equal parts; with num_outputs (opset 18) the last part may be smaller.

@@ -358,12 +358,14 @@ class LrnKernel final : public Kernel {
   Status run(RunContext& ctx) const override {
     const TensorView& x = ctx.input(0);
     const int64_t n = x.dim(0), c = x.dim(1), inner = x.numElements() / std::max<int64_t>(n * c, 1);
-    const int64_t before = (size_ - 1) / 2, after = size_ - 1 - before;
+    // A window past the channels adds nothing: clamping it keeps a
+    // model-given size near INT64_MAX from overflowing ch + after.
+    const int64_t before = std::min((size_ - 1) / 2, c), after = std::min(size_ - 1 - before, c);
     visitType<kFloatTypes>(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* px = x.data<T>();
       T* py = ctx.output(0).mutableData<T>();
-      parallelFor(n * c, inner * size_, [&](int64_t begin, int64_t end) {
+      parallelFor(n * c, inner * std::min(size_, c + 1), [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
           const int64_t b = r / c, ch = r % c;
           for (int64_t i = 0; i < inner; ++i) {

@@ -11,8 +11,12 @@
 #include "reference/window.h"
 
 #include <algorithm>
+#include <initializer_list>
+#include <limits>
+#include <string>
 
 #include "reference/kernel_util.h"
+#include "subgraph/support/checked_int.h"
 
 namespace subgraph::runtime::reference {
 
@@ -53,6 +57,54 @@ int64_t WindowGeometry::kernelSize() const {
   return n;
 }
 
+namespace {
+
+// Model-given sizes meet here (kernel 2^62, dilation 2^62, pads near
+// INT64_MAX): the formulas run in 128 bits, and a result past int64 is an
+// error, not a wrapped size.
+__extension__ typedef __int128 Wide;
+
+bool fitsInt64(Wide v) {
+  return v >= std::numeric_limits<int64_t>::min() && v <= std::numeric_limits<int64_t>::max();
+}
+
+Status resolveAxis(const WindowAttrs& attrs, size_t i, size_t rank, WindowGeometry& g) {
+  const Wide in = g.inDims[i], s = g.strides[i];
+  const Wide ek = (Wide{g.kernel[i]} - 1) * g.dilations[i] + 1;
+  if (!fitsInt64(ek) || s < 1)
+    return Status::invalid("the window of kernel " + std::to_string(g.kernel[i]) +
+                           " with dilation " + std::to_string(g.dilations[i]) + " and stride " +
+                           std::to_string(g.strides[i]) + " on spatial dim " + std::to_string(i) +
+                           " does not fit in int64");
+  if (attrs.autoPad == "SAME_UPPER" || attrs.autoPad == "SAME_LOWER") {
+    const Wide o = (in + s - 1) / s;
+    const Wide total = std::max<Wide>(0, (o - 1) * s + ek - in);
+    const Wide small = total / 2, large = total - total / 2;
+    if (!fitsInt64(total)) return Status::invalid("SAME padding overflows int64");
+    g.padBegin[i] = static_cast<int64_t>(attrs.autoPad == "SAME_UPPER" ? small : large);
+    g.padEnd[i] = static_cast<int64_t>(attrs.autoPad == "SAME_UPPER" ? large : small);
+    g.outDims[i] = static_cast<int64_t>(o);
+    return Status::ok();
+  }
+  if (attrs.autoPad == "NOTSET" && !attrs.pads.empty()) {
+    g.padBegin[i] = attrs.pads[i];
+    g.padEnd[i] = attrs.pads[i + rank];
+  }
+  const Wide span = in + g.padBegin[i] + g.padEnd[i] - ek;
+  if (span < 0)
+    return Status::invalid("window of " + std::to_string(static_cast<int64_t>(ek)) +
+                           " does not fit spatial dim " + std::to_string(i) + " of size " +
+                           std::to_string(g.inDims[i]) + " plus padding");
+  Wide o = attrs.ceilMode ? (span + s - 1) / s + 1 : span / s + 1;
+  if (attrs.ceilMode && (o - 1) * s >= in + g.padBegin[i]) --o;
+  if (!fitsInt64(span) || !fitsInt64(o))
+    return Status::invalid("the padded spatial dim " + std::to_string(i) + " overflows int64");
+  g.outDims[i] = static_cast<int64_t>(o);
+  return Status::ok();
+}
+
+}  // namespace
+
 Status resolveWindow(const WindowAttrs& attrs, const std::vector<int64_t>& in,
                      const std::vector<int64_t>& kernel, WindowGeometry& g) {
   const size_t rank = in.size();
@@ -75,32 +127,21 @@ Status resolveWindow(const WindowAttrs& attrs, const std::vector<int64_t>& in,
   g.padBegin.assign(rank, 0);
   g.padEnd.assign(rank, 0);
   g.outDims.assign(rank, 0);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t ek = (kernel[i] - 1) * g.dilations[i] + 1;
-    int64_t s = g.strides[i];
-    if (attrs.autoPad == "SAME_UPPER" || attrs.autoPad == "SAME_LOWER") {
-      int64_t o = (in[i] + s - 1) / s;
-      int64_t total = std::max<int64_t>(0, (o - 1) * s + ek - in[i]);
-      int64_t small = total / 2, large = total - total / 2;
-      g.padBegin[i] = attrs.autoPad == "SAME_UPPER" ? small : large;
-      g.padEnd[i] = attrs.autoPad == "SAME_UPPER" ? large : small;
-      g.outDims[i] = o;
-      continue;
-    }
-    if (attrs.autoPad == "NOTSET" && !attrs.pads.empty()) {
-      g.padBegin[i] = attrs.pads[i];
-      g.padEnd[i] = attrs.pads[i + rank];
-    }
-    int64_t span = in[i] + g.padBegin[i] + g.padEnd[i] - ek;
-    if (span < 0)
-      return Status::invalid("window of " + std::to_string(ek) + " does not fit spatial dim " +
-                             std::to_string(i) + " of size " + std::to_string(in[i]) +
-                             " plus padding");
-    int64_t o = attrs.ceilMode ? (span + s - 1) / s + 1 : span / s + 1;
-    if (attrs.ceilMode && (o - 1) * s >= in[i] + g.padBegin[i]) --o;
-    g.outDims[i] = o;
-  }
+  for (size_t i = 0; i < rank; ++i) SUBGRAPH_RETURN_IF_ERROR(resolveAxis(attrs, i, rank, g));
   return Status::ok();
+}
+
+StatusOr<size_t> scratchBytes(std::initializer_list<int64_t> factors,
+                              std::initializer_list<const std::vector<int64_t>*> dims,
+                              const char* what) {
+  CheckedInt bytes = 1;
+  for (int64_t f : factors) bytes = bytes * f;
+  for (const std::vector<int64_t>* d : dims)
+    for (int64_t v : *d) bytes = bytes * v;
+  if (!bytes.ok() || bytes.value() < 0)
+    return Status(StatusCode::kLimitExceeded,
+                  std::string(what) + " would need more than 2^63 bytes of scratch");
+  return static_cast<size_t>(bytes.value());
 }
 
 }  // namespace subgraph::runtime::reference

@@ -47,4 +47,12 @@ struct WindowGeometry {
 Status resolveWindow(const WindowAttrs& attrs, const std::vector<int64_t>& in,
                      const std::vector<int64_t>& kernel, WindowGeometry& out);
 
+/// The bytes of a scratch buffer of `factors` multiplied together (element
+/// counts, then the element size), or an error naming `what` when the
+/// product passes int64: model-given kernels and output sizes reach it
+/// before the memory plan can refuse them.
+StatusOr<size_t> scratchBytes(std::initializer_list<int64_t> factors,
+                              std::initializer_list<const std::vector<int64_t>*> dims,
+                              const char* what);
+
 }  // namespace subgraph::runtime::reference
