@@ -142,29 +142,11 @@ ConvSpec convSpecOf(const sdk::NodeView& conv, bool& oneD) {
   spec.kernel = {w[2], w[3]};
   spec.weights = floatsOf(conv.input(1));
   if (conv.numInputs() > 2 && conv.input(2)) spec.bias = floatsOf(conv.input(2));
-  size_t axes = oneD ? 1 : 2;
-  std::vector<int64_t> strides = conv.attrInts("strides", std::vector<int64_t>(axes, 1));
-  std::vector<int64_t> dilations = conv.attrInts("dilations", std::vector<int64_t>(axes, 1));
-  std::vector<int64_t> pads = conv.attrInts("pads", std::vector<int64_t>(2 * axes, 0));
-  if (strides.size() != axes || dilations.size() != axes || pads.size() != 2 * axes)
-    throw Unsupported("strides, dilations or pads do not match the conv's rank");
-  if (oneD) {
-    spec.strides = {1, strides[0]};
-    spec.dilations = {1, dilations[0]};
-    spec.pads = {0, pads[0], 0, pads[1]};
-  } else {
-    spec.strides = {strides[0], strides[1]};
-    spec.dilations = {dilations[0], dilations[1]};
-    spec.pads = {pads[0], pads[1], pads[2], pads[3]};
-  }
+  const ConvGeometry g = convGeometryOf(conv, oneD);
+  spec.strides = g.strides;
+  spec.dilations = g.dilations;
+  spec.pads = g.pads;
   return spec;
-}
-
-// [N, C, L] as [N, C, 1, L]; 4-D dims unchanged.
-std::vector<int64_t> as2d(std::span<const int64_t> dims) {
-  std::vector<int64_t> out(dims.begin(), dims.end());
-  if (out.size() == 3) out.insert(out.begin() + 2, 1);
-  return out;
 }
 
 // Reads a conv-family body into a spec; see the file comment for what the

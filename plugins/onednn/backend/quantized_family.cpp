@@ -182,29 +182,16 @@ QuantizedGemmSpec productSpec(const sdk::NodeView& integer, bool conv) {
   spec.kernel = {d[2], d[3]};
   spec.weights = quantizedWeights(w.constantBytes(), isSigned, d[1] * d[2] * d[3], d[0], true,
                                   zeroPoints(integer), true);
-  const size_t axes = oneD ? 1 : 2;
-  std::vector<int64_t> strides = integer.attrInts("strides", std::vector<int64_t>(axes, 1));
-  std::vector<int64_t> dilations = integer.attrInts("dilations", std::vector<int64_t>(axes, 1));
-  std::vector<int64_t> pads = integer.attrInts("pads", std::vector<int64_t>(2 * axes, 0));
-  if (strides.size() != axes || dilations.size() != axes || pads.size() != 2 * axes)
-    throw Unsupported("strides, dilations or pads do not match the conv's rank");
-  if (oneD) {
-    spec.strides = {1, strides[0]};
-    spec.dilations = {1, dilations[0]};
-    spec.pads = {0, pads[0], 0, pads[1]};
-  } else {
-    spec.strides = {strides[0], strides[1]};
-    spec.dilations = {dilations[0], dilations[1]};
-    spec.pads = {pads[0], pads[1], pads[2], pads[3]};
-  }
+  const ConvGeometry g = convGeometryOf(integer, oneD);
+  spec.strides = g.strides;
+  spec.dilations = g.dilations;
+  spec.pads = g.pads;
   return spec;
 }
 
-// [N, C, L] as [N, C, 1, L] for a 1-D conv; other dims unchanged.
-std::vector<int64_t> as2d(std::span<const int64_t> dims, bool oneD) {
-  std::vector<int64_t> out(dims.begin(), dims.end());
-  if (oneD && out.size() == 3) out.insert(out.begin() + 2, 1);
-  return out;
+// A 1-D conv's input as 2-D; a matmul's unchanged.
+std::vector<int64_t> kernelDims(std::span<const int64_t> dims, bool oneD) {
+  return oneD ? as2d(dims) : std::vector<int64_t>(dims.begin(), dims.end());
 }
 
 class QuantizedRegionKernel final : public RegionKernel {
@@ -239,21 +226,22 @@ class QuantizedRegionKernel final : public RegionKernel {
       const std::vector<int64_t>& in = inputs[input_].dims;
       if (oneD_ && in.size() != 3)
         throw std::invalid_argument("quantized conv: the input's rank does not match the weights'");
-      std::vector<int64_t> out = gemm_->outputDims(as2d(in, oneD_));
+      std::vector<int64_t> out = gemm_->outputDims(kernelDims(in, oneD_));
       if (oneD_) out.erase(out.begin() + 2);
       return std::vector<sdk::Shape>{{sdk::DataType::kFloat32, std::move(out)}};
     });
   }
 
   size_t scratchBytes(const std::vector<sdk::Shape>& inputs) override {
-    return guarded(inputs, [&] { return gemm_->scratchBytes(as2d(inputs[input_].dims, oneD_)); });
+    return guarded(inputs,
+                   [&] { return gemm_->scratchBytes(kernelDims(inputs[input_].dims, oneD_)); });
   }
 
   void runWithScratch(std::span<const sdk::Tensor> inputs, std::span<const sdk::Tensor> outputs,
                       std::span<std::byte> scratch) override {
     guarded(inputs, [&] {
       const sdk::Tensor& x = inputs[input_];
-      gemm_->execute(as2d(x.dims(), oneD_), x.data<float>(), outputs[0].data<float>(),
+      gemm_->execute(kernelDims(x.dims(), oneD_), x.data<float>(), outputs[0].data<float>(),
                      scratch.data());
     });
   }

@@ -332,6 +332,32 @@ sdk::OpPattern convLikePattern(const char* op, std::vector<size_t> ranks) {
   return m;
 }
 
+ConvGeometry convGeometryOf(const sdk::NodeView& conv, bool oneD) {
+  const size_t axes = oneD ? 1 : 2;
+  std::vector<int64_t> strides = conv.attrInts("strides", std::vector<int64_t>(axes, 1));
+  std::vector<int64_t> dilations = conv.attrInts("dilations", std::vector<int64_t>(axes, 1));
+  std::vector<int64_t> pads = conv.attrInts("pads", std::vector<int64_t>(2 * axes, 0));
+  if (strides.size() != axes || dilations.size() != axes || pads.size() != 2 * axes)
+    throw Unsupported("strides, dilations or pads do not match the conv's rank");
+  ConvGeometry g;
+  if (oneD) {
+    g.strides = {1, strides[0]};
+    g.dilations = {1, dilations[0]};
+    g.pads = {0, pads[0], 0, pads[1]};
+  } else {
+    g.strides = {strides[0], strides[1]};
+    g.dilations = {dilations[0], dilations[1]};
+    g.pads = {pads[0], pads[1], pads[2], pads[3]};
+  }
+  return g;
+}
+
+std::vector<int64_t> as2d(std::span<const int64_t> dims) {
+  std::vector<int64_t> out(dims.begin(), dims.end());
+  if (out.size() == 3) out.insert(out.begin() + 2, 1);
+  return out;
+}
+
 sdk::OpPattern foldableBatchNormPattern() {
   sdk::OpPattern m("BatchNormalization");
   for (uint32_t i = 1; i <= 4; ++i) m.constantInput(i);

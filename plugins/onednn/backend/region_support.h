@@ -19,6 +19,7 @@
 
 #include <subgraph/sdk/plugin.h>
 
+#include <array>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -149,6 +150,19 @@ Predicate resultNotRequantized(std::string what);
 /// bias if any, are constants, with explicit pads and an output of one of
 /// `ranks` (4: 2-D; 3: 1-D, which the kernels run as 2-D with H = 1).
 sdk::OpPattern convLikePattern(const char* op, std::vector<size_t> ranks = {4});
+
+/// A conv's strides, dilations and pads as 2-D ones (ONNX order: top, left,
+/// bottom, right). A 1-D conv (`oneD`) gets H = 1: stride 1, dilation 1 and
+/// no pads on H. Throws Unsupported when their lengths do not match.
+struct ConvGeometry {
+  std::array<int64_t, 2> strides{1, 1}, dilations{1, 1};
+  std::array<int64_t, 4> pads{0, 0, 0, 0};
+};
+ConvGeometry convGeometryOf(const sdk::NodeView& conv, bool oneD);
+
+/// [N, C, L] as [N, C, 1, L] (the same bytes, for the 2-D kernels); other
+/// ranks unchanged.
+std::vector<int64_t> as2d(std::span<const int64_t> dims);
 
 /// An inference BatchNormalization a convolution or deconvolution can fold
 /// into its weights: constant scale, shift, mean and variance, statistics
