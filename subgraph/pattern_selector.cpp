@@ -156,8 +156,31 @@ class Matcher {
     return nullptr;
   }
 
+  // The whole match: every node that requires it has no reader outside.
+  bool usesStayInside() {
+    for (size_t k = 0; k < assigned_.size(); ++k) {
+      const Node* n = assigned_[k];
+      if (!n || !pattern_.nodes()[k].requiresUsesInside()) continue;
+      for (const Value* v : n->outputs()) {
+        if (!v) continue;
+        if (v->isGraphOutput()) {
+          fail(assigned_.size(), [&] { return quoted(*n) + " is a graph output"; });
+          return false;
+        }
+        for (const Use& use : v->uses())
+          if (!used(use.user)) {
+            fail(assigned_.size(), [&] {
+              return quoted(*n) + " is read outside the match, by " + quoted(*use.user);
+            });
+            return false;
+          }
+      }
+    }
+    return true;
+  }
+
   bool solve(size_t k) {
-    if (k == assigned_.size()) return true;
+    if (k == assigned_.size()) return usesStayInside();
     if (++steps_ > kMatchStepBudget) {
       fail(assigned_.size(), [] { return std::string("search budget exhausted"); });
       return false;
@@ -227,6 +250,11 @@ OpMatcher OpMatcher::anyOp() { return OpMatcher(); }
 
 OpMatcher& OpMatcher::where(NodePredicate predicate) {
   predicates_.push_back(std::move(predicate));
+  return *this;
+}
+
+OpMatcher& OpMatcher::usesStayInside(bool inside) {
+  usesInside_ = inside;
   return *this;
 }
 

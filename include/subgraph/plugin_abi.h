@@ -275,6 +275,10 @@ typedef struct SgHostApi {
 #define SG_PATTERN_ONE_USE 2u       /* every output read once, no graph output */
 #define SG_PATTERN_STATIC_SHAPES 4u /* all inputs and outputs fully static */
 #define SG_PATTERN_NO_ZERO_DIMS 8u  /* no static dim of size 0 */
+/* Every reader of every output is in the match, and none is a graph output
+ * (a value read twice inside a DAG pattern still matches). A host older
+ * than this flag ignores it and may fuse more. */
+#define SG_PATTERN_USES_INSIDE 16u
 
 /** One node of a declarative pattern (the host's PatternBuilder). */
 typedef struct SgPatternNode {

@@ -261,3 +261,68 @@ TEST(Decision, CombinesReasons) {
 
 }  // namespace
 }  // namespace subgraph::partition
+
+namespace subgraph::partition {
+namespace {
+
+//   %x -> Erf-form GELU: a = Add(x, b); Div(a, c) -> Erf -> Mul(a, .) -> %y
+// `a` is read twice, both times inside the pattern.
+constexpr const char* kGeluAfterBias = R"(
+  graph @g(%x: f32[2, 4]) {
+    %b = const f32[4] splat(0.5)
+    %c = const f32[] [1.4142135]
+    %a = Add(%x, %b) @bias
+    %d = Div(%a, %c) @div
+    %e = Erf(%d) @erf
+    %y = Mul(%a, %e) @mul
+    return %y
+  })";
+
+// bias -> {div -> erf} -> mul, the bias Add's uses required to stay inside.
+Pattern biasGelu(bool usesInside) {
+  PatternBuilder b("bias_gelu");
+  OpMatcher bias("Add");
+  bias.usesStayInside(usesInside);
+  if (!usesInside) bias.where(predicates::hasOneUse());
+  size_t add = b.add(bias);
+  size_t div = b.add("Div");
+  size_t erf = b.add("Erf");
+  size_t mul = b.add("Mul");
+  b.connect(add, div, 0).connect(div, erf, 0).connect(erf, mul).connect(add, mul);
+  StatusOr<Pattern> p = b.build();
+  EXPECT_TRUE(p.isOk()) << p.status().message();
+  return std::move(p).value();
+}
+
+/// usesStayInside: a value read twice, both inside the pattern, matches,
+/// where a one-use condition cannot express the DAG.
+TEST(PatternSelector, UsesInsideTheMatchAllowDagPatterns) {
+  auto g = parseGraphOrThrow(kGeluAfterBias);
+  PartitionReport inside = partitionOk(*g, patternBackend(biasGelu(true)));
+  EXPECT_EQ(regionSets(inside), (Regions{{"bias", "div", "erf", "mul"}}));
+
+  auto g2 = parseGraphOrThrow(kGeluAfterBias);
+  PartitionReport oneUse = partitionOk(*g2, patternBackend(biasGelu(false)));
+  EXPECT_THAT(regionSets(oneUse), IsEmpty());
+}
+
+/// What must not match: the same value also read outside the pattern (a
+/// Relu here), or returned as a graph output; the report says which.
+TEST(PatternSelector, DoesNotMatchWhenAUseLeavesTheMatch) {
+  std::string outside = kGeluAfterBias;
+  outside.replace(outside.find("return %y"), 9, "%r = Relu(%a) @relu\n    return %y, %r");
+  auto g = parseGraphOrThrow(outside);
+  PartitionReport report = partitionOk(*g, patternBackend(biasGelu(true)));
+  EXPECT_THAT(regionSets(report), IsEmpty());
+  EXPECT_THAT(reasonFor(report, "bias"), HasSubstr("is read outside the match, by Relu 'relu'"));
+
+  std::string returned = kGeluAfterBias;
+  returned.replace(returned.find("return %y"), 9, "return %y, %a");
+  auto g2 = parseGraphOrThrow(returned);
+  report = partitionOk(*g2, patternBackend(biasGelu(true)));
+  EXPECT_THAT(regionSets(report), IsEmpty());
+  EXPECT_THAT(reasonFor(report, "bias"), HasSubstr("is a graph output"));
+}
+
+}  // namespace
+}  // namespace subgraph::partition

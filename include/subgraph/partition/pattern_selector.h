@@ -53,9 +53,16 @@ class OpMatcher {
   OpMatcher& where(NodePredicate predicate);
   /// Marks this node optional: matched when present, skipped otherwise.
   OpMatcher& optional(bool isOptional = true);
+  /// Requires every reader of this node's outputs to be in the match, and
+  /// none of them to be a graph output: unlike a one-use predicate, a value
+  /// read twice inside a DAG pattern (the input of GELU's erf form, read
+  /// by its Div and its Mul) still matches. Checked on the whole match.
+  OpMatcher& usesStayInside(bool inside = true);
 
   /// True if this node may be skipped.
   bool isOptional() const { return optional_; }
+  /// True if every reader must be in the match (usesStayInside).
+  bool requiresUsesInside() const { return usesInside_; }
   /// True if `node`'s op type is one this matcher accepts.
   bool matchesOpType(const Node& node) const;
   /// Op type and predicates, with the first failure's reason.
@@ -68,6 +75,7 @@ class OpMatcher {
   std::vector<std::string> opTypes_;  // empty: any op
   std::vector<NodePredicate> predicates_;
   bool optional_ = false;
+  bool usesInside_ = false;
 };
 
 /// Common predicates for OpMatcher::where.

@@ -54,6 +54,13 @@ class Decision {
 /// Proposes regions node by node (MXNet's SubgraphSelector). A fresh one is
 /// made per partitioning pass; Reset() runs before every seed, so it may
 /// keep per-region state.
+///
+/// View lifetimes: the graph does not change during a pass (regions are
+/// fused only after its last seed), so a NodeView or ValueView a call
+/// receives stays valid, and compares equal to any later view of the same
+/// node, until the selector is destroyed, across Reset() and seeds. A
+/// selector may keep views between calls, as MXNet selectors keep Node*;
+/// it must not keep them past its own life.
 class SubgraphSelector {
  public:
   virtual ~SubgraphSelector() = default;
@@ -100,6 +107,10 @@ class OpPattern {
   OpPattern& optional() { return flag(SG_PATTERN_OPTIONAL); }
   /// Every output is read once and is no graph output.
   OpPattern& oneUse() { return flag(SG_PATTERN_ONE_USE); }
+  /// Every reader of every output is in the match and none is a graph
+  /// output; unlike oneUse(), a value read twice inside the pattern (GELU's
+  /// input, read by its Div and its Mul) matches.
+  OpPattern& usesInside() { return flag(SG_PATTERN_USES_INSIDE); }
   /// Every input and output has a fully static shape.
   OpPattern& staticShapes() { return flag(SG_PATTERN_STATIC_SHAPES); }
   /// No static dim of size 0.
