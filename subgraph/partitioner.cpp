@@ -402,6 +402,8 @@ Status PropertyPass::run() {
     if (!available(*seed)) continue;
     SUBGRAPH_RETURN_IF_ERROR(formRegionFrom(seed));
   }
+  Status selection = property_.SelectionStatus();
+  if (!selection) return fail("selection failed: " + selection.message());
 
   SUBGRAPH_RETURN_IF_ERROR(connectAll());
   std::vector<FusedRegion> fused = materializeAll();

@@ -3,9 +3,9 @@
 // Properties: a declarative pattern runs on the host's PatternSelector; a
 // callback selector is wrapped as a SubgraphSelector. The partitioner's
 // Decision cannot carry an error, so a failing plugin callback answers "no"
-// and the property remembers the error, which PostPartition then returns:
-// the partition fails with the plugin's message instead of going on with a
-// half-answered selector.
+// and the property remembers the error, which SelectionStatus then returns:
+// the partition fails with the plugin's message, naming the call and the
+// node, instead of going on with a half-answered selector.
 //
 // Kernels: each creator becomes a runtime KernelCreator of a Provider on a
 // Backend named after the plugin. A creator answering SG_UNSUPPORTED maps to
@@ -154,7 +154,8 @@ class PluginSelector final : public partition::SubgraphSelector {
       st = call(&accept, &m);
     }
     if (st != SG_OK) {
-      errors_->record(prefix(slot) + host::messageOr(m, "failed"));
+      errors_->record("plugin '" + plugin_->name() + "' property '" + desc_->name + "' " + slot +
+                      " on node '" + node.name() + "': " + host::messageOr(m, "failed"));
       return Decision::no("plugin error");
     }
     return accept ? Decision::yes() : Decision::no(m.text);
@@ -242,7 +243,7 @@ class PluginProperty final : public partition::SubgraphProperty {
     return node;
   }
 
-  Status PostPartition(Graph&, std::span<const partition::FusedRegion>) override {
+  Status SelectionStatus() const override {
     std::string e = errors_->first();
     return e.empty() ? Status::ok() : Status::invalid(e);
   }

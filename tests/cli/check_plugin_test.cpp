@@ -190,6 +190,22 @@ TEST(CliPluginCrash, CrashInSelectIsNamed) {
   EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
+/// A selector that throws something that is not an exception class fails
+/// the partition with one line naming the plugin, the property, the call,
+/// the node and the phase (selection), not "PostPartition failed".
+TEST(CliPluginCrash, ThrowInSelectNamesTheCallNodeAndPhase) {
+  if (kCorpus.empty()) GTEST_SKIP() << "built without the plugin corpus";
+  TempDir dir;
+  std::string graph = dir.write("relu.sg", kOneRelu);
+  setenv("SUBGRAPH_PLUGIN_PATH", kCorpus.c_str(), 1);
+  CliResult r = runCli({"partition", graph, "--backend", "throw_select"});
+  unsetenv("SUBGRAPH_PLUGIN_PATH");
+  EXPECT_TRUE(failsWithOneLine(r, 1,
+                               "selection failed: plugin 'throw_select' property 'relu' select on "
+                               "node 'act': unknown exception"));
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("PostPartition")));
+}
+
 /// A kernel that overflows its stack is named like any crash, on whichever
 /// thread runs it (every thread gets an alternate signal stack when it
 /// first enters plugin code); one whose helper thread crashes is named with

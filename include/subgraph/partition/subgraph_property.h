@@ -174,6 +174,12 @@ class SubgraphProperty {
     (void)graph;
     return Status::ok();
   }
+  /// Asked once the pass has visited every seed, before any region is
+  /// fused: an error a selector or CreateSubgraphNode could not return
+  /// through its answer (a plugin callback that failed answers "no" and
+  /// remembers why). An error fails the partition, named as a selection
+  /// error, not as PostPartition's.
+  virtual Status SelectionStatus() const { return Status::ok(); }
   /// Runs after this property's pass with the regions it fused. The graph
   /// must stay acyclic; the partitioner checks.
   virtual Status PostPartition(Graph& graph, std::span<const FusedRegion> regions) {

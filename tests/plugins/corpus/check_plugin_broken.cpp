@@ -25,6 +25,9 @@
 //    its kernel starts a thread that writes through a null pointer while
 //    the kernel waits for it: the crash is on a thread with no plugin call
 //    of its own, during this one;
+//  * BROKEN_THROW_SELECT, backend `throw_select`: a selector that throws an
+//    int (not an exception class) when it is offered a Relu. The error must
+//    name the call, the node and the phase, as a selection error;
 //  * BROKEN_HANG_RUN, backend `hang_run`: fuses each Relu alone, and its
 //    kernel never returns. check-plugin must fail the case as hung, after
 //    its --case-timeout, and go on;
@@ -83,6 +86,8 @@ class ReluSelector final : public sdk::SubgraphSelector {
   sdk::Decision Select(const sdk::NodeView& node) override {
 #if defined(BROKEN_CRASH_SELECT)
     if (node.is("Relu")) crash();
+#elif defined(BROKEN_THROW_SELECT)
+    if (node.is("Relu")) throw 42;
 #elif defined(BROKEN_NEVER_FUSES)
     return false;
 #endif
@@ -127,6 +132,10 @@ SUBGRAPH_PLUGIN("broken_cycle", "0.0.1", "test fixture: a selector that proposes
 }
 #elif defined(BROKEN_CRASH_SELECT)
 SUBGRAPH_PLUGIN("crash_select", "0.0.1", "test fixture: a selector that segfaults on Relu") {
+  plugin.addProperty<ReluProperty>();
+}
+#elif defined(BROKEN_THROW_SELECT)
+SUBGRAPH_PLUGIN("throw_select", "0.0.1", "test fixture: a selector that throws an int on Relu") {
   plugin.addProperty<ReluProperty>();
 }
 #elif defined(BROKEN_NEVER_FUSES)
