@@ -413,24 +413,21 @@ Value* addCatalogNode(Graph& graph, RandomSource& rng, const std::string& op, Va
     return addComposite(b, rng, op, data, other);
   std::vector<Value*> inputs = {data};
   std::vector<Attribute> attrs;
-  auto constant = [&](const char* suffix, std::vector<int64_t> dims, float lo, float hi) {
-    return b.constant(suffix, std::move(dims), lo, hi);
-  };
   std::string type = op;
   if (op == "Conv") {
     int64_t k = rng.percent(50) ? 3 : 1, pad = k / 2;
-    inputs.push_back(constant(".w", {kC, kC, k, k}, -0.5f, 0.5f));
-    if (rng.percent(50)) inputs.push_back(constant(".b", {kC}, -0.5f, 0.5f));
+    inputs.push_back(b.constant(".w", {kC, kC, k, k}, -0.5f, 0.5f));
+    if (rng.percent(50)) inputs.push_back(b.constant(".b", {kC}, -0.5f, 0.5f));
     attrs = {{"dilations", std::vector<int64_t>{1, 1}},
              {"group", int64_t{1}},
              {"kernel_shape", std::vector<int64_t>{k, k}},
              {"pads", std::vector<int64_t>{pad, pad, pad, pad}},
              {"strides", std::vector<int64_t>{1, 1}}};
   } else if (op == "BatchNormalization") {
-    inputs.push_back(constant(".scale", {kC}, 0.5f, 1.5f));
-    inputs.push_back(constant(".bias", {kC}, -0.5f, 0.5f));
-    inputs.push_back(constant(".mean", {kC}, -0.5f, 0.5f));
-    inputs.push_back(constant(".var", {kC}, 0.5f, 1.5f));
+    inputs.push_back(b.constant(".scale", {kC}, 0.5f, 1.5f));
+    inputs.push_back(b.constant(".bias", {kC}, -0.5f, 0.5f));
+    inputs.push_back(b.constant(".mean", {kC}, -0.5f, 0.5f));
+    inputs.push_back(b.constant(".var", {kC}, 0.5f, 1.5f));
     attrs = {{"epsilon", 1e-5f}, {"momentum", 0.9f}};
   } else if (op == "LeakyRelu") {
     attrs = {{"alpha", 0.1f}};
@@ -447,14 +444,14 @@ Value* addCatalogNode(Graph& graph, RandomSource& rng, const std::string& op, Va
     attrs = {{"axis", int64_t{rng.percent(50) ? 1 : -1}}};
   } else if (op == "MatMul") {
     // By constant weights (a dense layer) or by a run-time tensor (batched).
-    inputs.push_back(rng.percent(60) ? constant(".w", {kW, kW}, -0.5f, 0.5f)
+    inputs.push_back(rng.percent(60) ? b.constant(".w", {kW, kW}, -0.5f, 0.5f)
                                      : (other ? other : data));
   } else if (op == "BiasAdd") {
     // A constant broadcast along the last axis (a dense layer's bias) or
     // per channel.
     type = "Add";
-    inputs.push_back(rng.percent(50) ? constant(".b", {kW}, -0.5f, 0.5f)
-                                     : constant(".b", {1, kC, 1, 1}, -0.5f, 0.5f));
+    inputs.push_back(rng.percent(50) ? b.constant(".b", {kW}, -0.5f, 0.5f)
+                                     : b.constant(".b", {1, kC, 1, 1}, -0.5f, 0.5f));
   } else if (op == "Div") {
     inputs.push_back(b.scalar(".d", 1.0f + static_cast<float>(rng.below(4))));
   } else if (op == "Transpose") {
@@ -463,8 +460,8 @@ Value* addCatalogNode(Graph& graph, RandomSource& rng, const std::string& op, Va
     inputs.push_back(
         b.ints(".shape", rng.percent(50) ? kData : std::vector<int64_t>{1, kC, -1, kW}));
   } else if (op == "LayerNormalization") {
-    inputs.push_back(constant(".scale", {kW}, 0.5f, 1.5f));
-    inputs.push_back(constant(".bias", {kW}, -0.5f, 0.5f));
+    inputs.push_back(b.constant(".scale", {kW}, 0.5f, 1.5f));
+    inputs.push_back(b.constant(".bias", {kW}, -0.5f, 0.5f));
     attrs = {{"axis", int64_t{-1}}, {"epsilon", 1e-5f}};
   }
   return b.node(type, inputs, kData, std::move(attrs));

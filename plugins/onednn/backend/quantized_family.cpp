@@ -80,18 +80,12 @@ sdk::OpPattern withConstant(const char* op) {
   return m;
 }
 
-// Activations whose float result is the same in any implementation.
-bool isExact(const Activation& a) {
-  return a.kind == Activation::Kind::kRelu || a.kind == Activation::Kind::kLeakyRelu ||
-         a.kind == Activation::Kind::kClip;
-}
-
 sdk::OpPattern exactActivationPattern() {
   sdk::OpPattern m(activationOps());
   m.where([](const sdk::NodeView& n) {
     std::optional<Activation> a = activationOf(n);
     if (!a) return sdk::Decision::no("activation parameters are not f32 scalar constants");
-    if (!isExact(*a))
+    if (!isExactActivation(*a))
       return sdk::Decision::no(a->describe() + " is not computed exactly as the reference does");
     return sdk::Decision::yes();
   });
@@ -267,7 +261,7 @@ class QuantizedRegionKernel final : public RegionKernel {
       } else if (n.is("Add") && last) {
         spec.bias = channels(otherInput(n, *last), "the bias");
         last = n.output(0);
-      } else if (std::optional<Activation> a = activationOf(n); a && isExact(*a)) {
+      } else if (std::optional<Activation> a = activationOf(n); a && isExactActivation(*a)) {
         spec.activations.push_back(*a);
       } else {
         throw Unsupported("unexpected " + n.opType() + " in a quantized region");

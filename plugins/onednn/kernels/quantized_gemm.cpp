@@ -138,12 +138,21 @@ QuantizedWeights quantizedWeights(std::span<const std::byte> w, bool isSigned, i
   return out;
 }
 
+bool isExactActivation(const Activation& a) {
+  return a.kind == Activation::Kind::kRelu || a.kind == Activation::Kind::kLeakyRelu ||
+         a.kind == Activation::Kind::kClip;
+}
+
 bool hasExactInt8Gemm() {
   // Before VNNI, oneDNN multiplies u8 x s8 pairs with vpmaddubsw, which
-  // saturates their int16 sum.
-  dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
-  return isa == dnnl::cpu_isa::avx512_core_vnni || isa == dnnl::cpu_isa::avx512_core_bf16 ||
-         isa == dnnl::cpu_isa::avx512_core_amx || isa == dnnl::cpu_isa::avx2_vnni;
+  // saturates their int16 sum. The ISA is fixed for the process; the
+  // pattern predicate asks once per candidate node.
+  static const bool exact = [] {
+    dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+    return isa == dnnl::cpu_isa::avx512_core_vnni || isa == dnnl::cpu_isa::avx512_core_bf16 ||
+           isa == dnnl::cpu_isa::avx512_core_amx || isa == dnnl::cpu_isa::avx2_vnni;
+  }();
+  return exact;
 }
 
 struct QuantizedGemm::Geometry {
@@ -164,8 +173,7 @@ QuantizedGemm::QuantizedGemm(QuantizedGemmSpec spec) : spec_(std::move(spec)) {
   if (s.conv && s.inChannels * s.kernel[0] * s.kernel[1] != s.weights.k)
     throw std::invalid_argument("quantized conv: the weights do not match the geometry");
   for (const Activation& a : s.activations)
-    if (a.kind != Activation::Kind::kRelu && a.kind != Activation::Kind::kLeakyRelu &&
-        a.kind != Activation::Kind::kClip)
+    if (!isExactActivation(a))
       throw std::invalid_argument("quantized gemm: " + a.describe() + " is not exact here");
 }
 

@@ -78,6 +78,11 @@ struct QuantizedGemmSpec {
   std::vector<Activation> activations;
 };
 
+/// True for the activations a quantized gemm applies (Relu, LeakyRelu,
+/// Clip): their float result is the same in any implementation, which the
+/// next layer's re-quantization needs.
+bool isExactActivation(const Activation& activation);
+
 /// True if oneDNN's u8 x s8 GEMM runs without intermediate saturation on
 /// this CPU (AVX512-VNNI, AVX-VNNI or AMX). Without it the product would be
 /// silently wrong for large operands, so the family declines.
