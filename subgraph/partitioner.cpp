@@ -1189,7 +1189,11 @@ StatusOr<PartitionReport> partitionScoped(Graph& graph, std::span<SubgraphBacken
         continue;
       }
       PropertyPass pass(run, tables, backends[b].name, b, *property);
-      SUBGRAPH_RETURN_IF_ERROR(pass.run());
+      Status passed = pass.run();
+      if (!passed.isOk()) {
+        if (options.failedBackend) *options.failedBackend = backends[b].name;
+        return passed;
+      }
     }
   }
   // Contracting only convex sets keeps the result acyclic; check it anyway,

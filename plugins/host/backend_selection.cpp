@@ -181,8 +181,28 @@ std::vector<std::string> BackendSelection::names() const {
   return out;
 }
 
+Status checkBackendList(std::string_view list) {
+  std::vector<std::string> items = split(list, ',');
+  if (items.size() == 1 && items[0] == "NONE") return Status::ok();
+  std::set<std::string> seen;
+  for (const std::string& item : items) {
+    if (item.empty())
+      return Status::invalid("backend list '" + std::string(list) + "' has an empty item");
+    if (item == "NONE")
+      return Status::invalid("NONE cannot be combined with other backends in '" +
+                             std::string(list) + "'");
+    if (!seen.insert(item).second)
+      return Status::invalid("backend list '" + std::string(list) + "' names '" + item +
+                             "' twice");
+  }
+  return Status::ok();
+}
+
 StatusOr<BackendSelection> selectBackends(std::string_view list, const SelectOptions& options) {
   partition::registerBuiltinBackends();
+  // The whole list is read before any plugin is loaded: a typo late in it
+  // fails before an earlier plugin's side effects.
+  SUBGRAPH_RETURN_IF_ERROR(checkBackendList(list));
   BackendSelection selection;
   std::vector<std::string> items = split(list, ',');
   if (items.size() == 1 && items[0] == "NONE") {
@@ -194,11 +214,6 @@ StatusOr<BackendSelection> selectBackends(std::string_view list, const SelectOpt
   // Where each selected name came from, for duplicate messages.
   std::vector<std::pair<std::string, std::string>> origins;
   for (const std::string& item : items) {
-    if (item.empty())
-      return Status::invalid("backend list '" + std::string(list) + "' has an empty item");
-    if (item == "NONE")
-      return Status::invalid("NONE cannot be combined with other backends in '" +
-                             std::string(list) + "'");
     std::shared_ptr<LoadedPlugin> plugin;
     std::string origin;
     Status problem = Status::ok();
@@ -262,29 +277,76 @@ StatusOr<BackendSelection> selectBackends(std::string_view list, const SelectOpt
   return selection;
 }
 
-StatusOr<partition::PartitionReport> BackendSelection::partition(
-    Graph& graph, const partition::PartitionOptions& options) const {
-  for (const SelectedBackend& b : backends_)
-    if (b.plugin)
-      SUBGRAPH_RETURN_IF_ERROR(b.plugin->runTransforms(graph, SG_TRANSFORM_PRE_PARTITION));
+// Transforms, partitioning and transforms for the backends `active`;
+// where a backend's part fails, `failed` names it.
+StatusOr<partition::PartitionReport> BackendSelection::partitionFor(
+    const std::vector<const SelectedBackend*>& active, Graph& graph,
+    partition::PartitionOptions options, std::string& failed) const {
+  auto transform = [&](int stage) -> Status {
+    for (const SelectedBackend* b : active) {
+      if (!b->plugin) continue;
+      Status st = b->plugin->runTransforms(graph, stage);
+      if (!st.isOk()) {
+        failed = b->name;
+        return st;
+      }
+    }
+    return Status::ok();
+  };
+  SUBGRAPH_RETURN_IF_ERROR(transform(SG_TRANSFORM_PRE_PARTITION));
   std::vector<partition::SubgraphBackend> instances;
-  for (const SelectedBackend& b : backends_) {
-    if (b.plugin) {
-      instances.push_back(b.plugin->instantiateBackend());
+  for (const SelectedBackend* b : active) {
+    if (b->plugin) {
+      instances.push_back(b->plugin->instantiateBackend());
       continue;
     }
     StatusOr<partition::SubgraphBackend> made =
-        partition::BackendRegistry::global().instantiate(b.name);
+        partition::BackendRegistry::global().instantiate(b->name);
     if (!made.isOk()) return made.status();
     instances.push_back(std::move(made).value());
   }
+  options.failedBackend = &failed;
   StatusOr<partition::PartitionReport> report =
       partition::partitionGraph(graph, std::span(instances), options);
   if (!report.isOk()) return report;
-  for (const SelectedBackend& b : backends_)
-    if (b.plugin)
-      SUBGRAPH_RETURN_IF_ERROR(b.plugin->runTransforms(graph, SG_TRANSFORM_POST_PARTITION));
+  SUBGRAPH_RETURN_IF_ERROR(transform(SG_TRANSFORM_POST_PARTITION));
   return report;
+}
+
+StatusOr<partition::PartitionReport> BackendSelection::partition(
+    Graph& graph, const partition::PartitionOptions& options) const {
+  std::vector<const SelectedBackend*> all;
+  for (const SelectedBackend& b : backends_) all.push_back(&b);
+  std::string failed;
+  return partitionFor(all, graph, options, failed);
+}
+
+StatusOr<partition::PartitionReport> BackendSelection::partitionWithFallback(
+    std::unique_ptr<Graph>& graph, std::vector<std::string>& warnings,
+    const partition::PartitionOptions& options) const {
+  std::vector<const SelectedBackend*> active;
+  for (const SelectedBackend& b : backends_) active.push_back(&b);
+  std::vector<std::string> dropped;
+  while (true) {
+    // A failed pass may leave the graph partly partitioned: each try
+    // starts from a copy, and only the one that succeeds replaces it.
+    std::unique_ptr<Graph> work = graph->clone();
+    std::string failed;
+    StatusOr<partition::PartitionReport> report = partitionFor(active, *work, options, failed);
+    if (report.isOk()) {
+      graph = std::move(work);
+      for (std::string& line : dropped) report->skipped.push_back(std::move(line));
+      return report;
+    }
+    auto culprit = std::find_if(active.begin(), active.end(), [&](const SelectedBackend* b) {
+      return b->plugin && b->name == failed;
+    });
+    if (culprit == active.end()) return report.status();
+    dropped.push_back(failed + ": failed while partitioning: " + report.status().message());
+    warnings.push_back("backend '" + failed + "' failed while partitioning and is skipped " +
+                       "(fallback allowed): " + report.status().message());
+    active.erase(culprit);
+  }
 }
 
 StatusOr<std::vector<std::shared_ptr<runtime::Backend>>> BackendSelection::runtimeBackends(

@@ -74,11 +74,13 @@ uint16_t hostMachine() {
 #endif
 }
 
+constexpr const char* kNoSuchFile = "no such file";
+
 // Step 1: the reason the file cannot be a plugin for this process, or "".
 std::string checkFile(const std::filesystem::path& path) {
   std::error_code ec;
   auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) return "no such file";
+  if (ec || !std::filesystem::exists(status)) return kNoSuchFile;
   if (std::filesystem::is_directory(status)) return "is a directory, not a shared library";
   if (!std::filesystem::is_regular_file(status)) return "is not a regular file";
   std::ifstream in(path, std::ios::binary);
@@ -428,7 +430,10 @@ StatusOr<std::shared_ptr<LoadedPlugin>> loadPlugin(const std::filesystem::path& 
     return Status::invalid("plugin " + path.string() + ": " + reason);
   };
   if (!path.is_absolute()) return refuse("a plugin path must be absolute");
-  if (std::string why = checkFile(path); !why.empty()) return refuse(why);
+  if (std::string why = checkFile(path); !why.empty())
+    return why == kNoSuchFile ? Status::error(StatusCode::kNotFound, "plugin " + path.string() +
+                                                                         ": " + why)
+                              : refuse(why);
 
   std::shared_ptr<LoadedPlugin> loaded(new LoadedPlugin());
   loaded->library_ = std::make_unique<LoadedPlugin::Library>();

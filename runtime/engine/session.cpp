@@ -303,12 +303,18 @@ Status Session::load(std::unique_ptr<Graph> graph) {
 }
 
 Status Session::partition(const std::function<Status(Graph&)>& partitioner) {
+  return partitionOwned([&](std::unique_ptr<Graph>& graph) { return partitioner(*graph); });
+}
+
+Status Session::partitionOwned(
+    const std::function<Status(std::unique_ptr<Graph>&)>& partitioner) {
   if (impl_->state != Impl::State::kLoaded)
     return Status::invalid(impl_->state == Impl::State::kEmpty
                                ? "Session::partition: no graph loaded"
                                : "Session::partition: the session is already compiled");
-  Status st = partitioner(*impl_->graph);
+  Status st = partitioner(impl_->graph);
   if (!st.isOk()) return st;
+  if (!impl_->graph) return Status(StatusCode::kInternal, "Session::partition: no graph left");
   // A partitioner (a plugin's, too) may leave a broken graph; the kernels
   // must not be the ones to find out.
   SUBGRAPH_RETURN_IF_ERROR(verifyForRun(*impl_->graph));

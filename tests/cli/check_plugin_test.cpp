@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <stdlib.h>
 
@@ -204,6 +205,36 @@ TEST(CliPluginCrash, ThrowInSelectNamesTheCallNodeAndPhase) {
                                "selection failed: plugin 'throw_select' property 'relu' select on "
                                "node 'act': unknown exception"));
   EXPECT_THAT(r.err, ::testing::Not(HasSubstr("PostPartition")));
+}
+
+/// --allow-fallback also covers a plugin that fails while partitioning:
+/// the backend is dropped with a warning naming its error, the report says
+/// so, and the graph partitioned again without it is the one run and
+/// written; the other backends' regions stay. Without the flag the same
+/// command fails (above).
+TEST(CliPluginCrash, AllowFallbackSkipsAPluginFailingWhilePartitioning) {
+  if (kCorpus.empty()) GTEST_SKIP() << "built without the plugin corpus";
+  TempDir dir;
+  std::string graph = dir.write("relu.sg", kOneRelu);
+  std::string out = (dir.path() / "out.sg").string();
+  setenv("SUBGRAPH_PLUGIN_PATH", kCorpus.c_str(), 1);
+  CliResult partition = runCli({"partition", graph, "--backend", "throw_select,broken_kernel",
+                                "--allow-fallback", "--json", "-o", out});
+  CliResult run = runCli({"run", graph, "--backend", "throw_select", "--allow-fallback",
+                          "--random-inputs", "1", "--check"});
+  unsetenv("SUBGRAPH_PLUGIN_PATH");
+  ASSERT_EQ(partition.exitCode, 0) << partition.err;
+  EXPECT_THAT(partition.err, HasSubstr("warning: backend 'throw_select' failed while "
+                                       "partitioning and is skipped (fallback allowed): "));
+  EXPECT_THAT(partition.err, HasSubstr("node 'act': unknown exception"));
+  nlohmann::json report = nlohmann::json::parse(partition.out);
+  EXPECT_EQ(report["backends"], nlohmann::json::array({"broken_kernel"}));
+  ASSERT_EQ(report["regions"].size(), 1u);
+  EXPECT_EQ(report["regions"][0]["backend"], "broken_kernel");
+  EXPECT_THAT(report["skipped"].dump(), HasSubstr("throw_select: failed while partitioning"));
+  EXPECT_THAT(readFile(out), HasSubstr("subgraph.broken_kernel"));
+  EXPECT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_THAT(run.err, HasSubstr("warning: backend 'throw_select' failed while partitioning"));
 }
 
 /// A kernel that overflows its stack is named like any crash, on whichever

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "cli_runner.h"
@@ -76,13 +77,39 @@ struct PluginCopyHere {
   std::string here() const { return std::filesystem::current_path().string(); }
 };
 
-/// A plugin path that does not exist: exit 1, one line naming the path
-/// and the reason, and no fallback to running without it.
+/// A plugin path that does not exist: a usage error (exit 2), one line
+/// naming the path and the reason, and no fallback to running without it.
 TEST(CliPlugins, MissingPluginFromEnvironmentIsOneClearLine) {
   ScopedEnv env("SUBGRAPH_BACKEND", "/nonexistent.so");
   CliResult r = runCli({"partition", kBlock});
-  EXPECT_TRUE(failsWithOneLine(r, 1, "plugin /nonexistent.so: no such file"));
+  EXPECT_TRUE(failsWithOneLine(r, 2, "plugin /nonexistent.so: no such file"));
   EXPECT_EQ(r.out, "");
+}
+
+/// Every backend list that names nothing, or is malformed, is a usage error
+/// (exit 2) in each command that takes one; a plugin that exists but
+/// cannot be used is a failure (exit 1).
+TEST(CliPlugins, BackendListMistakesAreUsageErrorsEverywhere) {
+  for (const char* command : {"partition", "run"}) {
+    SCOPED_TRACE(command);
+    EXPECT_TRUE(failsWithOneLine(runCli({command, kBlock, "--backend", "no_such_backend"}), 2,
+                                 "unknown backend 'no_such_backend'"));
+    EXPECT_TRUE(failsWithOneLine(runCli({command, kBlock, "--backend", "no_such,,convbn"}), 2,
+                                 "has an empty item"));
+    EXPECT_TRUE(failsWithOneLine(runCli({command, kBlock, "--backend", "convbn,convbn"}), 2,
+                                 "names 'convbn' twice"));
+    EXPECT_TRUE(failsWithOneLine(runCli({command, kBlock, "--backend", "./none.so"}), 2,
+                                 "no such file"));
+  }
+  EXPECT_TRUE(failsWithOneLine(runCli({"check-plugin", "no_such_backend"}), 2,
+                               "unknown backend 'no_such_backend'"));
+  PluginCopyHere copy("renamed.so");
+  EXPECT_TRUE(failsWithOneLine(runCli({"partition", kBlock, "--backend", "./renamed.so,bad"}), 2,
+                               "unknown backend 'bad'"));
+  std::filesystem::path notElf = copy.dir.path() / "text.so";
+  std::ofstream(notElf) << "not a library";
+  EXPECT_TRUE(failsWithOneLine(runCli({"partition", kBlock, "--backend", "./text.so"}), 1,
+                               "is not an ELF file"));
 }
 
 /// --backend overrides SUBGRAPH_BACKEND, so the broken variable is ignored.
@@ -151,7 +178,7 @@ TEST(CliPlugins, BackendListTakesPluginFilesRelativeToTheWorkingDirectory) {
   // for as "missing.so.so".
   ScopedEnv env("SUBGRAPH_BACKEND", "missing.so");
   CliResult missing = runCli({"partition", kBlock});
-  EXPECT_TRUE(failsWithOneLine(missing, 1, "plugin " + copy.here() + "/missing.so: no such file"));
+  EXPECT_TRUE(failsWithOneLine(missing, 2, "plugin " + copy.here() + "/missing.so: no such file"));
   EXPECT_THAT(missing.err, ::testing::Not(HasSubstr("missing.so.so")));
 }
 

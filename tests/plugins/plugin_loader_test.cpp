@@ -211,6 +211,17 @@ TEST(PluginLoaderTest, ResolvesBackendListsAndNamesEveryProblem) {
             std::string::npos);
   EXPECT_NE(error("NONE,convbn").find("NONE cannot be combined"), std::string::npos);
   EXPECT_NE(error("convbn,,convbnrelu").find("empty item"), std::string::npos);
+  EXPECT_NE(error("convbn,convbn").find("names 'convbn' twice"), std::string::npos);
+  // The form is checked before anything loads: a mistake late in the list
+  // is the one reported, not the unknown name before it.
+  EXPECT_NE(error("no_such_backend,,convbn").find("empty item"), std::string::npos);
+  EXPECT_FALSE(checkBackendList("a,,b").isOk());
+  EXPECT_TRUE(checkBackendList("a, b").isOk());
+  // Names that resolve to nothing are kNotFound (a front end's usage
+  // error); a plugin that exists but cannot be used is not.
+  EXPECT_EQ(selectBackends("no_such_backend", options).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(selectBackends("./x.so", options).status().code(), StatusCode::kNotFound);
+  EXPECT_NE(selectBackends("renamed", options).status().code(), StatusCode::kNotFound);
 
   StatusOr<BackendSelection> none = selectBackends("NONE", options);
   ASSERT_TRUE(none.isOk());

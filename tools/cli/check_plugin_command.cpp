@@ -99,7 +99,7 @@ void runCheckPlugin(const CheckPluginOptions& options) {
   }
 
   StatusOr<testkit::BackendUnderTest> opened = testkit::BackendUnderTest::open(target);
-  if (!opened.isOk()) throw Error(opened.status());
+  if (!opened.isOk()) throwSelectionError(target, opened.status());
   const testkit::BackendUnderTest& backend = *opened;
   if (options.worker) {
     requestedExitCode() = serveCases(backend, check);

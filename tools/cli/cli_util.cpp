@@ -274,10 +274,10 @@ ModelFormat modelFormatForPath(const std::string& path) {
   std::string ext = lowerExtension(path);
   if (ext == ".sg") return ModelFormat::kText;
   if (ext == ".onnx") return ModelFormat::kOnnx;
-  throw Error(StatusCode::kUnsupported,
-              fmt::format("{}: unknown model format '{}'; expected a .sg text graph or an "
-                          ".onnx model",
-                          path, ext.empty() ? "(no extension)" : ext));
+  // A name the command line chose: a usage mistake, before any work.
+  throw UsageError(fmt::format(
+      "{}: unknown model format '{}'; expected a .sg text graph or an .onnx model", path,
+      ext.empty() ? "(no extension)" : ext));
 }
 
 bool onnxImportAvailable() {
@@ -484,6 +484,17 @@ void warnAboutDroppedPluginDirs() {
   for (const std::string& line : plugins::resolvePluginSearchPath().dropped)
     spdlog::warn("{}", oneLine(line));
 #endif
+}
+
+void throwSelectionError(std::string_view list, const Status& status) {
+  bool usage = status.code() == StatusCode::kNotFound;
+#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
+  usage = usage || !plugins::checkBackendList(list).isOk();
+#else
+  (void)list;
+#endif
+  if (usage) throw UsageError(status.message());
+  throw Error(status);
 }
 
 }  // namespace subgraph::cli

@@ -192,6 +192,12 @@ std::string oneLine(std::string_view message);
 /// so a mistyped path is never dropped silently. A no-op without plugins.
 void warnAboutDroppedPluginDirs();
 
+/// Throws the error of a failed backend selection for `list`: a list of
+/// the wrong form, an unknown backend name or a missing plugin file is a
+/// usage error (exit 2); a plugin that exists but cannot be used is a
+/// failure (exit 1).
+[[noreturn]] void throwSelectionError(std::string_view list, const Status& status);
+
 /// A byte count for people: "812 B", "3.4 KiB", "97.5 MiB".
 std::string formatBytes(uint64_t bytes);
 

@@ -10,8 +10,9 @@
 // partitioning off): names of built-in backends (convbn, convbnrelu,
 // convaddrelu), names of plugins on the plugin search path, or absolute
 // paths of plugin .so files (subgraph/plugins/plugin_loader.h). A plugin
-// that cannot be used is an error unless --allow-fallback (or
-// SUBGRAPH_BACKEND_FALLBACK=1) skips it with a warning.
+// that cannot be used, or that fails while partitioning, is an error
+// unless --allow-fallback (or SUBGRAPH_BACKEND_FALLBACK=1) skips it with a
+// warning.
 //
 // The picture is the model as loaded, each region drawn as a coloured
 // cluster labelled with its backend, so a reader sees which original nodes
@@ -189,14 +190,14 @@ void runPartition(const PartitionCommandOptions& options) {
   std::string list = backendList(options, origin);
   warnAboutDroppedPluginDirs();
   auto selection = plugins::selectBackends(list, select);
-  if (!selection) throw Error(selection.status());
+  if (!selection) throwSelectionError(list, selection.status());
   for (const std::string& warning : selection->warnings()) spdlog::warn("{}", warning);
 #else
   std::vector<std::string> names = backendNames(options);
   // Instantiate before loading: an unknown backend fails in milliseconds,
   // not after a large model has been read.
   auto backends = partition::instantiateBackends(names);
-  if (!backends) throw Error(backends.status());
+  if (!backends) throwSelectionError(options.backends, backends.status());
 #endif
 
   LoadOptions load;
@@ -210,7 +211,11 @@ void runPartition(const PartitionCommandOptions& options) {
   partition::PartitionOptions partitionOptions;
   partitionOptions.forTraining = options.training;
 #ifdef SUBGRAPH_CLI_HAVE_PLUGINS
-  auto report = selection->partition(*graph, partitionOptions);
+  std::vector<std::string> dropped;
+  auto report = select.allowFallback
+                    ? selection->partitionWithFallback(graph, dropped, partitionOptions)
+                    : selection->partition(*graph, partitionOptions);
+  for (const std::string& warning : dropped) spdlog::warn("{}", oneLine(warning));
 #else
   auto report = partition::partitionGraph(*graph, std::span(backends.value()), partitionOptions);
 #endif
@@ -261,8 +266,8 @@ const CommandRegistration kPartition("partition", [](CLI::App& app) {
   cmd->add_flag("--allow-unknown-ops", options->allowUnknownOps,
                 "Accept ops without a schema when loading an ONNX model");
   cmd->add_flag("--allow-fallback", options->allowFallback,
-                "Skip a backend plugin that cannot be used (with a warning) instead of failing; "
-                "also SUBGRAPH_BACKEND_FALLBACK=1");
+                "Skip a backend plugin that cannot be used or fails while partitioning (with a "
+                "warning) instead of failing; also SUBGRAPH_BACKEND_FALLBACK=1");
   addShapeOption(*cmd, options->shapes);
   addPassesOption(*cmd, options->passes);
   cmd->callback([options] { runPartition(*options); });

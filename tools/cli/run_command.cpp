@@ -13,7 +13,8 @@
 // them; a fused region (or a plugin's own node) runs on the plugin's kernel
 // or the runtime backend of the same name when there is one, else on the
 // reference backend through its body graph. --allow-fallback (or
-// SUBGRAPH_BACKEND_FALLBACK=1) skips unusable plugins with a warning.
+// SUBGRAPH_BACKEND_FALLBACK=1) skips, with a warning, plugins that cannot
+// be used or that fail while partitioning.
 //
 // Each output is written as DIR/<output name>.npy (random inputs as
 // DIR/inputs/<name>.npy, so other runtimes can be fed the same data).
@@ -123,7 +124,7 @@ std::optional<plugins::BackendSelection> chosenSelection(const RunCommandOptions
   select.allowFallback = options.allowFallback || plugins::fallbackFromEnvironment();
   warnAboutDroppedPluginDirs();
   auto selection = plugins::selectBackends(list, select);
-  if (!selection) throw Error(selection.status());
+  if (!selection) throwSelectionError(list, selection.status());
   for (const std::string& warning : selection->warnings()) spdlog::warn("{}", warning);
   if (selection->none()) return std::nullopt;
   return std::move(selection).value();
@@ -399,11 +400,19 @@ void runRun(const RunCommandOptions& options) {
   }
   Session session(sessionOptions);
   throwIfError(session.load(std::move(graph)));
-  if (selection)
+  if (selection && (options.allowFallback || plugins::fallbackFromEnvironment())) {
+    throwIfError(session.partitionOwned([&](std::unique_ptr<Graph>& g) -> Status {
+      std::vector<std::string> dropped;
+      auto report = selection->partitionWithFallback(g, dropped);
+      for (const std::string& warning : dropped) spdlog::warn("{}", oneLine(warning));
+      return report ? Status::ok() : report.status();
+    }));
+  } else if (selection) {
     throwIfError(session.partition([&](Graph& g) -> Status {
       auto report = selection->partition(g);
       return report ? Status::ok() : report.status();
     }));
+  }
 #else
   // A fused region runs on the runtime backend of its partition backend's
   // name when one exists; other names are partition-only.
@@ -627,8 +636,8 @@ const CommandRegistration kRun("run", [](CLI::App& app) {
   cmd->add_flag("--allow-unknown-ops", options->allowUnknownOps,
                 "Accept ops without a schema when loading");
   cmd->add_flag("--allow-fallback", options->allowFallback,
-                "Skip a backend plugin that cannot be used (with a warning) instead of failing; "
-                "also SUBGRAPH_BACKEND_FALLBACK=1");
+                "Skip a backend plugin that cannot be used or fails while partitioning (with a "
+                "warning) instead of failing; also SUBGRAPH_BACKEND_FALLBACK=1");
   cmd->callback([options] {
 #ifdef SUBGRAPH_CLI_HAVE_RUNTIME
     runRun(*options);

@@ -37,6 +37,11 @@ struct PartitionOptions {
   /// (PartitionReport::contested). Costs one Select call per node and
   /// property of those backends.
   bool reportContested = true;
+  /// Where a property's pass fails, the name of its backend is stored
+  /// here (when not null), so a caller can fall back without it
+  /// (plugins::BackendSelection::partitionWithFallback). Left unchanged by
+  /// failures that are no backend's, such as a cycle in the input.
+  std::string* failedBackend = nullptr;
 };
 
 /// Partitions `graph` in place for `backends`, highest priority first: each

@@ -177,18 +177,40 @@ class BackendSelection {
   /// backends, then runs their post-partition transforms.
   StatusOr<partition::PartitionReport> partition(
       Graph& graph, const partition::PartitionOptions& options = {}) const;
+  /// partition() that survives a failing plugin: where a plugin's
+  /// transforms, selectors or hooks fail, that backend is dropped, its
+  /// failure added to `warnings` and to the report's `skipped`, and the
+  /// graph partitioned again from a copy taken before, so a broken plugin
+  /// costs its regions, not the run. `graph` is replaced by the copy that
+  /// succeeded. A failure that is no plugin's (a cycle in the input, a
+  /// built-in backend) still fails. A plugin that crashes the process is
+  /// not survived (plugins/host/crash_handler.h).
+  StatusOr<partition::PartitionReport> partitionWithFallback(
+      std::unique_ptr<Graph>& graph, std::vector<std::string>& warnings,
+      const partition::PartitionOptions& options = {}) const;
   /// Runtime backends: each plugin with kernels, then each in-process name
   /// that is also a registered runtime backend.
   StatusOr<std::vector<std::shared_ptr<runtime::Backend>>> runtimeBackends(int threads) const;
 
  private:
   friend StatusOr<BackendSelection> selectBackends(std::string_view, const SelectOptions&);
+  StatusOr<partition::PartitionReport> partitionFor(
+      const std::vector<const SelectedBackend*>& active, Graph& graph,
+      partition::PartitionOptions options, std::string& failed) const;
+
   std::vector<SelectedBackend> backends_;
   std::vector<std::string> warnings_;
   bool none_ = false;
 };
 
+/// Checks the form of a backend list without loading anything: no empty
+/// item, NONE alone, no item twice. selectBackends() checks it too; a
+/// front end calls it first to tell a mistyped list (a usage error) from
+/// a plugin that cannot be used.
+Status checkBackendList(std::string_view list);
+
 /// Resolves a comma-separated list of names and plugin files (or NONE).
+/// An unknown name or a missing plugin file fails with kNotFound.
 /// Fails with one line on an unknown name, an unusable
 /// plugin (unless allowFallback) or a duplicate backend name.
 StatusOr<BackendSelection> selectBackends(std::string_view list, const SelectOptions& options = {});

@@ -180,6 +180,9 @@ class Session {
   /// Rewrites the loaded graph with `partitioner` (which fuses regions into
   /// "subgraph.*" nodes). Must come after load() and before compile().
   Status partition(const std::function<Status(Graph&)>& partitioner);
+  /// Like above, for a partitioner that may replace the graph with another
+  /// (one partitioned from a copy, as plugin fallback does).
+  Status partitionOwned(const std::function<Status(std::unique_ptr<Graph>&)>& partitioner);
   /// Partitions with the built-in partitioner for the partition backends
   /// named in `backendNames` (highest priority first; see
   /// subgraph/partition/backend_registry.h). Fused nodes get the domain
