@@ -350,9 +350,25 @@ class Verifier {
 
   //===--- Step 4: schemas ----------------------------------------------===//
 
+  // A fused region (a partitioned model read back) has no schema; its body
+  // says what it takes and gives.
+  void checkFusedRegion(const Node& n) {
+    const Graph& body = *n.attr("body")->asGraph();
+    if (body.inputs().size() != n.inputs().size() || body.outputs().size() != n.numOutputs())
+      report(StatusCode::kInvalidArgument,
+             describeNode(n) + " is a fused region whose body takes " +
+                 std::to_string(body.inputs().size()) + " inputs and gives " +
+                 std::to_string(body.outputs().size()) + " outputs, but the node has " +
+                 std::to_string(n.inputs().size()) + " and " + std::to_string(n.numOutputs()));
+  }
+
   void checkSchema(const Node& n) {
     if (done()) return;
     const OpSchema* schema = n.schema();
+    if (!schema && isFusedRegion(n)) {
+      checkFusedRegion(n);
+      return;
+    }
     if (!schema) {
       if (!options_.allowUnknownOps)
         report(StatusCode::kNotFound,

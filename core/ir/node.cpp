@@ -112,4 +112,10 @@ bool Node::isStructurallyEqual(const Node& other) const {
   return true;
 }
 
+bool isFusedRegion(const Node& node) {
+  if (!node.domain().starts_with("subgraph.")) return false;
+  const Attribute* body = node.attr("body");
+  return body && body->kind() == AttrKind::kGraph && body->asGraph() != nullptr;
+}
+
 }  // namespace subgraph

@@ -20,12 +20,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <new>
 #include <sstream>
 #include <unordered_map>
 
+#include "external_data.h"
 #include "lexer.h"
 #include "subgraph/ir/text_format.h"
 #include "syntax.h"
@@ -149,6 +151,8 @@ class Parser {
   Shape parseDims();
   DataType parseDataTypeName();
   Tensor parseTensorLiteral();
+  Tensor parseExternalTensor(DataType dtype, std::vector<int64_t> dims, int64_t count,
+                             SourceLoc loc);
   std::vector<int64_t> parseStaticDims(DataType dtype, SourceLoc loc);
 
   //===--- Literals -----------------------------------------------------===//
@@ -177,6 +181,7 @@ class Parser {
   SourceLoc lastLoc_;
   // Nodes seen so far in every graph, for ParseOptions::maxNodes.
   uint64_t nodesParsed_ = 0;
+  text::ExternalDataReader external_{options_.externalDataDir};
 };
 
 //===--- Graphs -----------------------------------------------------------===//
@@ -547,6 +552,7 @@ Tensor Parser::parseTensorLiteral() {
   std::vector<int64_t> dims = parseStaticDims(dtype, loc);
   int64_t count = 1;
   for (int64_t d : dims) count *= d;  // bounded by parseStaticDims
+  if (atKeyword("external")) return parseExternalTensor(dtype, std::move(dims), count, loc);
   std::vector<std::byte> bytes;
   std::vector<std::string> strings;
   if (atKeyword("splat")) {
@@ -594,6 +600,33 @@ Tensor Parser::parseTensorLiteral() {
   }
   if (dtype == DataType::kString) return Tensor(std::move(dims), std::move(strings));
   return Tensor(dtype, std::move(dims), std::move(bytes));
+}
+
+// external("file", offset, bytes): the constant's bytes in a file beside
+// the graph (external_data.h). The count must be exactly what the shape
+// holds, so a short or long record is an error, not a misread.
+Tensor Parser::parseExternalTensor(DataType dtype, std::vector<int64_t> dims, int64_t count,
+                                   SourceLoc loc) {
+  take();  // `external`
+  if (dtype == DataType::kString) fail(loc, "a str constant cannot be external data");
+  expect(TokenKind::kLParen, "'(' after 'external'");
+  Token location = expect(TokenKind::kString, "the external data's file name");
+  expect(TokenKind::kComma, "',' after the file name");
+  uint64_t offset =
+      toUnsigned(expect(TokenKind::kInteger, "a byte offset"), UINT64_MAX, "an offset");
+  expect(TokenKind::kComma, "',' after the offset");
+  Token countToken = expect(TokenKind::kInteger, "a byte count");
+  uint64_t bytes = toUnsigned(countToken, UINT64_MAX, "a byte count");
+  expect(TokenKind::kRParen, "')' after the byte count");
+  const uint64_t expected = static_cast<uint64_t>(count) * dataTypeSize(dtype);
+  if (bytes != expected)
+    fail(countToken.loc, "external data holds " + std::to_string(bytes) + " bytes, but " +
+                             std::string(dataTypeName(dtype)) +
+                             text::shapeText(Shape(dims.begin(), dims.end())) + " needs " +
+                             std::to_string(expected));
+  StatusOr<std::vector<std::byte>> data = external_.read(location.text, offset, bytes);
+  if (!data.isOk()) fail(location.loc, data.status().message());
+  return Tensor(dtype, std::move(dims), std::move(data).value());
 }
 
 template <typename T>
@@ -840,6 +873,10 @@ StatusOr<std::unique_ptr<Graph>> parseGraphFile(const std::string& path, ParseOp
   contents << in.rdbuf();
   if (in.bad()) return Status::invalid("cannot read graph file '" + path + "'");
   options.sourceName = path;
+  if (options.externalDataDir.empty()) {
+    std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    options.externalDataDir = parent.empty() ? "." : parent.string();
+  }
   return parseGraph(contents.str(), options);
 }
 

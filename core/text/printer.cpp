@@ -13,9 +13,11 @@
 #include <algorithm>
 #include <cstring>
 #include <ostream>
+#include <span>
 #include <sstream>
 #include <type_traits>
 
+#include "external_data.h"
 #include "subgraph/ir/text_format.h"
 #include "syntax.h"
 
@@ -59,8 +61,12 @@ class GraphPrinter {
   void printAttrValue(const AttrValue& value, int indent);
   void printOpName(const Node& node);
 
+  bool printExternal(const Tensor& tensor);
+
   std::ostream& os_;
   const PrintOptions& options_;
+  // Bytes written to options_.externalData so far.
+  uint64_t externalOffset_ = 0;
 };
 
 void GraphPrinter::printDims(const Shape& shape) { os_ << text::shapeText(shape); }
@@ -136,6 +142,7 @@ void GraphPrinter::printTensor(const Tensor& tensor) {
     os_ << ')';
     return;
   }
+  if (printExternal(tensor)) return;
   int64_t n = tensor.numElements();
   bool elide =
       options_.elideConstantsOver != 0 && n > static_cast<int64_t>(options_.elideConstantsOver);
@@ -147,6 +154,25 @@ void GraphPrinter::printTensor(const Tensor& tensor) {
   }
   if (elide) os_ << (shown ? ", ..." : "...");
   os_ << ']';
+}
+
+// Appends a large constant to the external data stream and prints its
+// reference; false (printing nothing) where it stays inline.
+bool GraphPrinter::printExternal(const Tensor& tensor) {
+  if (!options_.externalData || tensor.dtype() == DataType::kString) return false;
+  std::span<const std::byte> bytes = tensor.bytes();
+  if (bytes.size() < options_.externalDataMinBytes || bytes.empty()) return false;
+  static constexpr char kZeros[text::kExternalDataAlignment] = {};
+  uint64_t pad = (text::kExternalDataAlignment - externalOffset_ % text::kExternalDataAlignment) %
+                 text::kExternalDataAlignment;
+  options_.externalData->write(kZeros, static_cast<std::streamsize>(pad));
+  externalOffset_ += pad;
+  options_.externalData->write(reinterpret_cast<const char*>(bytes.data()),
+                               static_cast<std::streamsize>(bytes.size()));
+  os_ << "external(" << quoteString(options_.externalDataLocation) << ", " << externalOffset_
+      << ", " << bytes.size() << ')';
+  externalOffset_ += bytes.size();
+  return true;
 }
 
 template <typename T, typename Fn>

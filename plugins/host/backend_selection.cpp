@@ -192,8 +192,7 @@ Status checkBackendList(std::string_view list) {
       return Status::invalid("NONE cannot be combined with other backends in '" +
                              std::string(list) + "'");
     if (!seen.insert(item).second)
-      return Status::invalid("backend list '" + std::string(list) + "' names '" + item +
-                             "' twice");
+      return Status::invalid("backend list '" + std::string(list) + "' names '" + item + "' twice");
   }
   return Status::ok();
 }

@@ -431,9 +431,9 @@ StatusOr<std::shared_ptr<LoadedPlugin>> loadPlugin(const std::filesystem::path& 
   };
   if (!path.is_absolute()) return refuse("a plugin path must be absolute");
   if (std::string why = checkFile(path); !why.empty())
-    return why == kNoSuchFile ? Status::error(StatusCode::kNotFound, "plugin " + path.string() +
-                                                                         ": " + why)
-                              : refuse(why);
+    return why == kNoSuchFile
+               ? Status::error(StatusCode::kNotFound, "plugin " + path.string() + ": " + why)
+               : refuse(why);
 
   std::shared_ptr<LoadedPlugin> loaded(new LoadedPlugin());
   loaded->library_ = std::make_unique<LoadedPlugin::Library>();

@@ -125,10 +125,4 @@ std::vector<std::string> BackendRegistry::names() const {
   return out;
 }
 
-bool isFusedRegion(const Node& node) {
-  if (node.domain().rfind("subgraph.", 0) != 0) return false;
-  const Attribute* body = node.attr("body");
-  return body && body->kind() == AttrKind::kGraph && body->asGraph() != nullptr;
-}
-
 }  // namespace subgraph::runtime

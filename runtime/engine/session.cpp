@@ -306,8 +306,7 @@ Status Session::partition(const std::function<Status(Graph&)>& partitioner) {
   return partitionOwned([&](std::unique_ptr<Graph>& graph) { return partitioner(*graph); });
 }
 
-Status Session::partitionOwned(
-    const std::function<Status(std::unique_ptr<Graph>&)>& partitioner) {
+Status Session::partitionOwned(const std::function<Status(std::unique_ptr<Graph>&)>& partitioner) {
   if (impl_->state != Impl::State::kLoaded)
     return Status::invalid(impl_->state == Impl::State::kEmpty
                                ? "Session::partition: no graph loaded"

@@ -104,13 +104,17 @@ TEST(CliLoadErrors, RandomPrintableTextFailsCleanly) {
   }
 }
 
-/// An unknown extension names the formats that are understood.
+/// An unknown extension names the formats that are understood, as a usage
+/// error (exit 2): the command line chose it. A missing model file is a
+/// failure (exit 1).
 TEST(CliLoadErrors, UnknownExtension) {
   TempDir dir;
   std::string path = dir.write("model.txt", "graph @g() {\n  return\n}\n");
-  EXPECT_TRUE(failsWithOneLine(runCli({"inspect", path}), 1, "unknown model format '.txt'"));
+  EXPECT_TRUE(failsWithOneLine(runCli({"inspect", path}), 2, "unknown model format '.txt'"));
   std::string bare = dir.write("model", "x");
-  EXPECT_TRUE(failsWithOneLine(runCli({"inspect", bare}), 1, "(no extension)"));
+  EXPECT_TRUE(failsWithOneLine(runCli({"inspect", bare}), 2, "(no extension)"));
+  EXPECT_TRUE(
+      failsWithOneLine(runCli({"inspect", (dir.path() / "none.sg").string()}), 1, "no such file"));
 }
 
 /// A file over the text-graph size limit is refused before it is read. The

@@ -98,8 +98,8 @@ TEST(CliPlugins, BackendListMistakesAreUsageErrorsEverywhere) {
                                  "has an empty item"));
     EXPECT_TRUE(failsWithOneLine(runCli({command, kBlock, "--backend", "convbn,convbn"}), 2,
                                  "names 'convbn' twice"));
-    EXPECT_TRUE(failsWithOneLine(runCli({command, kBlock, "--backend", "./none.so"}), 2,
-                                 "no such file"));
+    EXPECT_TRUE(
+        failsWithOneLine(runCli({command, kBlock, "--backend", "./none.so"}), 2, "no such file"));
   }
   EXPECT_TRUE(failsWithOneLine(runCli({"check-plugin", "no_such_backend"}), 2,
                                "unknown backend 'no_such_backend'"));

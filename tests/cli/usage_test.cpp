@@ -114,20 +114,6 @@ TEST(CliUsage, MissingFileArgumentIsUsageError) {
   EXPECT_TRUE(failsWithOneLine(runCli({"dot"}), 2, "FILE"));
 }
 
-/// A model or output file whose extension names no format is a usage
-/// error: the command line chose it, and no work starts.
-TEST(CliUsage, UnknownModelFormatIsUsageError) {
-  TempDir dir;
-  std::string model = dir.write("m.sg", "graph @g(%x: f32[2]) {\n  %y = Relu(%x)\n  return %y\n}\n");
-  EXPECT_TRUE(failsWithOneLine(runCli({"convert", model, (dir.path() / "m.xyz").string()}), 2,
-                               "unknown model format '.xyz'"));
-  std::string text = dir.write("m.txt", "graph");
-  EXPECT_TRUE(failsWithOneLine(runCli({"inspect", text}), 2, "unknown model format '.txt'"));
-  // A missing model file is a failure, not a usage mistake.
-  EXPECT_TRUE(failsWithOneLine(runCli({"inspect", (dir.path() / "none.sg").string()}), 1,
-                               "no such file"));
-}
-
 /// A global flag alone is not a command.
 TEST(CliUsage, GlobalFlagWithoutCommandIsUsageError) {
   EXPECT_TRUE(failsWithOneLine(runCli({"-v"}), 2, "subcommand"));

@@ -15,13 +15,17 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <span>
+#include <sstream>
 
 namespace subgraph {
 namespace {
@@ -577,6 +581,89 @@ TEST(TextFormat, ElidesLargeConstantsOnlyOnRequest) {
   EXPECT_THAT(printed, HasSubstr("%s = const f32[10, 10] splat(0.5)"));
   EXPECT_THAT(parseError(printed), HasSubstr("<input>:2:47: constant data was elided"));
   EXPECT_THAT(printGraph(*g), HasSubstr("97.0, 98.0, 99.0]"));
+}
+
+/// A scratch directory for the external data tests, removed afterwards.
+struct ScratchDir {
+  ScratchDir() {
+    char pattern[] = "/tmp/sg_text_XXXXXX";
+    path = mkdtemp(pattern);
+  }
+  ~ScratchDir() { std::filesystem::remove_all(path); }
+  void write(const std::string& name, const std::string& contents) const {
+    std::ofstream(path / name, std::ios::binary) << contents;
+  }
+  std::filesystem::path path;
+};
+
+/// Printed with an external data stream, constants of at least the
+/// threshold go to it (64-byte aligned) and the text names file, offset and
+/// byte count; splats, strings and small constants stay inline. The .sg
+/// then parses back from its directory bit for bit; the same text parsed
+/// from memory, with no directory, is refused (not read from the working
+/// directory).
+TEST(TextFormat, RoundTripsExternalDataBesideTheFile) {
+  auto g = std::make_unique<Graph>("g");
+  std::vector<float> big(300), small = {1.5f, 2.5f, 3.5f, 4.5f};
+  for (size_t i = 0; i < big.size(); ++i)
+    big[i] = std::bit_cast<float>(static_cast<uint32_t>(0x3f800001u + i));
+  g->addOutput(g->addInitializer("a", Tensor::fromVector(DataType::kFloat32, {300}, big)));
+  g->addOutput(g->addInitializer("s", Tensor::splat(DataType::kFloat32, {1000}, 0.5)));
+  g->addOutput(g->addInitializer("b", Tensor::fromVector(DataType::kFloat32, {3, 100}, big)));
+  g->addOutput(g->addInitializer("c", Tensor::fromVector(DataType::kFloat32, {4}, small)));
+  ScratchDir dir;
+  std::ostringstream data;
+  PrintOptions print;
+  print.externalData = &data;
+  print.externalDataLocation = "m.sg.data";
+  std::string text = printGraph(*g, print);
+  EXPECT_THAT(text, HasSubstr("%a = const f32[300] external(\"m.sg.data\", 0, 1200)"));
+  EXPECT_THAT(text, HasSubstr("%b = const f32[3, 100] external(\"m.sg.data\", 1216, 1200)"));
+  EXPECT_THAT(text, HasSubstr("%s = const f32[1000] splat(0.5)"));
+  EXPECT_THAT(text, HasSubstr("%c = const f32[4] [1.5, 2.5, 3.5, 4.5]"));
+  EXPECT_EQ(data.str().size(), 2416u);
+  dir.write("m.sg", text);
+  dir.write("m.sg.data", data.str());
+  StatusOr<std::unique_ptr<Graph>> back = parseGraphFile((dir.path / "m.sg").string());
+  ASSERT_TRUE(back.isOk()) << back.status().message();
+  EXPECT_EQ(printGraph(**back), printGraph(*g));
+  EXPECT_THAT(parseError(text), HasSubstr("has no directory to read it from"));
+}
+
+/// Hostile or broken references fail with one line at the reference: a
+/// path leaving the directory, a count that does not match the shape, a
+/// range past the end of the file (checked before allocating), a missing
+/// file, a directory or FIFO instead of a file, strings.
+TEST(TextFormatErrors, RejectsExternalDataOutsideItsFileOrRange) {
+  ScratchDir dir;
+  dir.write("w.data", std::string(64, '\0'));
+  std::filesystem::create_directory(dir.path / "sub");
+  mkfifo((dir.path / "fifo").c_str(), 0600);
+  auto error = [&](const std::string& data) {
+    dir.write("g.sg", "graph @g() {\n  %w = const f32[4] " + data + "\n  return %w\n}\n");
+    StatusOr<std::unique_ptr<Graph>> r = parseGraphFile((dir.path / "g.sg").string());
+    return r.isOk() ? std::string("(parsed)") : r.status().message();
+  };
+  EXPECT_EQ(error(R"(external("w.data", 16, 16))"), "(parsed)");
+  EXPECT_THAT(error(R"(external("/etc/passwd", 0, 16))"), HasSubstr("an absolute path"));
+  EXPECT_THAT(error(R"(external("../w.data", 0, 16))"), HasSubstr("'..' in the path"));
+  EXPECT_THAT(error(R"(external("sub/../../w.data", 0, 16))"), HasSubstr("'..' in the path"));
+  EXPECT_THAT(error(R"(external("w.data", 0, 8))"),
+              HasSubstr("external data holds 8 bytes, but f32[4] needs 16"));
+  EXPECT_THAT(error(R"(external("w.data", 56, 16))"), HasSubstr("lie past its end (64 bytes)"));
+  EXPECT_THAT(error(R"(external("w.data", 18446744073709551615, 16))"),
+              HasSubstr("lie past its end"));
+  EXPECT_THAT(error(R"(external("none.data", 0, 16))"), HasSubstr("no such file"));
+  EXPECT_THAT(error(R"(external("sub", 0, 16))"), HasSubstr("not a regular file"));
+  EXPECT_THAT(error(R"(external("fifo", 0, 16))"), HasSubstr("not a regular file"));
+  EXPECT_THAT(error(R"(external("", 0, 16))"), HasSubstr("an empty file name"));
+  EXPECT_THAT(error("external(\"w.data\", 0)"), HasSubstr("expected ',' after the offset"));
+  EXPECT_THAT(error(R"(external("w.data", -1, 16))"), HasSubstr("g.sg:2:"));
+  dir.write("s.sg",
+            "graph @g() {\n  %w = const str[1] external(\"w.data\", 0, 8)\n  return %w\n}\n");
+  StatusOr<std::unique_ptr<Graph>> strings = parseGraphFile((dir.path / "s.sg").string());
+  ASSERT_FALSE(strings.isOk());
+  EXPECT_THAT(strings.status().message(), HasSubstr("a str constant cannot be external data"));
 }
 
 /// A graph built through the API (not parsed) survives print and parse with

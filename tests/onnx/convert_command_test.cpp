@@ -102,10 +102,11 @@ TEST_F(ConvertCommand, UnknownShapeNameFails) {
   EXPECT_FALSE(fs::exists(dir_ / "o.onnx"));
 }
 
-/// An output extension that is neither .sg nor .onnx fails before loading.
+/// An output extension that is neither .sg nor .onnx fails before loading,
+/// as a usage error (exit 2).
 TEST_F(ConvertCommand, UnknownOutputFormatFails) {
   CliResult r = runCli("convert " + (data_ / "opset9_dynamic.onnx").string() + " out.txt", dir_);
-  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_EQ(r.exitCode, 2);
   EXPECT_THAT(r.err, HasSubstr("out.txt: unknown model format '.txt'"));
 }
 

@@ -237,23 +237,21 @@ TEST(BackendTest, DefaultExecutorRunsRegionBody) {
   EXPECT_THAT(values(out[0].tensor), ElementsAre(-2.0f, -0.0f, -12.0f, -0.0f, -15.0f, -24.0f));
 }
 
-/// A region whose body does not match its node is a compile error.
-TEST(BackendTest, RegionBodyArityMismatchFailsCompile) {
+/// A region whose body does not match its node is refused when loaded (the
+/// verifier checks fused regions against their bodies), never run.
+TEST(BackendTest, RegionBodyArityMismatchFailsToLoad) {
   Session s;
-  ASSERT_TRUE(s.load(parseGraphOrThrow(R"(
+  Status st = s.load(parseGraphOrThrow(R"(
     graph @g(%x: f32[2]) {
       %y = subgraph.toy.Scale(%x) {body = graph @b(%a: f32[2], %b: f32[2]) {
         %m = Mul(%a, %b)
         return %m
       }} @region
       return %y
-    })"))
-                  .isOk());
-  Status st = s.compile();
+    })"));
   ASSERT_FALSE(st.isOk());
-  EXPECT_THAT(
-      st.message(),
-      HasSubstr("node 'region': body graph has 2 inputs and 1 outputs but the node has 1 and 1"));
+  EXPECT_THAT(st.message(), HasSubstr("'region' is a fused region whose body takes 2 inputs and "
+                                      "gives 1 outputs, but the node has 1 and 1"));
 }
 
 /// No backend can move a value into a layout nobody converts to: the error

@@ -30,6 +30,7 @@
 #include "subgraph/support/file_io.h"
 
 #ifdef SUBGRAPH_CLI_HAVE_ONNX
+#include "subgraph/onnx/onnx_export.h"
 #include "subgraph/onnx/onnx_import.h"
 #endif
 #ifdef SUBGRAPH_CLI_HAVE_PLUGINS
@@ -115,7 +116,12 @@ std::unique_ptr<Graph> loadTextGraph(const std::string& path, const LoadOptions&
   // whatever token the parser would trip over.
   if (size_t nul = text.find('\0'); nul != std::string::npos)
     throw Error(fmt::format("{}: binary data at byte {}; not a text graph (.sg)", name, nul));
-  ParseOptions parse{.sourceName = name};
+  ParseOptions parse;
+  parse.sourceName = name;
+  if (path != "-") {
+    std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    parse.externalDataDir = parent.empty() ? "." : parent.string();
+  }
   if (limits.tensorBytes) parse.maxConstantBytes = limits.tensorBytes;
   if (limits.nodes) parse.maxNodes = limits.nodes;
   // The parser counts the main graph as level 1; `depth` counts the levels
@@ -275,9 +281,9 @@ ModelFormat modelFormatForPath(const std::string& path) {
   if (ext == ".sg") return ModelFormat::kText;
   if (ext == ".onnx") return ModelFormat::kOnnx;
   // A name the command line chose: a usage mistake, before any work.
-  throw UsageError(fmt::format(
-      "{}: unknown model format '{}'; expected a .sg text graph or an .onnx model", path,
-      ext.empty() ? "(no extension)" : ext));
+  throw UsageError(
+      fmt::format("{}: unknown model format '{}'; expected a .sg text graph or an .onnx model",
+                  path, ext.empty() ? "(no extension)" : ext));
 }
 
 bool onnxImportAvailable() {
@@ -442,6 +448,39 @@ void writeOutput(const std::string& path, const std::function<void(std::ostream&
   // A new file renamed over the target: a failed write (a full disk)
   // leaves the old file, which may be this command's own input, intact.
   throwIfError(writeFileAtomically(path, write));
+}
+
+void writeTextModel(const Graph& graph, const std::string& path, bool inlineConstants) {
+  if (path == "-" || inlineConstants) {
+    writeOutput(path, [&](std::ostream& os) { printGraph(graph, os); });
+    if (path != "-") std::filesystem::remove(path + ".data");
+    return;
+  }
+  const std::string dataPath = path + ".data";
+  PrintOptions print;
+  print.externalDataLocation = std::filesystem::path(dataPath).filename().string();
+  std::string text;
+  // The data first, then the text that points into it.
+  throwIfError(writeFileAtomically(dataPath, [&](std::ostream& data) {
+    print.externalData = &data;
+    text = printGraph(graph, print);
+  }));
+  std::error_code ec;
+  if (std::filesystem::file_size(dataPath, ec) == 0 && !ec) std::filesystem::remove(dataPath);
+  writeOutput(path, [&](std::ostream& os) { os << text; });
+}
+
+void writeModelFile(const Graph& graph, const std::string& path, bool inlineConstants) {
+  if (modelFormatForPath(path) == ModelFormat::kText) {
+    writeTextModel(graph, path, inlineConstants);
+    return;
+  }
+#ifdef SUBGRAPH_CLI_HAVE_ONNX
+  throwIfError(exportOnnxFile(graph, path));
+#else
+  throw Error(StatusCode::kUnsupported,
+              path + ": this subgraph was built without ONNX export; write a .sg text graph");
+#endif
 }
 
 std::string oneLine(std::string_view message) {

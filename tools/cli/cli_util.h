@@ -192,6 +192,17 @@ std::string oneLine(std::string_view message);
 /// so a mistyped path is never dropped silently. A no-op without plugins.
 void warnAboutDroppedPluginDirs();
 
+/// Writes `graph` as a text graph to `path` (- : stdout). Unless
+/// `inlineConstants`, constants of 1 KiB and more go to `<path>.data`
+/// beside it, as external("<file>.data", offset, bytes) in the text, so a
+/// large model stays a short text file; stdout keeps every constant
+/// inline. A stale data file from an earlier write is removed.
+void writeTextModel(const Graph& graph, const std::string& path, bool inlineConstants = false);
+
+/// Writes `graph` to `path` in the format its extension names: a text
+/// graph (writeTextModel) or, where ONNX export is built, an ONNX model.
+void writeModelFile(const Graph& graph, const std::string& path, bool inlineConstants = false);
+
 /// Throws the error of a failed backend selection for `list`: a list of
 /// the wrong form, an unknown backend name or a missing plugin file is a
 /// usage error (exit 2); a plugin that exists but cannot be used is a

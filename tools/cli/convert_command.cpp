@@ -34,6 +34,7 @@ struct ConvertCommandOptions {
   bool allowUnknownOps = false;
   bool noVerify = false;
   bool noValueInfo = false;
+  bool inlineConstants = false;
   int64_t opset = 17;
 };
 
@@ -84,7 +85,7 @@ void runConvert(const ConvertCommandOptions& options) {
   if (outFormat == ModelFormat::kOnnx) {
     writeOnnx(*graph, options);
   } else {
-    writeOutput(options.output, [&](std::ostream& os) { printGraph(*graph, os); });
+    writeTextModel(*graph, options.output, options.inlineConstants);
   }
   if (options.output != "-") spdlog::info("wrote {} ({} nodes)", options.output, graph->numNodes());
 }
@@ -101,6 +102,9 @@ const CommandRegistration kConvert("convert", [](CLI::App& app) {
   cmd->add_flag("--allow-unknown-ops", options->allowUnknownOps,
                 "Keep ops without a schema instead of failing");
   cmd->add_flag("--no-verify", options->noVerify, "Write the model without verifying it first");
+  cmd->add_flag("--inline-constants", options->inlineConstants,
+                "Writing OUT.sg: keep every constant in the text, instead of those of 1 KiB and "
+                "more in OUT.sg.data");
   cmd->add_flag("--no-value-info", options->noValueInfo,
                 "ONNX output: leave out value_info for intermediate values");
   cmd->add_option("--opset", options->opset,

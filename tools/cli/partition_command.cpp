@@ -44,9 +44,6 @@
 #ifdef SUBGRAPH_CLI_HAVE_PLUGINS
 #include "subgraph/plugins/plugin_loader.h"
 #endif
-#ifdef SUBGRAPH_CLI_HAVE_ONNX
-#include "subgraph/onnx/onnx_export.h"
-#endif
 
 extern char** environ;
 
@@ -67,6 +64,7 @@ struct PartitionCommandOptions {
   bool training = false;
   bool allowUnknownOps = false;
   bool allowFallback = false;
+  bool inlineConstants = false;
   std::vector<std::string> shapes;
   std::string passes = "default";
 };
@@ -163,19 +161,6 @@ void writePicture(const Graph& original, const PartitionReport& report,
   spdlog::info("wrote {}", options.svg);
 }
 
-void writeModel(const Graph& graph, const std::string& path) {
-  if (modelFormatForPath(path) == ModelFormat::kText) {
-    writeOutput(path, [&](std::ostream& os) { printGraph(graph, os); });
-    return;
-  }
-#ifdef SUBGRAPH_CLI_HAVE_ONNX
-  throwIfError(exportOnnxFile(graph, path));
-#else
-  throw Error(StatusCode::kUnsupported,
-              path + ": this subgraph was built without ONNX export; write a .sg text graph");
-#endif
-}
-
 void runPartition(const PartitionCommandOptions& options) {
   partition::registerBuiltinBackends();
   if (options.dot == "-" && (options.json || options.output == "-"))
@@ -232,7 +217,7 @@ void runPartition(const PartitionCommandOptions& options) {
   }
   if (original) writePicture(*original, *report, options);
   if (!options.output.empty()) {
-    writeModel(*graph, options.output);
+    writeModelFile(*graph, options.output, options.inlineConstants);
     if (options.output != "-") spdlog::info("wrote {}", options.output);
   }
 }
@@ -260,6 +245,9 @@ const CommandRegistration kPartition("partition", [](CLI::App& app) {
       ->type_name("FILE.svg");
   cmd->add_option("-o,--output", options->output, "Write the partitioned model (.sg, .onnx)")
       ->type_name("OUT");
+  cmd->add_flag("--inline-constants", options->inlineConstants,
+                "With -o OUT.sg: keep every constant in the text, instead of those of 1 KiB and "
+                "more in OUT.sg.data");
   cmd->add_flag("--json", options->json, "Print the report as JSON instead of the summary");
   cmd->add_flag("--training", options->training,
                 "Partition for training: skip inference-only fusions");

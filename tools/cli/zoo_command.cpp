@@ -22,9 +22,6 @@
 #include "subgraph/ir/shape_inference.h"
 #include "subgraph/ir/text_format.h"
 #include "subgraph/zoo/zoo.h"
-#ifdef SUBGRAPH_CLI_HAVE_ONNX
-#include "subgraph/onnx/onnx_export.h"
-#endif
 
 namespace subgraph::cli {
 namespace {
@@ -87,20 +84,6 @@ std::unique_ptr<Graph> buildRequested(const ZooCommandOptions& options, CLI::App
   return std::move(graph).value();
 }
 
-void writeModel(const Graph& graph, const std::string& path) {
-  if (modelFormatForPath(path) == ModelFormat::kText) {
-    writeOutput(path, [&](std::ostream& os) { printGraph(graph, os); });
-    return;
-  }
-#ifdef SUBGRAPH_CLI_HAVE_ONNX
-  throwIfError(exportOnnxFile(graph, path));
-#else
-  throw Error(
-      StatusCode::kUnsupported,
-      path + ": this subgraph was built without ONNX export; write a .sg text graph instead");
-#endif
-}
-
 int64_t parameterCount(const Graph& graph) {
   int64_t count = 0;
   for (const Value* v : graph.initializers()) count += v->initializer()->numElements();
@@ -133,7 +116,7 @@ void runZoo(const ZooCommandOptions& options, CLI::App& cmd) {
 
   auto writeStart = Clock::now();
   spdlog::info("writing {}", options.output);
-  writeModel(*graph, options.output);
+  writeModelFile(*graph, options.output);
   double writeSeconds = secondsSince(writeStart);
 
   std::string size;

@@ -125,6 +125,13 @@ class Node {
   AttributeList attrs_;
 };
 
+/// True for a fused region node, as the partitioner makes them: its domain
+/// starts with "subgraph." and it carries a graph attribute named "body"
+/// that computes its outputs from its inputs. Such a node needs no op
+/// schema: the verifier checks it against its body, and the runtime runs
+/// the body where no backend has a kernel for it.
+bool isFusedRegion(const Node& node);
+
 /// LLVM-style RTTI over generated node classes: each class T provides
 /// `static bool classof(const Node*)`.
 template <typename T>

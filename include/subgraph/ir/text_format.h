@@ -39,6 +39,10 @@ struct ParseOptions {
   /// Most nodes in the input, counting nodes in nested graphs; more is an
   /// error naming this limit rather than an unbounded allocation.
   uint64_t maxNodes = 10'000'000;
+  /// The directory that `external("file", offset, bytes)` constants are
+  /// read from (the .sg file's own; parseGraphFile sets it). Empty refuses
+  /// external data. A location must be a relative path inside it.
+  std::string externalDataDir;
 };
 
 /// Parses one graph. On error the Status message reads
@@ -60,6 +64,17 @@ struct PrintOptions {
   /// splat) shows only its first few, then `...`; such output is for people
   /// and the parser rejects it with a message saying so.
   size_t elideConstantsOver = 0;
+  /// When set, each constant (and tensor attribute) of at least
+  /// externalDataMinBytes bytes, other than a splat or strings, is appended
+  /// to this stream, 64-byte aligned, and printed as
+  /// `external("<externalDataLocation>", offset, bytes)`, which parseGraph
+  /// reads back from ParseOptions::externalDataDir. The stream must start
+  /// empty: offsets count from its first byte.
+  std::ostream* externalData = nullptr;
+  /// The data file's name as the text names it, relative to the .sg file.
+  std::string externalDataLocation;
+  /// The smallest constant, in bytes, that goes to externalData.
+  uint64_t externalDataMinBytes = 1024;
 };
 
 /// Prints a graph in the text format; parseGraph(printGraph(g)) equals g.

@@ -146,8 +146,4 @@ class BackendRegistry {
   std::map<std::string, BackendFactory, std::less<>> factories_;
 };
 
-/// True for a fused region node: its domain starts with "subgraph." and it
-/// carries a graph attribute named "body".
-bool isFusedRegion(const Node& node);
-
 }  // namespace subgraph::runtime
