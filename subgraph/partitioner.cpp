@@ -21,6 +21,7 @@
 #include "subgraph/ir/captures.h"
 #include "subgraph/quotient_dag.h"
 #include "subgraph/region_body.h"
+#include "subgraph/seed_index.h"
 
 namespace subgraph::partition {
 namespace {
@@ -29,6 +30,7 @@ using detail::QuotientDag;
 using detail::Reentry;
 using detail::RegionBody;
 using detail::RegionBodyBuilder;
+using detail::SeedIndex;
 
 // Why a node of the input graph is in no region, weakest first: a later
 // pass may replace a reason by a stronger one, never by a weaker one.
@@ -174,6 +176,7 @@ struct PassScratch {
 
   QuotientDag dag;
   bool dagIsCurrent = false;  // dag was initialized on the graph as it is now
+  SeedIndex seeds;            // over dag's order; invalidated with every init
   RegionBodyBuilder bodies;
   std::vector<int> taken;
   std::vector<uint32_t> excluded;
@@ -387,6 +390,7 @@ Status PropertyPass::run() {
   if (!tables_.dagIsCurrent) {
     Status init = dag_.init(graph_);
     if (!init) return fail(init.message());
+    tables_.seeds.invalidate();
   }
   // Whatever happens next may change the graph.
   tables_.dagIsCurrent = false;
@@ -396,11 +400,21 @@ Status PropertyPass::run() {
   const NodeId bound = graph_.nodeIdBound();
   // Contraction never changes the order, so the loop may read it in place.
   const std::vector<Node*>& order = dag_.order();
-  for (size_t r = 0; r < order.size(); ++r) {
-    prefetchSeedsAhead(order, r);
-    Node* seed = order[r];
-    if (!available(*seed)) continue;
-    SUBGRAPH_RETURN_IF_ERROR(formRegionFrom(seed));
+  const std::vector<std::string> seedOps = property_.SeedOpTypes();
+  if (seedOps.empty()) {
+    for (size_t r = 0; r < order.size(); ++r) {
+      prefetchSeedsAhead(order, r);
+      Node* seed = order[r];
+      if (!available(*seed)) continue;
+      SUBGRAPH_RETURN_IF_ERROR(formRegionFrom(seed));
+    }
+  } else {
+    // Only the nodes that can seed it, in the same order (seed_index.h).
+    for (uint32_t r : tables_.seeds.positions(order, seedOps)) {
+      Node* seed = order[r];
+      if (!available(*seed)) continue;
+      SUBGRAPH_RETURN_IF_ERROR(formRegionFrom(seed));
+    }
   }
   Status selection = property_.SelectionStatus();
   if (!selection) return fail("selection failed: " + selection.message());
@@ -1172,6 +1186,7 @@ StatusOr<PartitionReport> partitionScoped(Graph& graph, std::span<SubgraphBacken
   Status valid = tables.dag.init(graph);
   if (!valid) return Status::invalid("cannot partition: " + valid.message());
   tables.dagIsCurrent = true;
+  tables.seeds.invalidate();
   const std::vector<NodeId> inputOrder = tables.dag.orderIds();
 
   std::vector<uint64_t> wanted;

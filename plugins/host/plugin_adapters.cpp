@@ -217,6 +217,12 @@ class PluginProperty final : public partition::SubgraphProperty {
     return SubgraphProperty::CreateSubgraphSelectorV2();
   }
 
+  // A declarative pattern runs on the host's PatternSelector, which says a
+  // reasonless no to every node but its anchor's ops.
+  std::vector<std::string> SeedOpTypes() const override {
+    return pattern_ ? pattern_->nodes()[0].opTypes() : std::vector<std::string>{};
+  }
+
   partition::SubgraphNodeResult CreateSubgraphNode(
       std::shared_ptr<Graph> subgraph, const partition::RegionInfo& region) const override {
     const Graph* body = subgraph.get();

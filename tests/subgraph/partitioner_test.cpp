@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "partition_test_util.h"
+#include "subgraph/partition/pattern_selector.h"
 
 namespace subgraph::partition {
 namespace {
@@ -981,6 +982,84 @@ TEST(Partitioner, NestedGraphSeesOuterConstantsAsConstants) {
             g->findValue("w")->initializer()->bytes().data());
   ASSERT_NE(then.findValue("x"), nullptr);
   EXPECT_FALSE(then.findValue("x")->isInitializer()) << "a graph input is no constant";
+}
+
+using Regions = std::vector<std::vector<std::string>>;
+
+// A selector over OpTypeSelector that counts the nodes offered as seeds.
+class CountingSelector : public OpTypeSelector {
+ public:
+  CountingSelector(std::set<std::string> supported, std::vector<std::string>* offered)
+      : OpTypeSelector(std::move(supported)), offered_(offered) {}
+  Decision Select(const Node& node) override {
+    offered_->push_back(node.name());
+    return node.opType() == "Relu" ? OpTypeSelector::Select(node) : Decision::no();
+  }
+
+ private:
+  std::vector<std::string>* offered_;
+};
+
+// A property seeding at Relu (declared or not) and growing over Relu/Sigmoid.
+class ReluSeededProperty : public SubgraphProperty {
+ public:
+  ReluSeededProperty(bool declare, std::vector<std::string>* offered)
+      : declare_(declare), offered_(offered) {}
+  std::string name() const override { return "relu_seeded"; }
+  std::unique_ptr<SubgraphSelector> CreateSubgraphSelector() const override {
+    return std::make_unique<CountingSelector>(std::set<std::string>{"Relu", "Sigmoid"}, offered_);
+  }
+  std::vector<std::string> SeedOpTypes() const override {
+    return declare_ ? std::vector<std::string>{"Relu"} : std::vector<std::string>{};
+  }
+
+ private:
+  bool declare_;
+  std::vector<std::string>* offered_;
+};
+
+//   %x -> Sigmoid @s1 -> Relu @r1 -> Sigmoid @s2 -> Tanh @t -> Relu @r2
+/// A property that declares its seed ops is offered only nodes of those
+/// ops, in the same order, and forms the same regions (which grow over
+/// other ops) and reasons as when every node is offered; after an earlier
+/// pass fused some nodes, the index follows the new graph.
+TEST(Partitioner, OffersDeclaredSeedOpsOnly) {
+  const char* text = R"(
+    graph @g(%x: f32[4]) {
+      %a = Sigmoid(%x) @s1
+      %b = Relu(%a) @r1
+      %c = Sigmoid(%b) @s2
+      %d = Tanh(%c) @t
+      %e = Relu(%d) @r2
+      return %e
+    })";
+  auto run = [&](bool declare, std::vector<std::string>& offered) {
+    auto g = parseGraphOrThrow(text);
+    std::vector<std::unique_ptr<SubgraphProperty>> properties;
+    properties.push_back(std::make_unique<LambdaProperty>(
+        "tanh", [] { return std::make_unique<OpTypeSelector>(std::set<std::string>{"Tanh"}); }));
+    properties.push_back(std::make_unique<ReluSeededProperty>(declare, &offered));
+    std::vector<SubgraphBackend> backends;
+    backends.push_back(makeBackend("b", std::move(properties)));
+    return partitionOk(*g, backends);
+  };
+  std::vector<std::string> all, declared;
+  PartitionReport full = run(false, all);
+  PartitionReport seeded = run(true, declared);
+  EXPECT_THAT(all, ElementsAre("s1", "r1", "r2"));  // r1's region took s2
+  EXPECT_THAT(declared, ElementsAre("r1", "r2"));
+  EXPECT_EQ(regionSets(seeded), regionSets(full));
+  EXPECT_EQ(regionSets(seeded), (Regions{{"r1", "s1", "s2"}, {"r2"}, {"t"}}));
+  EXPECT_EQ(reasonFor(seeded, "s1"), reasonFor(full, "s1"));
+}
+
+/// A pattern property declares its anchor's ops; an any-op anchor none.
+TEST(Partitioner, PatternPropertySeedsAtItsAnchor) {
+  PatternProperty conv("conv_bn", Pattern::chain("conv_bn", {OpMatcher::anyOf({"Conv", "x.Op"}),
+                                                             "BatchNormalization"}));
+  EXPECT_THAT(conv.SeedOpTypes(), ElementsAre("Conv", "x.Op"));
+  PatternProperty any("any", Pattern::chain("any", {OpMatcher::anyOp(), "Relu"}));
+  EXPECT_THAT(any.SeedOpTypes(), IsEmpty());
 }
 
 }  // namespace

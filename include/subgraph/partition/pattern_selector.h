@@ -65,6 +65,8 @@ class OpMatcher {
   bool requiresUsesInside() const { return usesInside_; }
   /// True if `node`'s op type is one this matcher accepts.
   bool matchesOpType(const Node& node) const;
+  /// The op types it accepts, as written; empty for any op.
+  const std::vector<std::string>& opTypes() const { return opTypes_; }
   /// Op type and predicates, with the first failure's reason.
   Decision matches(const Node& node) const;
   /// "Conv", "Relu|Clip|HardSwish" or "*".
@@ -205,6 +207,8 @@ class PatternProperty : public SubgraphProperty {
   /// a backend that must inspect bodies pairs a PatternSelector with a
   /// property of its own.
   bool FusesWithoutBody() const final { return true; }
+  /// The anchor's op types: a pattern's match starts at its anchor.
+  std::vector<std::string> SeedOpTypes() const override { return pattern_->nodes()[0].opTypes(); }
   SubgraphNodeResult CreateSubgraphNode(std::shared_ptr<Graph> subgraph,
                                         const RegionInfo& region) const final {
     return SubgraphProperty::CreateSubgraphNode(std::move(subgraph), region);

@@ -150,6 +150,14 @@ class SubgraphProperty {
   /// overrides any of them must not.
   virtual bool FusesWithoutBody() const { return false; }
 
+  /// The op types ("Conv", or "domain.Op" for another domain) of the nodes
+  /// that can seed this property's regions. A property that declares them
+  /// promises that its selector's Select says no, without a reason, to
+  /// every other node, and the partitioner then offers it only those
+  /// nodes: a pass costs its seeds, not the whole graph. Empty (the
+  /// default): every node may seed. PatternProperty declares its anchor's.
+  virtual std::vector<std::string> SeedOpTypes() const { return {}; }
+
   /// Adjusts the fused node's inputs: `inputs[i]` is the outer value that
   /// feeds body input i. An override may reorder them if it permutes the
   /// body's inputs the same way (permuteBodyInputs), or replace a value by
