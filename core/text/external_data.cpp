@@ -47,10 +47,15 @@ StatusOr<std::vector<std::byte>> ExternalDataReader::read(const std::string& loc
     file_.open(path, std::ios::binary);
     if (!file_) return refuse("cannot be opened");
     openLocation_ = location;
+    if (seen_.insert(location).second) bytesAvailable_ += fileSize_;
   }
   if (offset > fileSize_ || bytes > fileSize_ - offset)
     return refuse("bytes " + std::to_string(offset) + " + " + std::to_string(bytes) +
                   " lie past its end (" + std::to_string(fileSize_) + " bytes)");
+  if (bytes > bytesAvailable_ - bytesRead_)
+    return refuse("the graph reads more bytes than its data files hold (" +
+                  std::to_string(bytesAvailable_) + "); constants may not share bytes");
+  bytesRead_ += bytes;
   std::vector<std::byte> data(static_cast<size_t>(bytes));
   file_.seekg(static_cast<std::streamoff>(offset));
   file_.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(bytes));

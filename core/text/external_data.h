@@ -7,8 +7,9 @@
 // keep a hostile .sg from reading what it should not follow ONNX's external
 // data: a location is a relative path inside the .sg's directory (no
 // absolute path, no ".."), it must be a regular file (never a FIFO or a
-// device, which could block), and every offset and count is checked
-// against the file's size before anything is allocated.
+// device, which could block), every offset and count is checked against
+// the file's size before anything is allocated, and a graph may not read
+// more bytes than its data files hold (overlapping ranges).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -16,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,12 @@ class ExternalDataReader {
 
  private:
   std::string dir_;
+  // Bytes read so far, and the sizes of the distinct files opened: reading
+  // more than the files hold means ranges overlap, which a hostile text
+  // could repeat to multiply memory; the printer never writes that.
+  uint64_t bytesRead_ = 0;
+  uint64_t bytesAvailable_ = 0;
+  std::set<std::string> seen_;
   std::string openLocation_;
   std::ifstream file_;
   uint64_t fileSize_ = 0;

@@ -659,6 +659,18 @@ TEST(TextFormatErrors, RejectsExternalDataOutsideItsFileOrRange) {
   EXPECT_THAT(error(R"(external("", 0, 16))"), HasSubstr("an empty file name"));
   EXPECT_THAT(error("external(\"w.data\", 0)"), HasSubstr("expected ',' after the offset"));
   EXPECT_THAT(error(R"(external("w.data", -1, 16))"), HasSubstr("g.sg:2:"));
+  // Ranges may not overlap: a text repeating one range cannot multiply
+  // memory past what the data file holds.
+  dir.write("big.data", std::string(32, '\0'));
+  std::string repeat = "graph @g() {\n";
+  for (int i = 0; i < 3; ++i)
+    repeat += "  %w" + std::to_string(i) + " = const f32[4] external(\"big.data\", 0, 16)\n";
+  dir.write("r.sg", repeat + "  return %w0, %w1, %w2\n}\n");
+  StatusOr<std::unique_ptr<Graph>> repeated = parseGraphFile((dir.path / "r.sg").string());
+  ASSERT_FALSE(repeated.isOk());
+  EXPECT_THAT(repeated.status().message(),
+              HasSubstr("r.sg:4:31: external data 'big.data': the graph reads more bytes than its "
+                        "data files hold (32)"));
   dir.write("s.sg",
             "graph @g() {\n  %w = const str[1] external(\"w.data\", 0, 8)\n  return %w\n}\n");
   StatusOr<std::unique_ptr<Graph>> strings = parseGraphFile((dir.path / "s.sg").string());
