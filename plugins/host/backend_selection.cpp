@@ -203,6 +203,7 @@ StatusOr<BackendSelection> selectBackends(std::string_view list, const SelectOpt
   // fails before an earlier plugin's side effects.
   SUBGRAPH_RETURN_IF_ERROR(checkBackendList(list));
   BackendSelection selection;
+  selection.allowFallback_ = options.allowFallback;
   std::vector<std::string> items = split(list, ',');
   if (items.size() == 1 && items[0] == "NONE") {
     selection.none_ = true;
@@ -323,6 +324,7 @@ StatusOr<partition::PartitionReport> BackendSelection::partition(
 StatusOr<partition::PartitionReport> BackendSelection::partitionWithFallback(
     std::unique_ptr<Graph>& graph, std::vector<std::string>& warnings,
     const partition::PartitionOptions& options) const {
+  if (!allowFallback_) return partition(*graph, options);
   std::vector<const SelectedBackend*> active;
   for (const SelectedBackend& b : backends_) active.push_back(&b);
   std::vector<std::string> dropped;

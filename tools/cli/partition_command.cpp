@@ -197,9 +197,7 @@ void runPartition(const PartitionCommandOptions& options) {
   partitionOptions.forTraining = options.training;
 #ifdef SUBGRAPH_CLI_HAVE_PLUGINS
   std::vector<std::string> dropped;
-  auto report = select.allowFallback
-                    ? selection->partitionWithFallback(graph, dropped, partitionOptions)
-                    : selection->partition(*graph, partitionOptions);
+  auto report = selection->partitionWithFallback(graph, dropped, partitionOptions);
   for (const std::string& warning : dropped) spdlog::warn("{}", oneLine(warning));
 #else
   auto report = partition::partitionGraph(*graph, std::span(backends.value()), partitionOptions);

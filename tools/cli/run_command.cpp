@@ -400,19 +400,13 @@ void runRun(const RunCommandOptions& options) {
   }
   Session session(sessionOptions);
   throwIfError(session.load(std::move(graph)));
-  if (selection && (options.allowFallback || plugins::fallbackFromEnvironment())) {
+  if (selection)
     throwIfError(session.partitionOwned([&](std::unique_ptr<Graph>& g) -> Status {
       std::vector<std::string> dropped;
       auto report = selection->partitionWithFallback(g, dropped);
       for (const std::string& warning : dropped) spdlog::warn("{}", oneLine(warning));
       return report ? Status::ok() : report.status();
     }));
-  } else if (selection) {
-    throwIfError(session.partition([&](Graph& g) -> Status {
-      auto report = selection->partition(g);
-      return report ? Status::ok() : report.status();
-    }));
-  }
 #else
   // A fused region runs on the runtime backend of its partition backend's
   // name when one exists; other names are partition-only.

@@ -177,7 +177,11 @@ class BackendSelection {
   /// backends, then runs their post-partition transforms.
   StatusOr<partition::PartitionReport> partition(
       Graph& graph, const partition::PartitionOptions& options = {}) const;
-  /// partition() that survives a failing plugin: where a plugin's
+  /// True if the list was resolved with SelectOptions::allowFallback.
+  bool allowFallback() const { return allowFallback_; }
+
+  /// partition(), surviving a failing plugin where the selection allows
+  /// fallback (otherwise exactly partition(), in place): where a plugin's
   /// transforms, selectors or hooks fail, that backend is dropped, its
   /// failure added to `warnings` and to the report's `skipped`, and the
   /// graph partitioned again from a copy taken before, so a broken plugin
@@ -201,6 +205,7 @@ class BackendSelection {
   std::vector<SelectedBackend> backends_;
   std::vector<std::string> warnings_;
   bool none_ = false;
+  bool allowFallback_ = false;
 };
 
 /// Checks the form of a backend list without loading anything: no empty
