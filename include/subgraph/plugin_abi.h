@@ -44,6 +44,18 @@
  *     (value_dim_symbol). Version 1 plugins load unchanged: the host reads
  *     these slots only from tables that declare version 2 and are large
  *     enough to hold them.
+ *  3  Devices: a plugin's SgDeviceDesc may name memory the host cannot
+ *     read (kind "cuda", "emu", ...), with work queues (create, destroy,
+ *     synchronize) and events (record, synchronize, make a queue wait on
+ *     one without blocking the host, time between two). Copies say their
+ *     direction (host to device, device to host, on the device) and run
+ *     asynchronously on a queue, changing layout if they like
+ *     (SgCopyDesc::direction, run_on_queue); a kernel of such a device is
+ *     told the queue it runs on and gets device pointers
+ *     (SgKernelDesc::run_on_queue). The kernel context carries the
+ *     session's precision and its options for the plugin, so nothing
+ *     reaches a plugin through environment variables. Versions 1 and 2
+ *     load unchanged; their offsets are frozen below.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef SUBGRAPH_PLUGIN_ABI_H
@@ -57,7 +69,7 @@ extern "C" {
 #endif
 
 /** The ABI version this header describes. */
-#define SG_PLUGIN_ABI_VERSION 2u
+#define SG_PLUGIN_ABI_VERSION 3u
 /** The oldest plugin ABI version this host still loads. */
 #define SG_PLUGIN_ABI_MIN_VERSION 1u
 /** The one symbol a plugin exports. */
@@ -416,6 +428,11 @@ typedef struct SgLayoutDesc SgLayoutDesc;
 #define SG_HOST_API_V1_SIZE 320u
 #define SG_KERNEL_DESC_V1_SIZE 72u
 #define SG_PLUGIN_V1_SIZE 120u
+/** sizeof() of the structs that grew in version 3, as version 2 had them. */
+#define SG_KERNEL_DESC_V2_SIZE 104u
+#define SG_KERNEL_CONTEXT_V2_SIZE 12u
+#define SG_COPY_DESC_V2_SIZE 48u
+#define SG_DEVICE_DESC_V2_SIZE 40u
 /** SgPropertyDesc as versions 1 and 2 first had it, before filter_reason:
  *  the smallest struct_size the host accepts. */
 #define SG_PROPERTY_DESC_V2_SIZE 104u
@@ -427,6 +444,17 @@ typedef struct SgKernelContext {
   /** Worker threads the session was given (0: one per core); a kernel with
    *  its own pool should use no more. */
   int32_t num_threads;
+
+  /* --- since 3 --- */
+  /** The precision the session asks for: "fp32", "tf32", "fp16", "bf16",
+   *  or "" for the plugin's default (exact float32 where it can). */
+  const char* precision;
+  /** Options the session was given for this plugin (`--plugin-option
+   *  <plugin>.<name>=<value>`), the plugin's prefix removed: option i is
+   *  option_names[i] = option_values[i]. Valid during create only. */
+  size_t num_options;
+  const char* const* option_names;
+  const char* const* option_values;
 } SgKernelContext;
 
 /** A kernel creator for one op type (MNN's onCreate). Kernels are shared by
@@ -478,6 +506,18 @@ typedef struct SgKernelDesc {
   SgStatus (*run_with_scratch)(void* kernel, const SgTensor* inputs, size_t num_inputs,
                                const SgTensor* outputs, size_t num_outputs, void* scratch,
                                size_t scratch_bytes, SgMessage* message);
+
+  /* --- since 3: devices --- */
+  /** For a plugin whose device is not host memory (SgDeviceDesc::kind not
+   *  "cpu"; required there, ignored elsewhere): submits the kernel's work
+   *  to `queue`, one of the device's queues, and returns without waiting.
+   *  Tensors and scratch are device memory; their descriptions (dims) are
+   *  valid only during the call, the memory until the work completes. An
+   *  error found while the work runs is reported by the next
+   *  queue_synchronize or event_synchronize of that queue. */
+  SgStatus (*run_on_queue)(void* kernel, void* queue, const SgTensor* inputs, size_t num_inputs,
+                           const SgTensor* outputs, size_t num_outputs, void* scratch,
+                           size_t scratch_bytes, SgMessage* message);
 } SgKernelDesc;
 
 /** A memory layout of the plugin's own (since 2), e.g. channels blocked by
@@ -498,9 +538,17 @@ struct SgLayoutDesc {
   size_t (*byte_size)(void* user, SgDataType dtype, int32_t rank, const int64_t* dims);
 };
 
+/** Copy directions (SgCopyDesc::direction, since 3). */
+#define SG_COPY_ON_HOST 0        /* host memory to host memory (version 2) */
+#define SG_COPY_HOST_TO_DEVICE 1 /* host memory to the plugin's device */
+#define SG_COPY_DEVICE_TO_HOST 2
+#define SG_COPY_ON_DEVICE 3
+
 /** A copy between two layouts of the plugin (since 2): `from` and `to` are
- *  entries of the plugin's `layouts` or NULL for plain row-major, not both
- *  NULL (plain-to-plain copies are the host's). */
+ *  entries of the plugin's `layouts` or NULL for plain row-major. On the
+ *  host (SG_COPY_ON_HOST) not both are NULL (plain-to-plain copies are the
+ *  host's); across the device boundary (since 3) both may be, and a device
+ *  plugin must offer plain copies in both directions. */
 typedef struct SgCopyDesc {
   uint32_t abi_version;
   uint32_t struct_size;
@@ -514,18 +562,64 @@ typedef struct SgCopyDesc {
   /** Writes `dst` (layout `to`) from `src` (layout `from`); same dtype and
    *  logical dims. Thread-safe, like a kernel's run. */
   SgStatus (*run)(void* user, const SgTensor* src, const SgTensor* dst, SgMessage* message);
+
+  /* --- since 3 --- */
+  /** SG_COPY_*: which memories `src` and `dst` are in. */
+  int32_t direction;
+  /** For a direction other than SG_COPY_ON_HOST (required there; `run` is
+   *  then never called): submits the copy to `queue` and returns without
+   *  waiting, like SgKernelDesc::run_on_queue. Host memory it reads or
+   *  writes stays valid until the copy completes. */
+  SgStatus (*run_on_queue)(void* user, void* queue, const SgTensor* src, const SgTensor* dst,
+                           SgMessage* message);
 } SgCopyDesc;
 
-/** The device the plugin's kernels run on, with its allocator. Version 1
- *  supports host-addressable memory only (kind "cpu"). */
+/** SgDeviceDesc::flags (since 3). */
+/* The host may read and write the device's memory directly (unified or
+ * host memory); copies are still the plugin's. */
+#define SG_DEVICE_HOST_ACCESSIBLE 1u
+
+/** The device the plugin's kernels run on, with its allocator. Before
+ *  version 3 only host memory (kind "cpu"). Since 3, any other kind is a
+ *  device whose memory the host never dereferences: values reach it only
+ *  through the plugin's copies, and its kernels run on its queues. */
 typedef struct SgDeviceDesc {
   uint32_t abi_version;
   uint32_t struct_size;
-  const char* kind; /* "cpu" */
+  const char* kind; /* "cpu", or since 3 e.g. "cuda" (letters, digits, '_') */
   void* user;
   /** NULL on failure; `alignment` is a power of two. */
   void* (*allocate)(void* user, size_t bytes, size_t alignment);
   void (*deallocate)(void* user, void* ptr);
+
+  /* --- since 3; every slot required for a kind other than "cpu" unless
+   *     marked optional --- */
+  /** Which device of its kind (0 for the first GPU). */
+  int32_t id;
+  uint32_t flags; /* SG_DEVICE_* */
+  /** One line for `subgraph plugins`, e.g. "NVIDIA H100 80GB HBM3"; may
+   *  be NULL. */
+  const char* description;
+  /** A new work queue (a CUDA stream): work submitted to one queue runs in
+   *  submission order. */
+  SgStatus (*queue_create)(void* user, void** queue, SgMessage* message);
+  void (*queue_destroy)(void* user, void* queue);
+  /** Blocks the host until everything submitted to `queue` has completed;
+   *  reports the first error of that work (once). */
+  SgStatus (*queue_synchronize)(void* user, void* queue, SgMessage* message);
+  SgStatus (*event_create)(void* user, void** event, SgMessage* message);
+  void (*event_destroy)(void* user, void* event);
+  /** Marks the point of `queue` that everything submitted so far reaches. */
+  SgStatus (*event_record)(void* user, void* event, void* queue, SgMessage* message);
+  /** Blocks the host until the recorded point is reached; reports an error
+   *  of the queue's work before it. */
+  SgStatus (*event_synchronize)(void* user, void* event, SgMessage* message);
+  /** Work submitted to `queue` after this call starts only once `event`'s
+   *  point is reached; the host does not block. */
+  SgStatus (*queue_wait_event)(void* user, void* queue, void* event, SgMessage* message);
+  /** Optional: device milliseconds between two reached events (profiles);
+   *  NULL, or a status other than SG_OK, and the host times the submission. */
+  SgStatus (*event_elapsed_ms)(void* user, void* start, void* end, double* ms, SgMessage* message);
 } SgDeviceDesc;
 
 /** Everything a plugin registers; returned by the entry point. */
@@ -616,12 +710,12 @@ SG_ABI_STATIC_ASSERT(sizeof(SgOpDef) == 104, "SgOpDef v1 size");
 SG_ABI_FROZEN(SgTransformDesc, run, 32);
 SG_ABI_STATIC_ASSERT(sizeof(SgTransformDesc) == 40, "SgTransformDesc v1 size");
 SG_ABI_FROZEN(SgKernelContext, num_threads, 8);
-SG_ABI_STATIC_ASSERT(sizeof(SgKernelContext) == 12, "SgKernelContext v1 size");
+SG_ABI_STATIC_ASSERT(SG_KERNEL_CONTEXT_V2_SIZE == 12, "SgKernelContext v1 size");
 SG_ABI_FROZEN(SgKernelDesc, create, 32);
 SG_ABI_FROZEN(SgKernelDesc, run, 64);
 
 SG_ABI_FROZEN(SgDeviceDesc, deallocate, 32);
-SG_ABI_STATIC_ASSERT(sizeof(SgDeviceDesc) == 40, "SgDeviceDesc v1 size");
+SG_ABI_STATIC_ASSERT(SG_DEVICE_DESC_V2_SIZE == 40, "SgDeviceDesc v1 size");
 SG_ABI_FROZEN(SgPlugin, properties, 40);
 SG_ABI_FROZEN(SgPlugin, device, 96);
 SG_ABI_FROZEN(SgPlugin, release, 112);
@@ -631,16 +725,30 @@ SG_ABI_STATIC_ASSERT(sizeof(SgTensorShape) == 136, "SgTensorShape v1 size");
 /* End of version 2: v1 structs grew at their ends only. */
 SG_ABI_FROZEN(SgKernelDesc, input_layout, SG_KERNEL_DESC_V1_SIZE);
 SG_ABI_FROZEN(SgKernelDesc, run_with_scratch, 96);
-SG_ABI_STATIC_ASSERT(sizeof(SgKernelDesc) == 104, "SgKernelDesc v2 size");
+SG_ABI_STATIC_ASSERT(SG_KERNEL_DESC_V2_SIZE == 104, "SgKernelDesc v2 size");
 SG_ABI_FROZEN(SgLayoutDesc, byte_size, 24);
 SG_ABI_STATIC_ASSERT(sizeof(SgLayoutDesc) == 32, "SgLayoutDesc v2 size");
 SG_ABI_FROZEN(SgCopyDesc, run, 40);
-SG_ABI_STATIC_ASSERT(sizeof(SgCopyDesc) == 48, "SgCopyDesc v2 size");
+SG_ABI_STATIC_ASSERT(SG_COPY_DESC_V2_SIZE == 48, "SgCopyDesc v2 size");
 SG_ABI_FROZEN(SgPlugin, num_layouts, SG_PLUGIN_V1_SIZE);
 SG_ABI_FROZEN(SgPlugin, copies, 144);
 SG_ABI_STATIC_ASSERT(sizeof(SgPlugin) == 152, "SgPlugin v2 size");
 /* Grown within version 2, at its end. */
 SG_ABI_STATIC_ASSERT(sizeof(SgPropertyDesc) == 112, "SgPropertyDesc with filter_reason");
+/* End of version 3: v2 structs grew at their ends only. */
+SG_ABI_FROZEN(SgKernelContext, precision, 16);
+SG_ABI_FROZEN(SgKernelContext, option_values, 40);
+SG_ABI_STATIC_ASSERT(sizeof(SgKernelContext) == 48, "SgKernelContext v3 size");
+SG_ABI_FROZEN(SgKernelDesc, run_on_queue, SG_KERNEL_DESC_V2_SIZE);
+SG_ABI_STATIC_ASSERT(sizeof(SgKernelDesc) == 112, "SgKernelDesc v3 size");
+SG_ABI_FROZEN(SgCopyDesc, direction, SG_COPY_DESC_V2_SIZE);
+SG_ABI_FROZEN(SgCopyDesc, run_on_queue, 56);
+SG_ABI_STATIC_ASSERT(sizeof(SgCopyDesc) == 64, "SgCopyDesc v3 size");
+SG_ABI_FROZEN(SgDeviceDesc, id, SG_DEVICE_DESC_V2_SIZE);
+SG_ABI_FROZEN(SgDeviceDesc, description, 48);
+SG_ABI_FROZEN(SgDeviceDesc, queue_create, 56);
+SG_ABI_FROZEN(SgDeviceDesc, event_elapsed_ms, 120);
+SG_ABI_STATIC_ASSERT(sizeof(SgDeviceDesc) == 128, "SgDeviceDesc v3 size");
 #endif
 
 #endif /* SUBGRAPH_PLUGIN_ABI_H */

@@ -47,7 +47,7 @@ bool envFlag(const char* name) {
 /// device in the session prologue, run per request.
 class CudnnRegionKernel final : public sdk::Kernel {
  public:
-  CudnnRegionKernel(const sdk::NodeView& node, bool haveDevice) {
+  CudnnRegionKernel(const sdk::NodeView& node, const sdk::KernelContext& context, bool haveDevice) {
     // Without a device the kernel declines whatever the plan would be, so
     // decline before planning: a plan copies and folds every weight.
     if (!haveDevice)
@@ -60,13 +60,19 @@ class CudnnRegionKernel final : public sdk::Kernel {
     if (!planned.plan) throw sdk::Unsupported(planned.reason);
     plan_ = std::move(*planned.plan);
     name_ = node.name();
+    // The session's precision (`run --precision`, through the kernel
+    // context); the plugin option `cudnn.precision` wins, then
+    // $SUBGRAPH_CUDNN_PRECISION, which selection also reads.
+    std::string precision = context.option("precision", context.precision);
+    precision_ =
+        precision.empty() ? cudnn::precisionFromEnvironment() : cudnn::parsePrecision(precision);
   }
 
   void sessionPrologue() override {
     // SUBGRAPH_CUDNN_VERBOSE=1 names each region's engine, and prints where
     // its time went when the session ends (docs/cudnn.md).
     const bool verbose = envFlag("SUBGRAPH_CUDNN_VERBOSE");
-    const cudnn::Precision precision = cudnn::precisionFromEnvironment();
+    const cudnn::Precision precision = precision_;
     region_ = std::make_unique<cudnn::DeviceRegion>(plan_, precision, name_, verbose);
     if (verbose)
       std::fprintf(stderr, "cudnn: %s (%s, %s): %s\n", name_.c_str(), plan_.summary.c_str(),
@@ -103,6 +109,7 @@ class CudnnRegionKernel final : public sdk::Kernel {
 
   cudnn::RegionPlan plan_;
   std::string name_;
+  cudnn::Precision precision_ = cudnn::Precision::kFp32;
   std::unique_ptr<cudnn::DeviceRegion> region_;
 };
 
@@ -124,7 +131,7 @@ SUBGRAPH_PLUGIN("cudnn", "0.1.0",
       plugin, haveDevice ? cudnn::EngineCheck(&cudnn::checkEngine) : cudnn::EngineCheck(),
       cudnn::selectionOptionsFromEnvironment());
   for (const char* op : cudnn::kFusedOps)
-    plugin.addKernel(op, [haveDevice](const sdk::NodeView& node, const sdk::KernelContext&) {
-      return std::make_unique<CudnnRegionKernel>(node, haveDevice);
+    plugin.addKernel(op, [haveDevice](const sdk::NodeView& node, const sdk::KernelContext& ctx) {
+      return std::make_unique<CudnnRegionKernel>(node, ctx, haveDevice);
     });
 }

@@ -506,13 +506,16 @@ void nhwcToNchw(const float* src, float* dst, int64_t n, int64_t c, int64_t hw) 
   transposeBatches(src, dst, n, hw, c, kSameFloat);
 }
 
-Precision precisionFromEnvironment() {
-  const char* v = std::getenv("SUBGRAPH_CUDNN_PRECISION");
-  if (!v || !*v) v = std::getenv("SUBGRAPH_PRECISION");
-  const std::string p = v ? v : "";
+Precision parsePrecision(const std::string& p) {
   if (p == "fp16") return Precision::kFp16;
   if (p == "tf32") return Precision::kTf32;
   return Precision::kFp32;
+}
+
+Precision precisionFromEnvironment() {
+  const char* v = std::getenv("SUBGRAPH_CUDNN_PRECISION");
+  if (!v || !*v) v = std::getenv("SUBGRAPH_PRECISION");
+  return parsePrecision(v ? v : "");
 }
 
 const char* precisionName(Precision p) {

@@ -38,6 +38,8 @@ enum class Precision {
 };
 /// The precision the environment asks for (fp32 when unset or unknown).
 Precision precisionFromEnvironment();
+/// "fp16", "tf32" or anything else (fp32) as a Precision.
+Precision parsePrecision(const std::string& name);
 /// "fp32", "tf32" or "fp16".
 const char* precisionName(Precision p);
 

@@ -352,11 +352,21 @@ StatusOr<partition::PartitionReport> BackendSelection::partitionWithFallback(
 
 StatusOr<std::vector<std::shared_ptr<runtime::Backend>>> BackendSelection::runtimeBackends(
     int threads) const {
+  PluginRunOptions options;
+  options.threads = threads;
+  return runtimeBackends(options);
+}
+
+StatusOr<std::vector<std::shared_ptr<runtime::Backend>>> BackendSelection::runtimeBackends(
+    const PluginRunOptions& options) const {
   std::vector<std::shared_ptr<runtime::Backend>> out;
   std::vector<std::string> known = runtime::BackendRegistry::global().names();
   for (const SelectedBackend& b : backends_) {
     if (b.plugin) {
-      if (b.plugin->hasKernels()) out.push_back(b.plugin->createRuntimeBackend(threads));
+      if (!b.plugin->hasKernels()) continue;
+      StatusOr<std::shared_ptr<runtime::Backend>> made = b.plugin->createRuntimeBackend(options);
+      if (!made.isOk()) return made.status();
+      out.push_back(std::move(made).value());
     } else if (std::find(known.begin(), known.end(), b.name) != known.end()) {
       StatusOr<std::shared_ptr<runtime::Backend>> made =
           runtime::BackendRegistry::global().create(b.name);

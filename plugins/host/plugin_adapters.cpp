@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "device_adapters.h"
 #include "host_api.h"
 #include "subgraph/ir/op_schema.h"
 #include "subgraph/runtime/allocator.h"
@@ -266,7 +267,9 @@ class PluginProperty final : public partition::SubgraphProperty {
 class PluginAllocator final : public runtime::Allocator {
  public:
   PluginAllocator(std::shared_ptr<const LoadedPlugin> plugin, const SgDeviceDesc* device)
-      : plugin_(std::move(plugin)), device_(device), name_(plugin_->name() + ":cpu") {}
+      : plugin_(std::move(plugin)),
+        device_(device),
+        name_(plugin_->name() + ":" + deviceOf(*device).toString()) {}
   ~PluginAllocator() override {
     for (auto& [ptr, size] : live_) device_->deallocate(device_->user, ptr);
   }
@@ -324,18 +327,6 @@ bool toShapes(const runtime::ResizeContext& ctx, std::vector<SgTensorShape>& in)
   return true;
 }
 
-// A runtime tensor as the ABI's SgTensor: logical dims, and the bytes its
-// layout (plain or the plugin's) takes.
-SgTensor toTensor(const runtime::TensorView& v) {
-  SgTensor t{};
-  t.dtype = static_cast<SgDataType>(v.desc().dtype);
-  t.rank = static_cast<int32_t>(v.desc().dims.size());
-  t.dims = v.desc().dims.data();
-  t.data = v.raw();
-  t.bytes = v.desc().byteSize();
-  return t;
-}
-
 // "" if `d`'s layout can hold it, else why not. A layout that cannot hold
 // a tensor sizes it as 0 bytes; only an empty tensor may take none.
 std::string cannotHold(const runtime::TensorDesc& d) {
@@ -347,14 +338,16 @@ class PluginKernel final : public runtime::Kernel {
  public:
   // `inputLayouts`/`outputLayouts`: what the kernel asked for, resolved
   // to the plugin's runtime layouts when it was created (null: plain).
+  // `queue`: the device queue the kernel runs on (ABI 3), null on the host.
   PluginKernel(std::shared_ptr<const LoadedPlugin> plugin, const SgKernelDesc* desc, void* handle,
                const Node& node, std::vector<const runtime::Layout*> inputLayouts,
-               std::vector<const runtime::Layout*> outputLayouts)
+               std::vector<const runtime::Layout*> outputLayouts, void* queue)
       : plugin_(std::move(plugin)),
         desc_(desc),
         handle_(handle),
         node_(&node),
         v2_(hasV2Slots(*desc)),
+        queue_(queue),
         inputLayouts_(std::move(inputLayouts)),
         outputLayouts_(std::move(outputLayouts)) {}
   ~PluginKernel() override { desc_->destroy(desc_->user, handle_); }
@@ -415,9 +408,12 @@ class PluginKernel final : public runtime::Kernel {
     }
     SgMessage m;
     SgStatus st = SG_OK;
-    PluginCallScope scope(plugin_->name(), "run", &node_->name());
-    if (v2_ && desc_->run_with_scratch) {
-      std::span<std::byte> scratch = ctx.scratch();
+    PluginCallScope scope(plugin_->name(), queue_ ? "run_on_queue" : "run", &node_->name());
+    std::span<std::byte> scratch = ctx.scratch();
+    if (queue_) {
+      st = desc_->run_on_queue(handle_, queue_, in.data(), in.size(), out.data(), out.size(),
+                               scratch.empty() ? nullptr : scratch.data(), scratch.size(), &m);
+    } else if (v2_ && desc_->run_with_scratch) {
       st = desc_->run_with_scratch(handle_, in.data(), in.size(), out.data(), out.size(),
                                    scratch.empty() ? nullptr : scratch.data(), scratch.size(), &m);
     } else {
@@ -475,6 +471,7 @@ class PluginKernel final : public runtime::Kernel {
   void* handle_;
   const Node* node_;
   bool v2_;
+  void* queue_;
   std::vector<const runtime::Layout*> inputLayouts_;
   std::vector<const runtime::Layout*> outputLayouts_;
 };
@@ -743,67 +740,134 @@ partition::SubgraphBackend LoadedPlugin::instantiateBackend() const {
 
 bool LoadedPlugin::hasKernels() const { return plugin_->num_kernels > 0; }
 
+namespace adapters {
+namespace {
+
+// What every kernel creator of one runtime backend passes in its
+// SgKernelContext; kept alive by the creators.
+struct KernelContextData {
+  int threads = 0;
+  std::string precision;
+  std::vector<std::string> names, values;
+  std::vector<const char*> namePtrs, valuePtrs;
+
+  KernelContextData(const PluginRunOptions& options, const std::string& plugin) {
+    threads = options.threads;
+    precision = options.precision;
+    for (const auto& [key, value] : options.options)
+      if (key.size() > plugin.size() + 1 && key.compare(0, plugin.size(), plugin) == 0 &&
+          key[plugin.size()] == '.') {
+        names.push_back(key.substr(plugin.size() + 1));
+        values.push_back(value);
+      }
+    for (size_t i = 0; i < names.size(); ++i) {
+      namePtrs.push_back(names[i].c_str());
+      valuePtrs.push_back(values[i].c_str());
+    }
+  }
+
+  SgKernelContext toC() const {
+    SgKernelContext c{};
+    c.abi_version = SG_PLUGIN_ABI_VERSION;
+    c.struct_size = sizeof(SgKernelContext);
+    c.num_threads = threads;
+    c.precision = precision.c_str();
+    c.num_options = names.size();
+    c.option_names = namePtrs.data();
+    c.option_values = valuePtrs.data();
+    return c;
+  }
+};
+
+// The layouts a new kernel reads and writes, resolved to the plugin's
+// runtime layouts; "" or why one is not the plugin's.
+std::string resolveLayouts(const LoadedPlugin& plugin, const SgKernelDesc& desc, void* handle,
+                           std::vector<const runtime::Layout*>& inputs,
+                           std::vector<const runtime::Layout*>& outputs) {
+  if (!hasV2Slots(desc)) return {};
+  std::string bad;
+  auto resolve = [&](auto slot, std::vector<const runtime::Layout*>& into, const char* what) {
+    if (!slot) return;
+    for (size_t k = 0; k < into.size() && bad.empty(); ++k) {
+      const SgLayoutDesc* l = slot(handle, k);
+      into[k] = l ? plugin.layoutFor(l) : nullptr;
+      if (l && !into[k])
+        bad = std::string(what) + " " + std::to_string(k) +
+              "'s layout is not one of the plugin's layouts";
+    }
+  };
+  resolve(desc.input_layout, inputs, "input");
+  resolve(desc.output_layout, outputs, "output");
+  return bad;
+}
+
+// The runtime creator of one plugin kernel creator.
+runtime::KernelCreator makeCreator(std::shared_ptr<const LoadedPlugin> self,
+                                   const SgKernelDesc* desc,
+                                   std::shared_ptr<const KernelContextData> data) {
+  return [self, desc, data](
+             const Node& node,
+             const runtime::Backend& backend) -> StatusOr<std::unique_ptr<runtime::Kernel>> {
+    SgKernelContext context = data->toC();
+    SgMessage m;
+    void* handle = nullptr;
+    SgStatus st;
+    {
+      PluginCallScope scope(self->name(), "kernel create", &node.name());
+      st = desc->create(desc->user, host::toC(&node), &context, &handle, &m);
+    }
+    std::string who = runtime::nodeErrorPrefix(&node) + "plugin '" + self->name() + "' ";
+    if (st == SG_UNSUPPORTED)
+      return Status::error(StatusCode::kUnsupported, who + "declined: " + m.text);
+    if (st != SG_OK || !handle)
+      return Status::invalid(who + "kernel creator failed: " + host::messageOr(m, "no message"));
+    // The layouts are asked for once and checked here, so a kernel naming a
+    // layout that is not its plugin's fails to compile instead of handing
+    // the runtime a pointer it cannot size.
+    std::vector<const runtime::Layout*> inputs(node.numInputs()), outputs(node.numOutputs());
+    if (std::string bad = resolveLayouts(*self, *desc, handle, inputs, outputs); !bad.empty()) {
+      desc->destroy(desc->user, handle);
+      return Status::invalid(who + "kernel: " + bad);
+    }
+    auto* device = dynamic_cast<const AcceleratorBackend*>(&backend);
+    return std::unique_ptr<runtime::Kernel>(std::make_unique<PluginKernel>(
+        self, desc, handle, node, std::move(inputs), std::move(outputs),
+        device ? device->queueHandle() : nullptr));
+  };
+}
+
+}  // namespace
+}  // namespace adapters
+
 std::shared_ptr<runtime::Backend> LoadedPlugin::createRuntimeBackend(int threads) const {
+  PluginRunOptions options;
+  options.threads = threads;
+  StatusOr<std::shared_ptr<runtime::Backend>> made = createRuntimeBackend(options);
+  if (!made.isOk()) throw Error(made.status());
+  return std::move(made).value();
+}
+
+StatusOr<std::shared_ptr<runtime::Backend>> LoadedPlugin::createRuntimeBackend(
+    const PluginRunOptions& options) const {
   std::shared_ptr<const LoadedPlugin> self = shared_from_this();
   std::shared_ptr<runtime::Allocator> allocator =
       plugin_->device ? std::shared_ptr<runtime::Allocator>(
                             std::make_shared<adapters::PluginAllocator>(self, plugin_->device))
                       : std::make_shared<runtime::HostAllocator>(info_.name + ":cpu");
-  auto backend = std::make_shared<adapters::PluginBackend>(self, std::move(allocator));
-  auto provider = std::make_shared<runtime::Provider>(info_.name);
-  for (size_t i = 0; i < plugin_->num_kernels; ++i) {
-    const SgKernelDesc* desc = plugin_->kernels[i];
-    provider->add(
-        desc->op_type,
-        [self, desc, threads](const Node& node, const runtime::Backend&)
-            -> StatusOr<std::unique_ptr<runtime::Kernel>> {
-          SgKernelContext context{};
-          context.abi_version = SG_PLUGIN_ABI_VERSION;
-          context.struct_size = sizeof(SgKernelContext);
-          context.num_threads = threads;
-          SgMessage m;
-          void* handle = nullptr;
-          SgStatus st;
-          {
-            PluginCallScope scope(self->name(), "kernel create", &node.name());
-            st = desc->create(desc->user, host::toC(&node), &context, &handle, &m);
-          }
-          if (st == SG_UNSUPPORTED)
-            return Status::error(StatusCode::kUnsupported, runtime::nodeErrorPrefix(&node) +
-                                                               "plugin '" + self->name() +
-                                                               "' declined: " + m.text);
-          if (st != SG_OK || !handle)
-            return Status::invalid(runtime::nodeErrorPrefix(&node) + "plugin '" + self->name() +
-                                   "' kernel creator failed: " + host::messageOr(m, "no message"));
-          // The layouts are asked for once and checked here, so a kernel
-          // naming a layout that is not its plugin's fails to compile
-          // instead of handing the runtime a pointer it cannot size.
-          std::vector<const runtime::Layout*> inputs(node.numInputs()), outputs(node.numOutputs());
-          std::string bad;
-          if (adapters::hasV2Slots(*desc)) {
-            auto resolve = [&](auto slot, std::vector<const runtime::Layout*>& into,
-                               const char* what) {
-              if (!slot) return;
-              for (size_t k = 0; k < into.size() && bad.empty(); ++k) {
-                const SgLayoutDesc* l = slot(handle, k);
-                into[k] = l ? self->layoutFor(l) : nullptr;
-                if (l && !into[k])
-                  bad = std::string(what) + " " + std::to_string(k) +
-                        "'s layout is not one of the plugin's layouts";
-              }
-            };
-            resolve(desc->input_layout, inputs, "input");
-            resolve(desc->output_layout, outputs, "output");
-          }
-          if (!bad.empty()) {
-            desc->destroy(desc->user, handle);
-            return Status::invalid(runtime::nodeErrorPrefix(&node) + "plugin '" + self->name() +
-                                   "' kernel: " + bad);
-          }
-          return std::unique_ptr<runtime::Kernel>(std::make_unique<adapters::PluginKernel>(
-              self, desc, handle, node, std::move(inputs), std::move(outputs)));
-        });
+  std::shared_ptr<runtime::Backend> backend;
+  if (adapters::isAcceleratorDevice(plugin_->device)) {
+    StatusOr<std::unique_ptr<adapters::PluginQueue>> queue = adapters::PluginQueue::create(self);
+    if (!queue.isOk()) return queue.status();
+    backend = std::make_shared<adapters::AcceleratorBackend>(self, std::move(allocator),
+                                                             std::move(queue).value());
+  } else {
+    backend = std::make_shared<adapters::PluginBackend>(self, std::move(allocator));
   }
+  auto data = std::make_shared<const adapters::KernelContextData>(options, info_.name);
+  auto provider = std::make_shared<runtime::Provider>(info_.name);
+  for (size_t i = 0; i < plugin_->num_kernels; ++i)
+    provider->add(plugin_->kernels[i]->op_type,
+                  adapters::makeCreator(self, plugin_->kernels[i], data));
   backend->addProvider(std::move(provider));
   return backend;
 }

@@ -22,11 +22,27 @@ namespace subgraph::plugins::adapters {
 /// True if `k` declares version 2 or later and is large enough for the
 /// since-2 slots (layouts and scratch); a version-1 table has neither.
 inline bool hasV2Slots(const SgKernelDesc& k) {
-  return k.abi_version >= 2 && k.struct_size >= sizeof(SgKernelDesc);
+  return k.abi_version >= 2 && k.struct_size >= SG_KERNEL_DESC_V2_SIZE;
+}
+/// True if `k` has the since-3 slot run_on_queue (it may still be null).
+inline bool hasV3Slots(const SgKernelDesc& k) {
+  return k.abi_version >= 3 && k.struct_size >= sizeof(SgKernelDesc);
 }
 /// The same for the plugin table (its layouts and copies).
 inline bool hasV2Slots(const SgPlugin& p) {
   return p.abi_version >= 2 && p.struct_size >= sizeof(SgPlugin);
+}
+
+/// A runtime tensor as the ABI's SgTensor: logical dims, and the bytes its
+/// layout (plain or the plugin's) takes. Valid while `v` is.
+inline SgTensor toTensor(const runtime::TensorView& v) {
+  SgTensor t{};
+  t.dtype = static_cast<SgDataType>(v.desc().dtype);
+  t.rank = static_cast<int32_t>(v.desc().dims.size());
+  t.dims = v.desc().dims.data();
+  t.data = v.raw();
+  t.bytes = v.desc().byteSize();
+  return t;
 }
 
 /// One of a plugin's own memory layouts (SgLayoutDesc) as a runtime

@@ -32,6 +32,7 @@
 #include <system_error>
 #include <vector>
 
+#include "device_adapters.h"
 #include "host_api.h"
 #include "plugin_adapters.h"
 #include "subgraph/ir/op_schema_builder.h"
@@ -219,6 +220,15 @@ std::string checkTransform(const SgTransformDesc* t, size_t index) {
   return {};
 }
 
+// What `subgraph plugins` says about a plugin's device.
+std::string describeDevice(const SgDeviceDesc* d) {
+  if (!d) return "host memory";
+  if (!adapters::isAcceleratorDevice(d)) return std::string(d->kind) + " (own allocator)";
+  std::string s = adapters::deviceOf(*d).toString();
+  if (d->description && *d->description) s += std::string(" (") + d->description + ")";
+  return s;
+}
+
 // Step 4: the reason the plugin's tables are unusable, or "".
 std::string checkTables(const SgPlugin* p) {
   if (!p) return "the entry point returned success but no plugin table";
@@ -248,14 +258,18 @@ std::string checkTables(const SgPlugin* p) {
     if (std::string e = checkTransform(p->transforms[i], i); !e.empty()) return e;
   if (const SgDeviceDesc* d = p->device) {
     if (std::string e =
-            checkHeader("the device", d->abi_version, d->struct_size, sizeof(SgDeviceDesc));
+            checkHeader("the device", d->abi_version, d->struct_size, SG_DEVICE_DESC_V2_SIZE);
         !e.empty())
       return e;
-    if (!d->kind || std::strcmp(d->kind, "cpu") != 0)
-      return std::string("device kind '") + (d->kind ? d->kind : "") +
-             "' is not supported by plugin ABI version " + std::to_string(SG_PLUGIN_ABI_VERSION) +
-             " (only 'cpu')";
+    if (!d->kind) return "the device has no kind";
+    if (std::strcmp(d->kind, "cpu") != 0 && !adapters::isAcceleratorDevice(d))
+      return std::string("device kind '") + d->kind +
+             "' needs plugin ABI version 3 (a device with its queues); the device table has "
+             "version " +
+             std::to_string(d->abi_version) + " and struct_size " + std::to_string(d->struct_size);
     if (!d->allocate || !d->deallocate) return "the device lacks allocate or deallocate";
+    if (adapters::isAcceleratorDevice(d))
+      if (std::string e = adapters::checkAcceleratorDevice(*p); !e.empty()) return e;
   }
   return {};
 }
@@ -295,11 +309,16 @@ std::string checkLayouts(const SgPlugin* p) {
     const SgCopyDesc* c = p->copies[i];
     std::string what = "copy " + std::to_string(i);
     if (!c) return what + " is null";
-    if (std::string e = checkV2Header(what, c->abi_version, c->struct_size, sizeof(SgCopyDesc));
+    if (std::string e = checkV2Header(what, c->abi_version, c->struct_size, SG_COPY_DESC_V2_SIZE);
         !e.empty())
       return e;
     if (!c->run) return what + " has no run slot";
-    if (!c->from && !c->to) return what + " copies plain to plain (the host's job)";
+    const bool acrossDevice = c->abi_version >= 3 && c->struct_size >= sizeof(SgCopyDesc) &&
+                              c->direction != SG_COPY_ON_HOST;
+    if (acrossDevice && !adapters::isAcceleratorDevice(p->device))
+      return what + " copies to or from a device, but the plugin has no device of its own";
+    if (!c->from && !c->to && !acrossDevice)
+      return what + " copies plain to plain (the host's job)";
     if ((c->from && !known.count(c->from)) || (c->to && !known.count(c->to)))
       return what + " names a layout that is not in the plugin's layouts";
     if (!c->from) fromPlain.insert(c->to);
@@ -394,7 +413,7 @@ PluginInfo describe(const SgPlugin& p, const std::filesystem::path& path) {
     info.transforms.push_back(
         std::string(p.transforms[i]->name) +
         (p.transforms[i]->stage == SG_TRANSFORM_PRE_PARTITION ? " (pre)" : " (post)"));
-  info.device = p.device ? std::string(p.device->kind) + " (own allocator)" : "host memory";
+  info.device = describeDevice(p.device);
   if (adapters::hasV2Slots(p)) {
     for (size_t i = 0; i < p.num_layouts; ++i) info.layouts.push_back(p.layouts[i]->name);
     for (size_t i = 0; i < p.num_copies; ++i) {
@@ -402,8 +421,15 @@ PluginInfo describe(const SgPlugin& p, const std::filesystem::path& path) {
       std::string dtype = c.dtype == SG_DTYPE_UNDEFINED
                               ? "any type"
                               : std::string(dataTypeName(static_cast<DataType>(c.dtype)));
-      info.copies.push_back(std::string(c.from ? c.from->name : "plain") + " -> " +
-                            (c.to ? c.to->name : "plain") + " (" + dtype + ")");
+      // A device copy names its sides: "host plain -> emu plain (any type)".
+      std::string from = c.from ? c.from->name : "plain", to = c.to ? c.to->name : "plain";
+      if (c.abi_version >= 3 && c.struct_size >= sizeof(SgCopyDesc) &&
+          c.direction != SG_COPY_ON_HOST && p.device) {
+        std::string dev = p.device->kind;
+        from = (c.direction == SG_COPY_HOST_TO_DEVICE ? "host " : dev + " ") + from;
+        to = (c.direction == SG_COPY_DEVICE_TO_HOST ? "host " : dev + " ") + to;
+      }
+      info.copies.push_back(from + " -> " + to + " (" + dtype + ")");
     }
   }
   return info;

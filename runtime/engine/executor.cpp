@@ -185,6 +185,17 @@ Status execute(const Program& p, const Plan& plan, Frame& frame, const ExecuteOp
   const bool profiling = options.profile && options.timings;
   std::mutex nestedMutex;
   std::vector<StepTiming> nested;
+  std::mutex waitMutex;
+  // Blocks the host until step `pred` on an asynchronous queue completes,
+  // recording the wait: a device value read on the host, or a step of one
+  // device queue after one of another.
+  auto waitFor = [&](int pred, const StepInfo& waiter) -> Status {
+    if (options.hostWaits) {
+      std::lock_guard<std::mutex> lock(waitMutex);
+      options.hostWaits->push_back({waiter.name, p.steps[static_cast<size_t>(pred)].info.name});
+    }
+    return frame.completions_[static_cast<size_t>(pred)].get();
+  };
 
   // Runs step `si` on its backend's queue. For an asynchronous queue the
   // step is only submitted; its completion is kept in the frame.
@@ -195,7 +206,7 @@ Status execute(const Program& p, const Plan& plan, Frame& frame, const ExecuteOp
     if (cb && cb->onExecuteBegin && !cb->onExecuteBegin(info)) return Status::ok();
     if (plan.hasEdges)
       for (int pred : plan.asyncPredecessors[static_cast<size_t>(si)])
-        SUBGRAPH_RETURN_IF_ERROR(frame.completions_[static_cast<size_t>(pred)].get());
+        SUBGRAPH_RETURN_IF_ERROR(waitFor(pred, info));
     auto body = [&p, &frame, &options, &nestedMutex, &nested, profiling, cb, si, info]() -> Status {
       const Step& st = p.steps[static_cast<size_t>(si)];
       const TensorView* v = &frame.stepViews_[frame.stepViewOffset_[static_cast<size_t>(si)]];
@@ -224,7 +235,9 @@ Status execute(const Program& p, const Plan& plan, Frame& frame, const ExecuteOp
     };
     WorkQueue& queue = p.backends[static_cast<size_t>(step.backend)]->workQueue();
     if (!queue.isSynchronous()) {
-      frame.completions_[static_cast<size_t>(si)] = queue.submit(body);
+      frame.completions_[static_cast<size_t>(si)] =
+          options.profile ? queue.submitTimed(body, &frame.stepMs_[static_cast<size_t>(si)])
+                          : queue.submit(body);
       return Status::ok();
     }
     if (options.exclusive) {
@@ -300,6 +313,9 @@ Status execute(const Program& p, const Plan& plan, Frame& frame, const ExecuteOp
       t.step.index = static_cast<size_t>(si);
       t.step.scope = options.scope;
       t.ms = frame.stepMs_[static_cast<size_t>(si)];
+      const Step& step = p.steps[static_cast<size_t>(si)];
+      if (step.info.isCopy && !step.outputs.empty())
+        t.bytes = plan.descs[static_cast<size_t>(step.outputs[0])].byteSize();
       options.timings->push_back(std::move(t));
     }
     for (StepTiming& t : nested) options.timings->push_back(std::move(t));

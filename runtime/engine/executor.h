@@ -92,6 +92,9 @@ struct ExecuteOptions {
   /// uniquely, other steps share it. Null when no step is exclusive.
   std::shared_mutex* exclusive = nullptr;
   std::vector<StepTiming>* timings = nullptr;
+  /// Where mid-run host waits on asynchronous queues are recorded; may be
+  /// null.
+  std::vector<HostWait>* hostWaits = nullptr;
   /// The graph's scope in the profile (StepInfo::scope): "" for the
   /// session's graph.
   std::string scope;

@@ -246,6 +246,7 @@ struct Session::Impl {
     eo.callbacks = &options.callbacks;
     eo.exclusive = program->hasExclusiveSteps ? &exclusive : nullptr;
     eo.timings = &result.steps;
+    eo.hostWaits = &result.hostWaits;
     SUBGRAPH_RETURN_IF_ERROR(engine::execute(*program, plan, *frame, eo));
     for (size_t o : outputs) {
       const TensorView& v = frame->view(program->outputSlots[o]);

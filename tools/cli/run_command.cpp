@@ -39,6 +39,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
@@ -98,6 +99,7 @@ struct RunCommandOptions {
   double tolerance = 1e-4;
   bool toleranceGiven = false;
   std::string precision;
+  std::vector<std::string> pluginOptions;  // "<plugin>.<name>=<value>"
   bool json = false;
   bool profile = false;
   bool allowUnknownOps = false;
@@ -111,6 +113,26 @@ using runtime::Session;
 using runtime::SessionOptions;
 
 #ifdef SUBGRAPH_CLI_HAVE_PLUGINS
+// --plugin-option entries ("<plugin>.<name>=<value>") by "<plugin>.<name>".
+// A malformed entry is a usage error; one for a backend that is not chosen
+// is reported, since it would silently do nothing.
+std::map<std::string, std::string> parsePluginOptions(const std::vector<std::string>& entries,
+                                                      const std::vector<std::string>& backends) {
+  std::map<std::string, std::string> out;
+  for (const std::string& e : entries) {
+    size_t eq = e.find('='), dot = e.find('.');
+    if (eq == std::string::npos || dot == std::string::npos || dot == 0 || dot + 1 >= eq)
+      throw UsageError("--plugin-option '" + e + "' is not PLUGIN.NAME=VALUE");
+    std::string plugin = e.substr(0, dot);
+    if (std::find(backends.begin(), backends.end(), plugin) == backends.end())
+      throw UsageError("--plugin-option '" + e + "' is for backend '" + plugin +
+                       "', which is not chosen (" + fmt::format("{}", fmt::join(backends, ",")) +
+                       ")");
+    out[e.substr(0, eq)] = e.substr(eq + 1);
+  }
+  return out;
+}
+
 // The backends from --backend or $SUBGRAPH_BACKEND, resolved (plugins
 // loaded); nullopt means run unpartitioned.
 std::optional<plugins::BackendSelection> chosenSelection(const RunCommandOptions& options) {
@@ -318,6 +340,7 @@ Latency summarize(std::vector<double> ms) {
 struct StepTime {
   runtime::StepInfo step;
   std::vector<double> ms;
+  size_t bytes = 0;  // a copy's bytes
 };
 using StepKey = std::pair<std::string, size_t>;
 
@@ -338,9 +361,6 @@ void runRun(const RunCommandOptions& options) {
         options.precision != "tf32")
       throw UsageError("--precision must be fp32, bf16, fp16 or tf32, not '" + options.precision +
                        "'");
-    // Set before any backend is created: backends and plugins read it when
-    // they build their regions.
-    setenv("SUBGRAPH_PRECISION", options.precision.c_str(), 1);
     // Reduced precision is judged against each output's scale (file
     // comment). bf16 keeps 8 mantissa bits and the errors compound over a
     // network's depth: zoo models land at 0.3-0.9% of their scale. fp16
@@ -353,6 +373,12 @@ void runRun(const RunCommandOptions& options) {
 #ifdef SUBGRAPH_CLI_HAVE_PLUGINS
   std::optional<plugins::BackendSelection> selection = chosenSelection(options);
   std::vector<std::string> backends = selection ? selection->names() : std::vector<std::string>{};
+  // Precision and plugin options reach the plugins' kernels through the
+  // ABI's kernel context; a mistake in them is found before any work.
+  plugins::PluginRunOptions pluginRun;
+  pluginRun.threads = options.threads;
+  pluginRun.precision = options.precision;
+  pluginRun.options = parsePluginOptions(options.pluginOptions, backends);
 #else
   std::vector<std::string> backends = chosenBackends(options);
 #endif
@@ -394,7 +420,7 @@ void runRun(const RunCommandOptions& options) {
   // Plugins with kernels, and in-process names that are also runtime
   // backends, run what they fused; everything else runs on the reference.
   if (selection) {
-    auto instances = selection->runtimeBackends(options.threads);
+    auto instances = selection->runtimeBackends(pluginRun);
     if (!instances) throw Error(instances.status());
     sessionOptions.backendInstances = std::move(instances).value();
   }
@@ -442,6 +468,7 @@ void runRun(const RunCommandOptions& options) {
       StepKey key{t.step.scope, t.step.index};
       thisRun[key] += t.ms;
       stepTimes[key].step = t.step;
+      stepTimes[key].bytes = t.bytes;
     }
     for (const auto& [key, ms] : thisRun) stepTimes[key].ms.push_back(ms);
     last = std::move(r).value();
@@ -532,6 +559,20 @@ void runRun(const RunCommandOptions& options) {
     }
     json["regions"] = std::move(regions);
     if (options.profile) json["nodes"] = std::move(nodes);
+    // Every copy the session runs per request (between devices or layouts),
+    // with its bytes, and where the host waited for a device mid-run.
+    nlohmann::ordered_json copies = nlohmann::ordered_json::array();
+    for (const StepTime& st : steps)
+      if (st.step.isCopy)
+        copies.push_back({{"name", scopedName(st.step)},
+                          {"backend", st.step.backend},
+                          {"bytes", st.bytes},
+                          {"ms", summarize(st.ms).median}});
+    json["copies"] = std::move(copies);
+    nlohmann::ordered_json waits = nlohmann::ordered_json::array();
+    for (const runtime::HostWait& w : last.hostWaits)
+      waits.push_back({{"step", w.step}, {"waited_for", w.waitedFor}});
+    json["host_waits"] = std::move(waits);
     if (auto plan = session.planReport()) {
       json["memory"] = {{"frame_bytes", plan->frameBytes},
                         {"static_bytes", plan->staticBytes},
@@ -572,10 +613,16 @@ void runRun(const RunCommandOptions& options) {
                                "node");
       for (const StepTime& st : steps) {
         double ms = summarize(st.ms).median;
+        std::string note = st.step.isRegion ? " [region]"
+                           : st.step.isCopy ? fmt::format(" [{} bytes]", st.bytes)
+                                            : "";
         std::cout << fmt::format("{:>10.3f}  {:>5.1f}%  {:<10}  {:<28}  {}{}\n", ms,
                                  total > 0 ? 100 * ms / total : 0, st.step.backend, st.step.op,
-                                 scopedName(st.step), st.step.isRegion ? " [region]" : "");
+                                 scopedName(st.step), note);
       }
+      std::cout << fmt::format("host waits mid-run: {}\n", last.hostWaits.size());
+      for (const runtime::HostWait& w : last.hostWaits)
+        std::cout << fmt::format("  {} waited for {}\n", w.step, w.waitedFor);
     }
   }
   std::cout.flush();
@@ -623,8 +670,11 @@ const CommandRegistration kRun("run", [](CLI::App& app) {
       ->each([options](const std::string&) { options->toleranceGiven = true; });
   cmd->add_option("--precision", options->precision,
                   "fp32, bf16, fp16 or tf32: compute precision for backends that offer it "
-                  "(onednn: bf16 on AVX512-BF16/AMX CPUs; cudnn: fp16, tf32); sets "
-                  "$SUBGRAPH_PRECISION");
+                  "(onednn: bf16 on AVX512-BF16/AMX CPUs; cudnn: fp16, tf32); passed to plugins "
+                  "in their kernel context");
+  cmd->add_option("--plugin-option", options->pluginOptions,
+                  "PLUGIN.NAME=VALUE: an option for one chosen plugin's kernels (repeatable), "
+                  "e.g. onednn.precision=fp32");
   cmd->add_flag("--json", options->json, "Print one JSON object");
   cmd->add_flag("--profile", options->profile, "Print per-node and per-region times");
   cmd->add_flag("--allow-unknown-ops", options->allowUnknownOps,

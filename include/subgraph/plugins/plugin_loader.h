@@ -41,6 +41,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -71,7 +72,20 @@ struct PluginInfo {
   std::vector<std::string> transforms;  ///< "name (pre)" / "name (post)".
   std::vector<std::string> layouts;     ///< Its own memory layouts (ABI 2).
   std::vector<std::string> copies;      ///< "plain -> c4 (f32)", one per copy.
-  std::string device;                   ///< "cpu" (own allocator) or "host".
+  /// "host memory", "cpu (own allocator)", or since ABI 3 a device with
+  /// memory of its own: "emu:0 (emulated on ...)".
+  std::string device;
+};
+
+/// What a session tells the plugins' kernels (SgKernelContext): passed
+/// through the ABI, never through environment variables.
+struct PluginRunOptions {
+  /// Session threads (0: one per core); kernels with own pools use no more.
+  int threads = 0;
+  /// "fp32", "tf32", "fp16", "bf16", or "" for each plugin's default.
+  std::string precision;
+  /// Options by "<plugin>.<name>"; each plugin sees its own, by <name>.
+  std::map<std::string, std::string> options;
 };
 
 /// One loaded plugin library. Create with loadPlugin().
@@ -90,8 +104,14 @@ class LoadedPlugin : public std::enable_shared_from_this<LoadedPlugin> {
   /// True if the plugin has kernel creators.
   bool hasKernels() const;
   /// A runtime backend running the plugin's kernels, for `threads` session
-  /// threads (0: one per core).
+  /// threads (0: one per core). Throws Error if the plugin's device cannot
+  /// make a queue.
   std::shared_ptr<runtime::Backend> createRuntimeBackend(int threads) const;
+  /// The same with the session's precision and options. A plugin with a
+  /// device of its own (ABI 3) gets a backend on that device with a queue
+  /// of its own; that fails if the plugin cannot make the queue.
+  StatusOr<std::shared_ptr<runtime::Backend>> createRuntimeBackend(
+      const PluginRunOptions& options) const;
   /// Runs the plugin's transforms of `stage` (SG_TRANSFORM_*) on `graph`.
   Status runTransforms(Graph& graph, int stage) const;
 
@@ -195,6 +215,9 @@ class BackendSelection {
   /// Runtime backends: each plugin with kernels, then each in-process name
   /// that is also a registered runtime backend.
   StatusOr<std::vector<std::shared_ptr<runtime::Backend>>> runtimeBackends(int threads) const;
+  /// The same, passing the session's precision and plugin options.
+  StatusOr<std::vector<std::shared_ptr<runtime::Backend>>> runtimeBackends(
+      const PluginRunOptions& options) const;
 
  private:
   friend StatusOr<BackendSelection> selectBackends(std::string_view, const SelectOptions&);

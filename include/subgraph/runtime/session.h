@@ -147,7 +147,18 @@ struct RunOptions {
 /// Time spent in one step.
 struct StepTiming {
   StepInfo step;
+  /// Milliseconds; for a step on an asynchronous device queue that can time
+  /// its work, the device's time, else the time to submit it.
   double ms = 0;
+  /// For a copy: the bytes it wrote (in the destination's layout).
+  size_t bytes = 0;
+};
+
+/// A point where the host blocked in the middle of a run for a step on an
+/// asynchronous device queue (the wait at the end of a run is not one).
+struct HostWait {
+  std::string step;       ///< The step that needed the value.
+  std::string waitedFor;  ///< The device step it waited for.
 };
 
 /// The outcome of one request.
@@ -155,6 +166,9 @@ struct RunResult {
   std::vector<NamedTensor> outputs;
   /// One entry per executed step, in step order, when profiling.
   std::vector<StepTiming> steps;
+  /// Every mid-run host wait for a device queue, in the order they
+  /// happened.
+  std::vector<HostWait> hostWaits;
   double wallMs = 0;
 };
 

@@ -35,6 +35,13 @@ class WorkQueue {
   /// Enqueues `task`; tasks of one queue run in submission order. A task
   /// that throws completes with a kInternal status naming the exception.
   virtual TaskCompletion submit(std::function<Status()> task) = 0;
+  /// Like submit; a queue that can time its device's work writes the
+  /// task's device milliseconds to `*deviceMs` by the time the completion
+  /// is ready (profiles). The default times nothing.
+  virtual TaskCompletion submitTimed(std::function<Status()> task, double* deviceMs) {
+    (void)deviceMs;
+    return submit(std::move(task));
+  }
   /// True if submit() runs the task before returning, so callers need not
   /// wait on the completion.
   virtual bool isSynchronous() const = 0;

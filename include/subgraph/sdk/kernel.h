@@ -33,6 +33,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -137,6 +138,24 @@ struct KernelContext {
   /// Worker threads the session was given (0: one per core). A kernel with
   /// its own pool (OpenMP, oneDNN) should use no more.
   int numThreads = 0;
+  /// Since ABI 3: the precision the session asks for ("fp32", "tf32",
+  /// "fp16", "bf16"), or "" for the plugin's default.
+  std::string precision = {};
+  /// Since ABI 3: the session's options for this plugin (`--plugin-option
+  /// <plugin>.<name>=<value>`), by name without the plugin's prefix.
+  std::map<std::string, std::string> options = {};
+
+  /// Option `name`, or `fallback` when the session did not set it.
+  std::string option(const std::string& name, std::string fallback = {}) const {
+    auto it = options.find(name);
+    return it == options.end() ? fallback : it->second;
+  }
+};
+
+/// One of the plugin device's work queues (ABI 3): the handle the plugin's
+/// AcceleratorDevice::createQueue made.
+struct Queue {
+  void* handle = nullptr;
 };
 
 /// A kernel for one node. run() must be thread-safe.
@@ -186,6 +205,23 @@ class Kernel {
     (void)scratch;
     run(inputs, outputs);
   }
+
+  // --- Since ABI 3: devices ---
+
+  /// For a plugin with an AcceleratorDevice (Plugin::setDevice), the host
+  /// calls this instead of run: submit the work to `queue` and return
+  /// without waiting. Tensors and scratch are device memory; copy the dims
+  /// you need (the Tensor objects die with the call, the memory lives until
+  /// the work completes). Errors found while the work runs belong to the
+  /// queue and surface at its next synchronize.
+  virtual void runOnQueue(Queue queue, std::span<const Tensor> inputs,
+                          std::span<const Tensor> outputs, std::span<std::byte> scratch) {
+    (void)queue;
+    (void)inputs;
+    (void)outputs;
+    (void)scratch;
+    throw Error("the plugin has a device but the kernel does not override runOnQueue");
+  }
 };
 
 /// Makes the kernel for `node`; return null (or throw sdk::Unsupported) to
@@ -203,6 +239,17 @@ struct KernelOptions {
 /// Writes `dst` from `src`: the same element type and logical dims, each
 /// in the layout its Plugin::addCopy named. Throw sdk::Error to fail.
 using CopyFn = std::function<void(const Tensor& src, const Tensor& dst)>;
+
+/// Since ABI 3: submits a copy between host and device memory (or within
+/// the device) to `queue`, without waiting; see Plugin::addDeviceCopy.
+using QueueCopyFn = std::function<void(Queue queue, const Tensor& src, const Tensor& dst)>;
+
+/// Since ABI 3: which memories a device copy moves between.
+enum class CopyDirection : int32_t {
+  kHostToDevice = SG_COPY_HOST_TO_DEVICE,
+  kDeviceToHost = SG_COPY_DEVICE_TO_HOST,
+  kOnDevice = SG_COPY_ON_DEVICE,
+};
 
 /// What a copy handles and how it runs.
 struct CopyOptions {

@@ -223,6 +223,62 @@ struct Device {
   std::function<void(void* ptr)> deallocate;
 };
 
+/// A device of the plugin's own whose memory the host never reads (ABI 3):
+/// a GPU, an accelerator, or examples/emulated_device. The plugin derives
+/// from it and passes it to Plugin::setDevice; the host then gives each
+/// session its own queue, keeps values in the device's memory between the
+/// plugin's kernels, and moves them across the boundary only with the
+/// copies below, asynchronously, waiting only where a host kernel needs a
+/// value and at the end of a run. Every member may throw sdk::Error; the
+/// SDK turns it into a status at the boundary.
+class AcceleratorDevice {
+ public:
+  virtual ~AcceleratorDevice() = default;
+  /// The device kind: "cuda", "emu", ... (letters, digits, '_'; not "cpu").
+  virtual std::string kind() const = 0;
+  /// Which device of its kind.
+  virtual int id() const { return 0; }
+  /// One line for `subgraph plugins`, e.g. the GPU's model.
+  virtual std::string description() const { return {}; }
+
+  /// Device memory of `bytes`, aligned to `alignment`; null when out of memory.
+  virtual void* allocate(size_t bytes, size_t alignment) = 0;
+  /// Frees memory from allocate.
+  virtual void deallocate(void* ptr) = 0;
+
+  /// A new work queue; work on one queue runs in submission order.
+  virtual Queue createQueue() = 0;
+  virtual void destroyQueue(Queue queue) = 0;
+  /// Blocks until `queue` has run everything submitted; throws the first
+  /// error of that work.
+  virtual void synchronize(Queue queue) = 0;
+
+  /// An event: a point in a queue that the host or another queue waits for.
+  virtual void* createEvent() = 0;
+  virtual void destroyEvent(void* event) = 0;
+  /// Marks the point everything submitted to `queue` so far reaches.
+  virtual void record(void* event, Queue queue) = 0;
+  /// Blocks the host until `event`'s point is reached; throws an error of
+  /// the work before it.
+  virtual void synchronizeEvent(void* event) = 0;
+  /// Later work on `queue` waits for `event` without blocking the host.
+  virtual void waitEvent(Queue queue, void* event) = 0;
+  /// Device milliseconds between two reached events; negative if unknown.
+  virtual double elapsedMs(void* start, void* end) {
+    (void)start;
+    (void)end;
+    return -1;
+  }
+
+  /// Submits a copy of plain row-major `src` (host memory) into `dst`
+  /// (device memory, plain) to `queue`. `src` stays valid until it completes.
+  virtual void copyToDevice(Queue queue, const Tensor& src, const Tensor& dst) = 0;
+  /// Submits a copy of plain `src` (device) into `dst` (host memory).
+  virtual void copyToHost(Queue queue, const Tensor& src, const Tensor& dst) = 0;
+  /// Submits a plain copy within the device.
+  virtual void copyOnDevice(Queue queue, const Tensor& src, const Tensor& dst) = 0;
+};
+
 namespace detail {
 struct PluginState;
 }  // namespace detail
@@ -252,6 +308,17 @@ class Plugin {
   }
   /// Sets the device and its allocator (default: the host's CPU memory).
   void setDevice(Device device) { device_ = std::make_unique<Device>(std::move(device)); }
+  /// Since ABI 3: the plugin's kernels run on `device`, a device with its
+  /// own memory and queues. Kernels then override Kernel::runOnQueue.
+  void setDevice(std::unique_ptr<AcceleratorDevice> device) { accelerator_ = std::move(device); }
+  /// Since ABI 3: a copy between a layout of the plugin on one side of the
+  /// device boundary and another (null: plain) on the other, submitted to
+  /// a queue, e.g. host NCHW float32 to device NHWC float16. The plain
+  /// copies in both directions come from the AcceleratorDevice already.
+  void addDeviceCopy(const Layout* from, const Layout* to, CopyDirection direction,
+                     QueueCopyFn copy, CopyOptions options = {}) {
+    deviceCopies_.push_back({from, to, direction, std::move(copy), options});
+  }
   /// Defines a memory layout of the plugin's own, named `name` (unique in
   /// the plugin), sized by `size`. The plugin keeps it; kernels return the
   /// pointer from inputLayout()/outputLayout(). Each layout needs a copy
@@ -289,6 +356,13 @@ class Plugin {
     CopyFn fn;
     CopyOptions options;
   };
+  struct DeviceCopyEntry {
+    const Layout* from;
+    const Layout* to;
+    CopyDirection direction;
+    QueueCopyFn fn;
+    CopyOptions options;
+  };
   explicit Plugin(const SgHostApi* host) : host_(host) {}
 
   const SgHostApi* host_;
@@ -299,6 +373,8 @@ class Plugin {
   std::unique_ptr<Device> device_;
   std::vector<std::unique_ptr<Layout>> layouts_;
   std::vector<CopyEntry> copies_;
+  std::unique_ptr<AcceleratorDevice> accelerator_;
+  std::vector<DeviceCopyEntry> deviceCopies_;
 };
 
 namespace detail {
@@ -355,6 +431,7 @@ struct KernelEntry {
 struct CopyEntry {
   const SgHostApi* api = nullptr;
   CopyFn fn;
+  QueueCopyFn queueFn;
   SgCopyDesc desc{};
 };
 
@@ -494,6 +571,12 @@ inline SgStatus createBoxedKernel(void* user, const SgNode* node, const SgKernel
   return guarded(entry->api, message, [&] {
     KernelContext ctx;
     if (context) ctx.numThreads = context->num_threads;
+    if (context && context->abi_version >= 3 &&
+        context->struct_size >= offsetof(SgKernelContext, option_values) + sizeof(void*)) {
+      ctx.precision = context->precision ? context->precision : "";
+      for (size_t i = 0; i < context->num_options; ++i)
+        ctx.options[context->option_names[i]] = context->option_values[i];
+    }
     auto box = std::make_unique<KernelBox>();
     box->api = entry->api;
     box->kernel = entry->creator(NodeView(entry->api, node), ctx);
@@ -594,6 +677,31 @@ inline SgStatus runCopy(void* user, const SgTensor* src, const SgTensor* dst, Sg
   });
 }
 
+inline SgStatus runKernelOnQueue(void* kernel, void* queue, const SgTensor* inputs,
+                                 size_t numInputs, const SgTensor* outputs, size_t numOutputs,
+                                 void* scratch, size_t scratchBytes, SgMessage* message) {
+  auto* box = static_cast<KernelBox*>(kernel);
+  return guarded(box->api, message, [&] {
+    std::vector<Tensor> in, out;
+    in.reserve(numInputs);
+    out.reserve(numOutputs);
+    for (size_t i = 0; i < numInputs; ++i) in.emplace_back(inputs[i]);
+    for (size_t o = 0; o < numOutputs; ++o) out.emplace_back(outputs[o]);
+    box->kernel->runOnQueue(Queue{queue}, in, out,
+                            {static_cast<std::byte*>(scratch), scratchBytes});
+    return SG_OK;
+  });
+}
+
+inline SgStatus runCopyOnQueue(void* user, void* queue, const SgTensor* src, const SgTensor* dst,
+                               SgMessage* message) {
+  auto* entry = static_cast<CopyEntry*>(user);
+  return guarded(entry->api, message, [&] {
+    entry->queueFn(Queue{queue}, Tensor(*src), Tensor(*dst));
+    return SG_OK;
+  });
+}
+
 inline SgStatus runTransform(void* user, SgGraph* graph, int32_t* changed, SgMessage* message) {
   auto* entry = static_cast<TransformEntry*>(user);
   return guarded(entry->api, message, [&] {
@@ -617,6 +725,80 @@ inline void deviceDeallocate(void* user, void* ptr) {
   } catch (...) {
   }
 }
+
+/// The SgDeviceDesc slots of an AcceleratorDevice (ABI 3).
+struct AcceleratorSlots {
+  static AcceleratorDevice& of(void* user) { return *static_cast<AcceleratorDevice*>(user); }
+  static void* allocate(void* user, size_t bytes, size_t alignment) {
+    try {
+      return of(user).allocate(bytes, alignment);
+    } catch (...) {
+      return nullptr;
+    }
+  }
+  static void deallocate(void* user, void* ptr) {
+    try {
+      of(user).deallocate(ptr);
+    } catch (...) {
+    }
+  }
+  static SgStatus queueCreate(void* user, void** queue, SgMessage* m) {
+    return guarded(api, m, [&] {
+      *queue = of(user).createQueue().handle;
+      return SG_OK;
+    });
+  }
+  static void queueDestroy(void* user, void* queue) {
+    try {
+      of(user).destroyQueue(Queue{queue});
+    } catch (...) {
+    }
+  }
+  static SgStatus queueSynchronize(void* user, void* queue, SgMessage* m) {
+    return guarded(api, m, [&] {
+      of(user).synchronize(Queue{queue});
+      return SG_OK;
+    });
+  }
+  static SgStatus eventCreate(void* user, void** event, SgMessage* m) {
+    return guarded(api, m, [&] {
+      *event = of(user).createEvent();
+      return SG_OK;
+    });
+  }
+  static void eventDestroy(void* user, void* event) {
+    try {
+      of(user).destroyEvent(event);
+    } catch (...) {
+    }
+  }
+  static SgStatus eventRecord(void* user, void* event, void* queue, SgMessage* m) {
+    return guarded(api, m, [&] {
+      of(user).record(event, Queue{queue});
+      return SG_OK;
+    });
+  }
+  static SgStatus eventSynchronize(void* user, void* event, SgMessage* m) {
+    return guarded(api, m, [&] {
+      of(user).synchronizeEvent(event);
+      return SG_OK;
+    });
+  }
+  static SgStatus queueWaitEvent(void* user, void* queue, void* event, SgMessage* m) {
+    return guarded(api, m, [&] {
+      of(user).waitEvent(Queue{queue}, event);
+      return SG_OK;
+    });
+  }
+  static SgStatus elapsed(void* user, void* start, void* end, double* ms, SgMessage* m) {
+    return guarded(api, m, [&]() -> SgStatus {
+      *ms = of(user).elapsedMs(start, end);
+      return *ms < 0 ? SG_UNSUPPORTED : SG_OK;
+    });
+  }
+  /// The host's table, for messages (set once at entry).
+  static inline const SgHostApi* api = nullptr;
+};
 
 /// Everything one loaded instance of the plugin owns; freed by release.
 struct PluginState {
@@ -707,6 +889,7 @@ struct PluginState {
       e.desc.output_layout = &kernelLayout<&Kernel::outputLayout>;
       e.desc.scratch_size = &scratchSize;
       e.desc.run_with_scratch = &runKernelWithScratch;
+      e.desc.run_on_queue = &runKernelOnQueue;
       kernelTable.push_back(&e.desc);
     }
     for (const auto& layout : plugin.layouts_) layoutTable.push_back(layout->toC());
@@ -722,9 +905,11 @@ struct PluginState {
       e.desc.uses_own_threads = copy.options.usesOwnThreads ? 1 : 0;
       e.desc.user = &e;
       e.desc.run = &runCopy;
+      e.desc.direction = SG_COPY_ON_HOST;
       copyTable.push_back(&e.desc);
     }
-    if (plugin.device_) {
+    if (plugin.accelerator_) finalizeAccelerator(api);
+    if (plugin.device_ && !plugin.accelerator_) {
       device.abi_version = SG_PLUGIN_ABI_VERSION;
       device.struct_size = sizeof(SgDeviceDesc);
       device.kind = plugin.device_->kind.c_str();
@@ -745,13 +930,64 @@ struct PluginState {
     c.transforms = transformTable.data();
     c.num_kernels = kernelTable.size();
     c.kernels = kernelTable.data();
-    c.device = plugin.device_ ? &device : nullptr;
+    c.device = plugin.device_ || plugin.accelerator_ ? &device : nullptr;
     c.user = this;
     c.release = &release;
     c.num_layouts = layoutTable.size();
     c.layouts = layoutTable.data();
     c.num_copies = copyTable.size();
     c.copies = copyTable.data();
+  }
+
+  /// The device table of an AcceleratorDevice, its plain copies in both
+  /// directions and the plugin's own device copies.
+  void finalizeAccelerator(const SgHostApi* api) {
+    AcceleratorDevice& d = *plugin.accelerator_;
+    AcceleratorSlots::api = api;
+    deviceKind = d.kind();
+    deviceDescription = d.description();
+    device.abi_version = SG_PLUGIN_ABI_VERSION;
+    device.struct_size = sizeof(SgDeviceDesc);
+    device.kind = deviceKind.c_str();
+    device.user = &d;
+    device.allocate = &AcceleratorSlots::allocate;
+    device.deallocate = &AcceleratorSlots::deallocate;
+    device.id = d.id();
+    device.description = deviceDescription.c_str();
+    device.queue_create = &AcceleratorSlots::queueCreate;
+    device.queue_destroy = &AcceleratorSlots::queueDestroy;
+    device.queue_synchronize = &AcceleratorSlots::queueSynchronize;
+    device.event_create = &AcceleratorSlots::eventCreate;
+    device.event_destroy = &AcceleratorSlots::eventDestroy;
+    device.event_record = &AcceleratorSlots::eventRecord;
+    device.event_synchronize = &AcceleratorSlots::eventSynchronize;
+    device.queue_wait_event = &AcceleratorSlots::queueWaitEvent;
+    device.event_elapsed_ms = &AcceleratorSlots::elapsed;
+    auto add = [&](const Layout* from, const Layout* to, CopyDirection dir, QueueCopyFn fn,
+                   CopyOptions options) {
+      CopyEntry& e = copies.emplace_back();
+      e.api = api;
+      e.queueFn = std::move(fn);
+      e.desc.abi_version = SG_PLUGIN_ABI_VERSION;
+      e.desc.struct_size = sizeof(SgCopyDesc);
+      e.desc.from = from ? from->toC() : nullptr;
+      e.desc.to = to ? to->toC() : nullptr;
+      e.desc.dtype = static_cast<SgDataType>(options.dtype);
+      e.desc.uses_own_threads = options.usesOwnThreads ? 1 : 0;
+      e.desc.user = &e;
+      e.desc.run = &runCopy;  // never called for a device copy
+      e.desc.direction = static_cast<int32_t>(dir);
+      e.desc.run_on_queue = &runCopyOnQueue;
+      copyTable.push_back(&e.desc);
+    };
+    add(nullptr, nullptr, CopyDirection::kHostToDevice,
+        [&d](Queue q, const Tensor& s, const Tensor& t) { d.copyToDevice(q, s, t); }, {});
+    add(nullptr, nullptr, CopyDirection::kDeviceToHost,
+        [&d](Queue q, const Tensor& s, const Tensor& t) { d.copyToHost(q, s, t); }, {});
+    add(nullptr, nullptr, CopyDirection::kOnDevice,
+        [&d](Queue q, const Tensor& s, const Tensor& t) { d.copyOnDevice(q, s, t); }, {});
+    for (auto& copy : plugin.deviceCopies_)
+      add(copy.from, copy.to, copy.direction, std::move(copy.fn), copy.options);
   }
 
   static void release(void* user) { delete static_cast<PluginState*>(user); }
@@ -770,6 +1006,7 @@ struct PluginState {
   std::vector<const SgLayoutDesc*> layoutTable;
   std::vector<const SgCopyDesc*> copyTable;
   SgDeviceDesc device{};
+  std::string deviceKind, deviceDescription;
   SgPlugin c{};
 };
 

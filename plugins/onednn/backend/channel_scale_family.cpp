@@ -76,7 +76,7 @@ class ChannelScaleRegionKernel final : public RegionKernel {
     x_ = body.inputIndex(n.input(*x));
     s_ = body.inputIndex(n.input(1 - *x));
     if (x_ == s_) throw Unsupported("the Mul scales a tensor by itself");
-    core_ = std::make_unique<ChannelScale>(ChannelScaleSpec{blockedFormat(region)});
+    core_ = std::make_unique<ChannelScale>(ChannelScaleSpec{blockedFormat(region, context)});
   }
 
   const sdk::Layout* inputLayout(size_t i) const override {

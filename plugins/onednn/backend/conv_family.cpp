@@ -162,7 +162,7 @@ class ConvRegionKernel final : public RegionKernel {
     ConvSpec spec = convSpecOf(*conv, oneD_);
     srcInput_ = body.inputIndex(conv->input(0));
     readPostOps(body, *conv, spec);
-    Format blocked = oneD_ ? Format::kPlain : blockedFormat(region);
+    Format blocked = oneD_ ? Format::kPlain : blockedFormat(region, context);
     // The stem (few input channels) reads plain NCHW: oneDNN has direct
     // kernels for it, and blocking 3 channels to 16 would waste 5x work.
     bool plainSrc = spec.groups == 1 && spec.inChannels < 16 && blocked == Format::kBlocked16;

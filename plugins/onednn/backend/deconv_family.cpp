@@ -100,7 +100,7 @@ class DeconvRegionKernel final : public UnaryRegionKernel<Deconvolution> {
       if (!a) throw Unsupported("unexpected " + n.opType() + " in a ConvTranspose region");
       spec.activations.push_back(*a);
     }
-    spec.format = blockedFormat(region);
+    spec.format = blockedFormat(region, context);
     input_ = body.inputIndex(deconv->input(0));
     core_ = std::make_unique<Deconvolution>(std::move(spec));
   }

@@ -239,7 +239,7 @@ class MatMulRegionKernel final : public RegionKernel {
       }
       last = n.output(0);
     }
-    spec.bf16 = bf16Mode();
+    spec.bf16 = bf16Mode(context);
     mm_ = std::make_unique<FusedMatMul>(std::move(spec));
   }
 

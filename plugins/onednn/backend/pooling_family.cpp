@@ -58,7 +58,7 @@ class PoolRegionKernel final : public UnaryRegionKernel<Pooling> {
       spec.pads = {p[0], p[1], p[2], p[3]};
       spec.ceilMode = n.attrInt("ceil_mode", 0) != 0;
     }
-    spec.format = blockedFormat(region);
+    spec.format = blockedFormat(region, context);
     input_ = body.inputIndex(n.input(0));
     core_ = std::make_unique<Pooling>(spec);
   }

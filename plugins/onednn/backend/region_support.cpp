@@ -37,13 +37,10 @@ const sdk::Layout* layoutOf(Format format) {
   return nullptr;
 }
 
-bool bf16Mode() {
-  // The backend's own variable wins over the generic one that
-  // `subgraph run --precision` sets, so a mixed-backend run can keep
-  // oneDNN in fp32.
-  const char* env = std::getenv("SUBGRAPH_ONEDNN_PRECISION");
-  if (!env || !*env) env = std::getenv("SUBGRAPH_PRECISION");
-  return env && std::strcmp(env, "bf16") == 0;
+bool bf16Mode(const sdk::KernelContext& context) {
+  // The backend's own option wins over the session's precision, so a
+  // mixed-backend run can keep oneDNN in fp32.
+  return context.option("precision", context.precision) == "bf16";
 }
 
 bool winogradAllowed() {
@@ -51,10 +48,10 @@ bool winogradAllowed() {
   return !env || (std::strcmp(env, "0") != 0 && std::strcmp(env, "off") != 0);
 }
 
-Format blockedFormat(const sdk::NodeView& region) {
+Format blockedFormat(const sdk::NodeView& region, const sdk::KernelContext& context) {
   // A value re-quantized later must keep its f32 bits: a bf16 rounding
   // moves it to another quantization level.
-  if (!bf16Mode() || requantizer(region.output(0))) return Format::kBlocked16;
+  if (!bf16Mode(context) || requantizer(region.output(0))) return Format::kBlocked16;
   return Format::kNhwcBf16;
 }
 

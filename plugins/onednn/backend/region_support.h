@@ -44,9 +44,10 @@ void setLayouts(const sdk::Layout* blocked16, const sdk::Layout* nhwcBf16);
 /// The plugin Layout standing for `format`; null for plain.
 const sdk::Layout* layoutOf(Format format);
 
-/// True when the bf16 precision mode is on: $SUBGRAPH_ONEDNN_PRECISION=bf16,
-/// or, when that is unset, $SUBGRAPH_PRECISION=bf16 (`run --precision bf16`).
-bool bf16Mode();
+/// True when the bf16 precision mode is on: the session's plugin option
+/// `onednn.precision=bf16`, or, when that is unset, its precision bf16
+/// (`run --precision bf16`), both from the kernel context.
+bool bf16Mode(const sdk::KernelContext& context);
 
 /// False when $SUBGRAPH_ONEDNN_WINOGRAD is 0 or off: fp32 3x3 stride-1
 /// convolutions then stay on oneDNN's direct algorithm (for bit-for-bit
@@ -56,7 +57,7 @@ bool winogradAllowed();
 /// The blocked format of `region`'s activations in the current precision
 /// mode: bf16 channels-last in the bf16 mode, except for a region whose
 /// result is re-quantized (requantizer), which keeps f32 nChw16c.
-Format blockedFormat(const sdk::NodeView& region);
+Format blockedFormat(const sdk::NodeView& region, const sdk::KernelContext& context);
 
 /// The quantizer that reads `value`, directly or through ops (and regions
 /// of ops) that only move or select values, or nullopt.

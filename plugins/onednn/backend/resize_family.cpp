@@ -125,7 +125,7 @@ class ResizeRegionKernel final : public UnaryRegionKernel<Resampling> {
     std::string why;
     std::optional<ResampleSpec> spec = specOf(n, &why);
     if (!spec) throw Unsupported(why);
-    spec->format = blockedFormat(region);
+    spec->format = blockedFormat(region, context);
     input_ = body.inputIndex(n.input(0));
     core_ = std::make_unique<Resampling>(*spec);
   }

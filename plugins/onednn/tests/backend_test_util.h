@@ -105,7 +105,10 @@ struct Outcome {
 
 // Partitions `text` for onednn, runs it on random inputs (symbolic dims
 // take `symbolSize`), compares with the reference.
-inline Outcome partitionAndRun(const char* text, int threads = 0, int64_t symbolSize = 2) {
+// `precision` reaches the plugin through the kernel context, as
+// `subgraph run --precision` passes it.
+inline Outcome partitionAndRun(const char* text, int threads = 0, int64_t symbolSize = 2,
+                               const std::string& precision = "") {
   const plugins::BackendSelection& plugin = onednnPlugin();
   std::printf("seed %u\n", kSeed);
   std::mt19937 rng(kSeed);
@@ -122,8 +125,11 @@ inline Outcome partitionAndRun(const char* text, int threads = 0, int64_t symbol
 
   SessionOptions options;
   options.threads = threads;
+  plugins::PluginRunOptions runOptions;
+  runOptions.threads = threads;
+  runOptions.precision = precision;
   StatusOr<std::vector<std::shared_ptr<runtime::Backend>>> backends =
-      plugin.runtimeBackends(threads);
+      plugin.runtimeBackends(runOptions);
   EXPECT_TRUE(backends.isOk()) << backends.status().message();
   if (backends.isOk()) options.backendInstances = std::move(backends).value();
   Session fused(options);

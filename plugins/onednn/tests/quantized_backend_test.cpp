@@ -187,9 +187,7 @@ TEST(OnednnQuantizedFamily, Bf16ModeKeepsRequantizedValuesInF32) {
     %r = Relu(%f) @relu_f32
     %x = MaxPool(%r) {kernel_shape = [3, 3], pads = [1, 1, 1, 1]} @pool)");
   Outcome fp32 = partitionAndRun(text.c_str(), 2);
-  setenv("SUBGRAPH_ONEDNN_PRECISION", "bf16", 1);
-  Outcome o = partitionAndRun(text.c_str(), 2);
-  unsetenv("SUBGRAPH_ONEDNN_PRECISION");
+  Outcome o = partitionAndRun(text.c_str(), 2, 2, "bf16");
   EXPECT_THAT(o.regions, ::testing::Contains("pool"));
   EXPECT_EQ(o.maxDiff, fp32.maxDiff);
   EXPECT_LT(o.maxDiff, 1e-4);

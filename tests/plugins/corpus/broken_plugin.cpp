@@ -42,6 +42,16 @@ size_t layoutBytes(void*, SgDataType, int32_t, const int64_t*) { return 0; }
 SgStatus runCopy(void*, const SgTensor*, const SgTensor*, SgMessage*) { return SG_OK; }
 void* allocate(void*, size_t, size_t) { return nullptr; }
 void deallocate(void*, void*) {}
+// Since version 3: a device's queues and events, which do nothing.
+SgStatus makeHandle(void*, void** handle, SgMessage*) {
+  static int dummy = 0;
+  *handle = &dummy;
+  return SG_OK;
+}
+void dropHandle(void*, void*) {}
+SgStatus onHandle(void*, void*, SgMessage*) { return SG_OK; }
+SgStatus onTwoHandles(void*, void*, void*, SgMessage*) { return SG_OK; }
+SgStatus copyOnQueue(void*, void*, const SgTensor*, const SgTensor*, SgMessage*) { return SG_OK; }
 
 SgPropertyDesc makeProperty(const char* name) {
   SgPropertyDesc p{};
@@ -78,8 +88,46 @@ const SgKernelDesc* kernelTable[2] = {&kernels[0], &kernels[1]};
 SgTransformDesc transform = {SG_PLUGIN_ABI_VERSION, sizeof(SgTransformDesc), "t", 7, nullptr,
                              &runTransform};
 const SgTransformDesc* transforms[1] = {&transform};
-SgDeviceDesc device = {
-    SG_PLUGIN_ABI_VERSION, sizeof(SgDeviceDesc), "cuda", nullptr, &allocate, &deallocate};
+// A version-3 device without its queue and event slots.
+SgDeviceDesc makeDevice(uint32_t version, uint32_t size) {
+  SgDeviceDesc d{};
+  d.abi_version = version;
+  d.struct_size = size;
+  d.kind = "cuda";
+  d.allocate = &allocate;
+  d.deallocate = &deallocate;
+  return d;
+}
+SgDeviceDesc device = makeDevice(SG_PLUGIN_ABI_VERSION, sizeof(SgDeviceDesc));
+// A device of another kind in a version-2 table, which cannot say how to
+// reach its memory.
+SgDeviceDesc deviceV2 = makeDevice(2, SG_DEVICE_DESC_V2_SIZE);
+// A complete version-3 device.
+SgDeviceDesc fullDevice = [] {
+  SgDeviceDesc d = device;
+  d.kind = "emu";
+  d.queue_create = &makeHandle;
+  d.queue_destroy = &dropHandle;
+  d.queue_synchronize = &onHandle;
+  d.event_create = &makeHandle;
+  d.event_destroy = &dropHandle;
+  d.event_record = &onTwoHandles;
+  d.event_synchronize = &onHandle;
+  d.queue_wait_event = &onTwoHandles;
+  return d;
+}();
+SgCopyDesc makeDeviceCopy(int32_t direction) {
+  SgCopyDesc c{};
+  c.abi_version = SG_PLUGIN_ABI_VERSION;
+  c.struct_size = sizeof(SgCopyDesc);
+  c.run = &runCopy;
+  c.direction = direction;
+  c.run_on_queue = &copyOnQueue;
+  return c;
+}
+SgCopyDesc deviceCopies[2] = {makeDeviceCopy(SG_COPY_HOST_TO_DEVICE),
+                              makeDeviceCopy(SG_COPY_DEVICE_TO_HOST)};
+const SgCopyDesc* deviceCopyTable[2] = {&deviceCopies[0], &deviceCopies[1]};
 SgOpDef opDef = {SG_PLUGIN_ABI_VERSION,
                  sizeof(SgOpDef),
                  "broken",
@@ -101,22 +149,18 @@ SgLayoutDesc layout = {SG_PLUGIN_ABI_VERSION, sizeof(SgLayoutDesc), "blk", nullp
 SgLayoutDesc unlisted = {SG_PLUGIN_ABI_VERSION, sizeof(SgLayoutDesc), "other", nullptr,
                          &layoutBytes};
 const SgLayoutDesc* layouts[1] = {&layout};
-SgCopyDesc intoLayout = {SG_PLUGIN_ABI_VERSION,
-                         sizeof(SgCopyDesc),
-                         nullptr,
-                         &layout,
-                         SG_DTYPE_FLOAT32,
-                         0,
-                         nullptr,
-                         &runCopy};
-SgCopyDesc outOfLayout = {SG_PLUGIN_ABI_VERSION,
-                          sizeof(SgCopyDesc),
-                          &layout,
-                          nullptr,
-                          SG_DTYPE_FLOAT32,
-                          0,
-                          nullptr,
-                          &runCopy};
+SgCopyDesc makeCopy(const SgLayoutDesc* from, const SgLayoutDesc* to) {
+  SgCopyDesc c{};
+  c.abi_version = SG_PLUGIN_ABI_VERSION;
+  c.struct_size = sizeof(SgCopyDesc);
+  c.from = from;
+  c.to = to;
+  c.dtype = SG_DTYPE_FLOAT32;
+  c.run = &runCopy;
+  return c;
+}
+SgCopyDesc intoLayout = makeCopy(nullptr, &layout);
+SgCopyDesc outOfLayout = makeCopy(&layout, nullptr);
 const SgCopyDesc* copies[2] = {&intoLayout, &outOfLayout};
 
 SgPlugin plugin = [] {
@@ -208,6 +252,21 @@ EXPORT SgStatus subgraph_plugin_entry(const SgHostApi* host, const SgPlugin** ou
   plugin.transforms = transforms;
 #elif defined(BROKEN_DEVICE_KIND)
   plugin.device = &device;
+#elif defined(BROKEN_DEVICE_V2_KIND)
+  plugin.device = &deviceV2;
+#elif defined(BROKEN_DEVICE_NO_COPY_UP)
+  plugin.device = &fullDevice;
+  plugin.num_copies = 1;  // only device to host
+  plugin.copies = deviceCopyTable + 1;
+#elif defined(BROKEN_DEVICE_KERNEL_NO_QUEUE)
+  plugin.device = &fullDevice;
+  plugin.num_copies = 2;
+  plugin.copies = deviceCopyTable;
+  plugin.num_kernels = 1;  // a kernel with run but no run_on_queue
+  plugin.kernels = kernelTable;
+#elif defined(BROKEN_DEVICE_COPY_WITHOUT_DEVICE)
+  plugin.num_copies = 2;  // copies across a device boundary with no device
+  plugin.copies = deviceCopyTable;
 #elif defined(BROKEN_OP_DEF)
   plugin.num_op_defs = 1;
   plugin.op_defs = opDefs;

@@ -90,22 +90,21 @@ SgLayoutDesc listed = {SG_PLUGIN_ABI_VERSION, sizeof(SgLayoutDesc), "listed", nu
 SgLayoutDesc unlisted = {SG_PLUGIN_ABI_VERSION, sizeof(SgLayoutDesc), "unlisted", nullptr,
                          &layoutBytes};
 const SgLayoutDesc* layouts[1] = {&listed};
-SgCopyDesc copyIn = {SG_PLUGIN_ABI_VERSION,
-                     sizeof(SgCopyDesc),
-                     nullptr,
-                     &listed,
-                     SG_DTYPE_UNDEFINED,
-                     0,
-                     nullptr,
-                     &copyAsIs};
-SgCopyDesc copyOut = {SG_PLUGIN_ABI_VERSION,
-                      sizeof(SgCopyDesc),
-                      &listed,
-                      nullptr,
-                      SG_DTYPE_UNDEFINED,
-                      0,
-                      nullptr,
-                      &copyAsIs};
+// Copies as a version-2 plugin writes them: version 2's size, so the host
+// must not read the since-3 fields past it.
+SgCopyDesc v2Copy(const SgLayoutDesc* from, const SgLayoutDesc* to) {
+  SgCopyDesc c{};
+  c.abi_version = 2;
+  c.struct_size = SG_COPY_DESC_V2_SIZE;
+  c.from = from;
+  c.to = to;
+  c.dtype = SG_DTYPE_UNDEFINED;
+  c.run = &copyAsIs;
+  c.direction = 77;  // beyond struct_size: never read
+  return c;
+}
+SgCopyDesc copyIn = v2Copy(nullptr, &listed);
+SgCopyDesc copyOut = v2Copy(&listed, nullptr);
 const SgCopyDesc* copies[2] = {&copyIn, &copyOut};
 #if defined(RAW_FOREIGN_LAYOUT)
 constexpr bool kForeign = true;

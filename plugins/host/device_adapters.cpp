@@ -1,0 +1,259 @@
+//===- plugins/host/device_adapters.cpp - A plugin's own device (ABI 3) ---===//
+//
+// See device_adapters.h. A submission's completion is a deferred future:
+// whoever first needs the step's result (a host step reading a device
+// value, the end of the run) synchronizes the event recorded after it. An
+// event is destroyed with the last copy of its completion, so a completion
+// nobody waits for does not leak one.
+//
+//===----------------------------------------------------------------------===//
+#include "device_adapters.h"
+
+#include <cctype>
+#include <cstring>
+#include <future>
+
+#include "host_api.h"
+#include "plugin_adapters.h"
+#include "subgraph/plugins/crash_handler.h"
+
+namespace subgraph::plugins::adapters {
+namespace {
+
+// One plugin event, destroyed when the last completion holding it dies.
+class Event {
+ public:
+  Event(std::shared_ptr<const LoadedPlugin> plugin, void* handle)
+      : plugin_(std::move(plugin)), device_(plugin_->table().device), handle_(handle) {}
+  ~Event() {
+    if (handle_) device_->event_destroy(device_->user, handle_);
+  }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  void* handle() const { return handle_; }
+
+ private:
+  std::shared_ptr<const LoadedPlugin> plugin_;  // keeps the library loaded
+  const SgDeviceDesc* device_;
+  void* handle_;
+};
+
+runtime::TaskCompletion ready(Status status) {
+  std::promise<Status> p;
+  p.set_value(std::move(status));
+  return p.get_future().share();
+}
+
+// A copy of the plugin's across the device boundary (or within the device),
+// submitted to the backend's queue.
+class DeviceCopyKernel final : public runtime::Kernel {
+ public:
+  DeviceCopyKernel(std::shared_ptr<const LoadedPlugin> plugin, const SgCopyDesc* desc, void* queue)
+      : plugin_(std::move(plugin)),
+        desc_(desc),
+        queue_(queue),
+        from_(plugin_->layoutFor(desc->from)),
+        to_(plugin_->layoutFor(desc->to)) {}
+
+  const runtime::Layout* inputLayout(size_t) const override { return from_; }
+  const runtime::Layout* outputLayout(size_t) const override { return to_; }
+
+  Status resize(runtime::ResizeContext& ctx) const override {
+    runtime::TensorDesc out = ctx.inputDesc(0);
+    out.layout = to_;
+    if (!out.isPlain() && out.numElements() > 0 && out.byteSize() == 0)
+      return ctx.fail("plugin '" + plugin_->name() + "' copy: layout " + std::string(to_->name()) +
+                      " cannot hold " + out.toString());
+    ctx.setOutput(0, std::move(out));
+    return Status::ok();
+  }
+
+  Status run(runtime::RunContext& ctx) const override {
+    SgTensor src = toTensor(ctx.input(0)), dst = toTensor(ctx.output(0));
+    SgMessage m;
+    PluginCallScope scope(plugin_->name(), "copy", nullptr);
+    if (desc_->run_on_queue(desc_->user, queue_, &src, &dst, &m) != SG_OK)
+      return ctx.fail("plugin '" + plugin_->name() + "' copy: " + host::messageOr(m, "failed"));
+    return Status::ok();
+  }
+
+ private:
+  std::shared_ptr<const LoadedPlugin> plugin_;
+  const SgCopyDesc* desc_;
+  void* queue_;
+  const runtime::Layout* from_;
+  const runtime::Layout* to_;
+};
+
+bool hasV3Slots(const SgCopyDesc& c) {
+  return c.abi_version >= 3 && c.struct_size >= sizeof(SgCopyDesc);
+}
+
+// The plugin's device copy in `direction` between `from` and `to`.
+const SgCopyDesc* findDeviceCopy(const SgPlugin& p, int32_t direction, const SgLayoutDesc* from,
+                                 const SgLayoutDesc* to, DataType dtype) {
+  for (size_t i = 0; i < p.num_copies; ++i) {
+    const SgCopyDesc* c = p.copies[i];
+    if (hasV3Slots(*c) && c->direction == direction && c->from == from && c->to == to &&
+        (c->dtype == SG_DTYPE_UNDEFINED || c->dtype == static_cast<SgDataType>(dtype)))
+      return c;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool isAcceleratorDevice(const SgDeviceDesc* d) {
+  return d && d->abi_version >= 3 && d->struct_size >= sizeof(SgDeviceDesc) && d->kind &&
+         std::strcmp(d->kind, "cpu") != 0;
+}
+
+runtime::Device deviceOf(const SgDeviceDesc& d) {
+  return runtime::Device{d.kind, isAcceleratorDevice(&d) ? d.id : 0};
+}
+
+std::string checkAcceleratorDevice(const SgPlugin& p) {
+  const SgDeviceDesc& d = *p.device;
+  std::string kind = d.kind;
+  for (char c : kind)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+      return "device kind '" + kind + "' is not a name (letters, digits, '_')";
+  if (!d.queue_create || !d.queue_destroy || !d.queue_synchronize || !d.event_create ||
+      !d.event_destroy || !d.event_record || !d.event_synchronize || !d.queue_wait_event)
+    return "device '" + kind + "' lacks a queue or event slot (all are required since ABI 3)";
+  if (d.id < 0) return "device '" + kind + "' has a negative id";
+  for (size_t i = 0; i < p.num_kernels; ++i) {
+    const SgKernelDesc& k = *p.kernels[i];
+    if (k.abi_version < 3 || k.struct_size < sizeof(SgKernelDesc) || !k.run_on_queue)
+      return "kernel for '" + std::string(k.op_type) + "' runs on device '" + kind +
+             "' but has no run_on_queue";
+  }
+  bool up = false, down = false;
+  for (size_t i = 0; i < (hasV2Slots(p) ? p.num_copies : 0); ++i) {
+    const SgCopyDesc& c = *p.copies[i];
+    if (!hasV3Slots(c) || c.direction == SG_COPY_ON_HOST) continue;
+    if (c.direction > SG_COPY_ON_DEVICE)
+      return "copy " + std::to_string(i) + " has unknown direction " + std::to_string(c.direction);
+    if (!c.run_on_queue) return "device copy " + std::to_string(i) + " has no run_on_queue";
+    up = up || (c.direction == SG_COPY_HOST_TO_DEVICE && !c.from && !c.to);
+    down = down || (c.direction == SG_COPY_DEVICE_TO_HOST && !c.from && !c.to);
+  }
+  if (!up || !down)
+    return "device '" + kind + "' lacks a plain copy " + (up ? "to the host" : "from the host") +
+           " (SgCopyDesc with direction SG_COPY_" + (up ? "DEVICE_TO_HOST" : "HOST_TO_DEVICE") +
+           " and no layouts)";
+  return {};
+}
+
+PluginQueue::PluginQueue(std::shared_ptr<const LoadedPlugin> plugin, void* queue)
+    : plugin_(std::move(plugin)), device_(plugin_->table().device), queue_(queue) {}
+
+StatusOr<std::unique_ptr<PluginQueue>> PluginQueue::create(
+    std::shared_ptr<const LoadedPlugin> plugin) {
+  const SgDeviceDesc* d = plugin->table().device;
+  SgMessage m;
+  void* queue = nullptr;
+  SgStatus st;
+  {
+    PluginCallScope scope(plugin->name(), "queue_create", nullptr);
+    st = d->queue_create(d->user, &queue, &m);
+  }
+  if (st != SG_OK || !queue)
+    return Status::invalid("plugin '" + plugin->name() + "': cannot create a queue on device '" +
+                           d->kind + "': " + host::messageOr(m, "no message"));
+  return std::unique_ptr<PluginQueue>(new PluginQueue(std::move(plugin), queue));
+}
+
+PluginQueue::~PluginQueue() {
+  waitIdle();
+  PluginCallScope scope(plugin_->name(), "queue_destroy", nullptr);
+  device_->queue_destroy(device_->user, queue_);
+}
+
+std::string PluginQueue::prefix() const {
+  return "plugin '" + plugin_->name() + "' device " + deviceOf(*device_).toString() + ": ";
+}
+
+void PluginQueue::waitIdle() {
+  SgMessage m;
+  PluginCallScope scope(plugin_->name(), "queue_synchronize", nullptr);
+  // An error here belongs to a step whose own completion reports it too.
+  (void)device_->queue_synchronize(device_->user, queue_, &m);
+}
+
+runtime::TaskCompletion PluginQueue::submit(std::function<Status()> task) {
+  return submitImpl(std::move(task), nullptr);
+}
+
+runtime::TaskCompletion PluginQueue::submitTimed(std::function<Status()> task, double* deviceMs) {
+  return submitImpl(std::move(task), deviceMs);
+}
+
+runtime::TaskCompletion PluginQueue::submitImpl(std::function<Status()> task, double* deviceMs) {
+  auto event = [&]() -> StatusOr<std::shared_ptr<Event>> {
+    SgMessage m;
+    void* handle = nullptr;
+    PluginCallScope scope(plugin_->name(), "event_record", nullptr);
+    if (device_->event_create(device_->user, &handle, &m) != SG_OK || !handle)
+      return Status::invalid(prefix() + "event_create: " + host::messageOr(m, "failed"));
+    auto e = std::make_shared<Event>(plugin_, handle);
+    if (device_->event_record(device_->user, handle, queue_, &m) != SG_OK)
+      return Status::invalid(prefix() + "event_record: " + host::messageOr(m, "failed"));
+    return e;
+  };
+  std::shared_ptr<Event> start;
+  if (deviceMs && device_->event_elapsed_ms) {
+    StatusOr<std::shared_ptr<Event>> made = event();
+    if (made.isOk()) start = std::move(made).value();
+  }
+  Status submitted = runtime::runGuarded(task);
+  if (!submitted.isOk()) return ready(std::move(submitted));
+  StatusOr<std::shared_ptr<Event>> end = event();
+  if (!end.isOk()) return ready(end.status());
+  // The completion may outlive this queue (a frame's last completions), so
+  // it keeps what it needs itself.
+  auto wait = [plugin = plugin_, device = device_, prefix = prefix(), start,
+               end = std::move(end).value(), deviceMs]() -> Status {
+    SgMessage m;
+    PluginCallScope scope(plugin->name(), "event_synchronize", nullptr);
+    if (device->event_synchronize(device->user, end->handle(), &m) != SG_OK)
+      return Status::invalid(prefix + host::messageOr(m, "the queue's work failed"));
+    double ms = 0;
+    if (start &&
+        device->event_elapsed_ms(device->user, start->handle(), end->handle(), &ms, &m) == SG_OK)
+      *deviceMs = ms;
+    return Status::ok();
+  };
+  return std::async(std::launch::deferred, std::move(wait)).share();
+}
+
+AcceleratorBackend::AcceleratorBackend(std::shared_ptr<const LoadedPlugin> plugin,
+                                       std::shared_ptr<runtime::Allocator> allocator,
+                                       std::unique_ptr<PluginQueue> queue)
+    : runtime::Backend(plugin->name(), deviceOf(*plugin->table().device), std::move(allocator),
+                       std::move(queue)),
+      plugin_(std::move(plugin)),
+      queue_(static_cast<PluginQueue&>(workQueue()).handle()) {}
+
+std::unique_ptr<runtime::Kernel> AcceleratorBackend::createCopy(
+    const runtime::CopyRequest& request) const {
+  const runtime::Device& self = device();
+  int32_t direction = -1;
+  if (request.from.isHost() && request.to == self) direction = SG_COPY_HOST_TO_DEVICE;
+  if (request.from == self && request.to.isHost()) direction = SG_COPY_DEVICE_TO_HOST;
+  if (request.from == self && request.to == self) direction = SG_COPY_ON_DEVICE;
+  if (direction < 0) return nullptr;
+  // Only this plugin's layouts (or plain) can be on either side.
+  auto own = [&](const runtime::Layout* l, const SgLayoutDesc*& desc) {
+    auto* pl = dynamic_cast<const PluginLayout*>(l);
+    desc = pl && &pl->owner() == plugin_.get() ? pl->desc() : nullptr;
+    return !l || desc;
+  };
+  const SgLayoutDesc *from = nullptr, *to = nullptr;
+  if (!own(request.fromLayout, from) || !own(request.toLayout, to)) return nullptr;
+  const SgCopyDesc* c = findDeviceCopy(plugin_->table(), direction, from, to, request.dtype);
+  if (!c) return nullptr;
+  return std::make_unique<DeviceCopyKernel>(plugin_, c, queue_);
+}
+
+}  // namespace subgraph::plugins::adapters

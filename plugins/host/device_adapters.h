@@ -1,0 +1,80 @@
+//===- plugins/host/device_adapters.h - A plugin's own device (ABI 3) -----===//
+//
+// Internal to subgraph::plugins. A plugin whose SgDeviceDesc names memory
+// the host cannot read (kind "cuda", "emu", ...) becomes a runtime Backend
+// on that device: its queue is one of the plugin's queues, its allocator
+// the plugin's allocate/deallocate, and its copies the plugin's
+// direction-tagged copies. The runtime already places values per device
+// and inserts copies where a value crosses one; these adapters only make
+// each step a submission to the plugin's queue whose completion is an
+// event, so the host waits where a host step reads a device value and at
+// the end of a run, never between two device steps.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "subgraph/plugin_abi.h"
+#include "subgraph/plugins/plugin_loader.h"
+#include "subgraph/runtime/backend.h"
+#include "subgraph/runtime/work_queue.h"
+
+namespace subgraph::plugins::adapters {
+
+/// True if `d` is a device with memory of its own (ABI 3, kind not "cpu").
+bool isAcceleratorDevice(const SgDeviceDesc* d);
+
+/// The reason a plugin's accelerator device table is unusable, or "".
+std::string checkAcceleratorDevice(const SgPlugin& plugin);
+
+/// One of the plugin's work queues as a runtime WorkQueue. submit() runs the
+/// task on the calling thread (the task only submits work to the device
+/// queue) and returns a completion that waits on an event recorded after it.
+class PluginQueue final : public runtime::WorkQueue {
+ public:
+  /// Makes a queue on `plugin`'s device; fails with the plugin's message.
+  static StatusOr<std::unique_ptr<PluginQueue>> create(std::shared_ptr<const LoadedPlugin> plugin);
+  /// Waits for the queue's work, then destroys it.
+  ~PluginQueue() override;
+  PluginQueue(const PluginQueue&) = delete;
+  PluginQueue& operator=(const PluginQueue&) = delete;
+
+  runtime::TaskCompletion submit(std::function<Status()> task) override;
+  runtime::TaskCompletion submitTimed(std::function<Status()> task, double* deviceMs) override;
+  bool isSynchronous() const override { return false; }
+  void waitIdle() override;
+  /// The plugin's handle, passed to run_on_queue.
+  void* handle() const { return queue_; }
+
+ private:
+  PluginQueue(std::shared_ptr<const LoadedPlugin> plugin, void* queue);
+  runtime::TaskCompletion submitImpl(std::function<Status()> task, double* deviceMs);
+  std::string prefix() const;
+
+  std::shared_ptr<const LoadedPlugin> plugin_;
+  const SgDeviceDesc* device_;
+  void* queue_;
+};
+
+/// The backend of a plugin with its own device: runs the plugin's kernels on
+/// one PluginQueue and offers the plugin's copies across the device boundary.
+class AcceleratorBackend final : public runtime::Backend {
+ public:
+  AcceleratorBackend(std::shared_ptr<const LoadedPlugin> plugin,
+                     std::shared_ptr<runtime::Allocator> allocator,
+                     std::unique_ptr<PluginQueue> queue);
+  std::unique_ptr<runtime::Kernel> createCopy(const runtime::CopyRequest& request) const override;
+  /// The queue's plugin handle.
+  void* queueHandle() const { return queue_; }
+
+ private:
+  std::shared_ptr<const LoadedPlugin> plugin_;
+  void* queue_;
+};
+
+/// The runtime device of an accelerator: its kind and id.
+runtime::Device deviceOf(const SgDeviceDesc& d);
+
+}  // namespace subgraph::plugins::adapters
