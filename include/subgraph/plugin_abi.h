@@ -569,7 +569,11 @@ typedef struct SgCopyDesc {
   /** For a direction other than SG_COPY_ON_HOST (required there; `run` is
    *  then never called): submits the copy to `queue` and returns without
    *  waiting, like SgKernelDesc::run_on_queue. Host memory it reads or
-   *  writes stays valid until the copy completes. */
+   *  writes stays valid until the copy completes. A host source is complete
+   *  when the copy is submitted (it may be read then); a host destination
+   *  may still be read by earlier work of the same queue (a copy up from a
+   *  buffer, then a copy down into it), so the copy writes it only in its
+   *  turn in the queue. */
   SgStatus (*run_on_queue)(void* user, void* queue, const SgTensor* src, const SgTensor* dst,
                            SgMessage* message);
 } SgCopyDesc;

@@ -2,7 +2,10 @@
 //
 // Backend `cudnn`: fused Conv/BatchNormalization/Add/activation, MatMul and
 // Gemm with bias and activation, pooling and element-wise chains, each run
-// as one cuDNN 9 operation graph on an NVIDIA GPU (docs/cudnn.md).
+// as one cuDNN 9 operation graph on an NVIDIA GPU (docs/cudnn.md). The GPU
+// is the plugin's device (plugin ABI 3, cuda_device.h): values stay in its
+// memory, channels-last, between regions, and cross to the host only where
+// a host node or a graph output reads them.
 //
 // The entry point asks CUDA for a device first. Without one it refuses with
 // SG_UNAVAILABLE and one line ("cudnn: no CUDA device (...)"): the loader
@@ -24,10 +27,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "cuda_device.h"
 #include "device.h"
 #include "region_plan.h"
 #include "selection.h"
@@ -44,13 +49,16 @@ bool envFlag(const char* name) {
 }
 
 /// One fused region: planned at creation (host only), compiled for the
-/// device in the session prologue, run per request.
+/// device in the session prologue, submitted to the session's stream per
+/// request with its operands in device memory (plugin ABI 3).
 class CudnnRegionKernel final : public sdk::Kernel {
  public:
-  CudnnRegionKernel(const sdk::NodeView& node, const sdk::KernelContext& context, bool haveDevice) {
+  /// `layouts` is empty without a device (selection-only mode).
+  CudnnRegionKernel(const sdk::NodeView& node, const sdk::KernelContext& context,
+                    std::optional<cudnn::DeviceLayouts> layouts) {
     // Without a device the kernel declines whatever the plan would be, so
     // decline before planning: a plan copies and folds every weight.
-    if (!haveDevice)
+    if (!layouts)
       throw sdk::Unsupported(
           "cudnn: selection-only mode (no CUDA device used); the region runs on "
           "the default executor");
@@ -66,34 +74,44 @@ class CudnnRegionKernel final : public sdk::Kernel {
     std::string precision = context.option("precision", context.precision);
     precision_ =
         precision.empty() ? cudnn::precisionFromEnvironment() : cudnn::parsePrecision(precision);
+    layout_ = precision_ == cudnn::Precision::kFp16 ? layouts->f16 : layouts->f32;
   }
 
   void sessionPrologue() override {
-    // SUBGRAPH_CUDNN_VERBOSE=1 names each region's engine, and prints where
-    // its time went when the session ends (docs/cudnn.md).
-    const bool verbose = envFlag("SUBGRAPH_CUDNN_VERBOSE");
-    const cudnn::Precision precision = precision_;
-    region_ = std::make_unique<cudnn::DeviceRegion>(plan_, precision, name_, verbose);
-    if (verbose)
+    region_ = std::make_unique<cudnn::DeviceRegion>(plan_, precision_, name_);
+    // SUBGRAPH_CUDNN_VERBOSE=1 names each region's engine (docs/cudnn.md).
+    if (envFlag("SUBGRAPH_CUDNN_VERBOSE"))
       std::fprintf(stderr, "cudnn: %s (%s, %s): %s\n", name_.c_str(), plan_.summary.c_str(),
-                   cudnn::precisionName(precision), region_->engine().c_str());
+                   cudnn::precisionName(precision_), region_->engine().c_str());
   }
 
-  void run(std::span<const sdk::Tensor> in, std::span<const sdk::Tensor> out) override {
+  // Every operand lives in the plugin's device layout, so a value passed
+  // between two cuDNN regions is never copied.
+  const sdk::Layout* inputLayout(size_t) const override { return layout_; }
+  const sdk::Layout* outputLayout(size_t) const override { return layout_; }
+
+  size_t scratchBytes(const std::vector<sdk::Shape>&) override {
+    return region_ ? region_->workspaceBytes() : 0;
+  }
+
+  void runOnQueue(sdk::Queue queue, std::span<const sdk::Tensor> in,
+                  std::span<const sdk::Tensor> out, std::span<std::byte> scratch) override {
     if (!region_) throw sdk::Error("cudnn: run before the session prologue");
     if (in.size() != plan_.inputTensors.size() || out.size() != plan_.outputTensors.size())
       throw sdk::Error("cudnn: the fused node's arity does not match its plan");
-    std::vector<const float*> inputs;
-    std::vector<float*> outputs;
+    if (scratch.size() < region_->workspaceBytes())
+      throw sdk::Error("cudnn: the host gave less workspace than the plan needs");
+    std::vector<void*> inputs, outputs;
     for (size_t i = 0; i < in.size(); ++i) {
       check(in[i], plan_.tensors[static_cast<size_t>(plan_.inputTensors[i])], "input", i);
-      inputs.push_back(in[i].data<const float>());
+      inputs.push_back(in[i].raw());
     }
     for (size_t o = 0; o < out.size(); ++o) {
       check(out[o], plan_.tensors[static_cast<size_t>(plan_.outputTensors[o])], "output", o);
-      outputs.push_back(out[o].data<float>());
+      outputs.push_back(out[o].raw());
     }
-    region_->run(inputs, outputs);
+    region_->enqueue(static_cast<CUstream_st*>(queue.handle), inputs, outputs,
+                     scratch.empty() ? nullptr : scratch.data());
   }
 
  private:
@@ -110,6 +128,7 @@ class CudnnRegionKernel final : public sdk::Kernel {
   cudnn::RegionPlan plan_;
   std::string name_;
   cudnn::Precision precision_ = cudnn::Precision::kFp32;
+  const sdk::Layout* layout_ = nullptr;
   std::unique_ptr<cudnn::DeviceRegion> region_;
 };
 
@@ -127,11 +146,18 @@ SUBGRAPH_PLUGIN("cudnn", "0.1.0",
           "cudnn: " + noDevice + "; set SUBGRAPH_CUDNN_SELECTION_ONLY=1 to partition without a GPU",
           SG_UNAVAILABLE);
   }
+  // With a device, values live in its memory between regions (ABI 3).
+  std::optional<cudnn::DeviceLayouts> layouts;
+  if (haveDevice) {
+    auto device = std::make_unique<cudnn::CudaDevice>();
+    layouts = cudnn::addDeviceLayouts(plugin, *device);
+    plugin.setDevice(std::move(device));
+  }
   cudnn::addCudnnProperties(
       plugin, haveDevice ? cudnn::EngineCheck(&cudnn::checkEngine) : cudnn::EngineCheck(),
       cudnn::selectionOptionsFromEnvironment());
   for (const char* op : cudnn::kFusedOps)
-    plugin.addKernel(op, [haveDevice](const sdk::NodeView& node, const sdk::KernelContext& ctx) {
-      return std::make_unique<CudnnRegionKernel>(node, ctx, haveDevice);
+    plugin.addKernel(op, [layouts](const sdk::NodeView& node, const sdk::KernelContext& ctx) {
+      return std::make_unique<CudnnRegionKernel>(node, ctx, layouts);
     });
 }

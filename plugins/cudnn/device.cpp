@@ -26,8 +26,6 @@
 #include <cudnn.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -110,12 +108,6 @@ std::vector<cudnnFraction_t> fractions(const std::vector<int64_t>& v) {
   return out;
 }
 
-size_t elements(const PlanTensor& t) {
-  size_t n = 1;
-  for (int64_t d : t.dims) n *= static_cast<size_t>(d);
-  return n;
-}
-
 size_t elementBytes(Precision p) { return p == Precision::kFp16 ? 2 : 4; }
 
 /// Whether an engine with these numerical notes may run in `p`. TF32 only
@@ -126,40 +118,6 @@ bool engineAllowed(const std::vector<cudnnBackendNumericalNote_t>& notes, Precis
                    bool reducesProducts) {
   if (p != Precision::kFp32 || !reducesProducts) return true;
   return std::find(notes.begin(), notes.end(), CUDNN_NUMERICAL_NOTE_TENSOR_CORE) == notes.end();
-}
-
-/// Copies `src` into `dst` for tensor `t`, converting each element with
-/// `convert` and transposing NCHW <-> NHWC where `t` is channels-last
-/// (`toDevice` says which way).
-template <typename In, typename Out, typename Convert>
-void convertTensor(const In* src, Out* dst, const PlanTensor& t, bool toDevice, Convert convert) {
-  if (!t.channelsLast) {
-    convertElements(src, dst, static_cast<int64_t>(elements(t)), convert);
-    return;
-  }
-  const int64_t c = t.dims[1], hw = t.dims[2] * t.dims[3];
-  transposeBatches(src, dst, t.dims[0], toDevice ? c : hw, toDevice ? hw : c, convert);
-}
-
-/// Host NCHW float -> the device's layout and type, into `dst` (pinned).
-void pack(const float* src, void* dst, const PlanTensor& t, Precision p) {
-  if (p == Precision::kFp16)
-    convertTensor(src, static_cast<uint16_t*>(dst), t, true, floatToHalf);
-  else
-    convertTensor(src, static_cast<float*>(dst), t, true, kSameFloat);
-}
-
-/// The device's layout and type in `src` (pinned) -> host NCHW float.
-void unpack(const void* src, float* dst, const PlanTensor& t, Precision p) {
-  if (p == Precision::kFp16)
-    convertTensor(static_cast<const uint16_t*>(src), dst, t, false, halfToFloat);
-  else
-    convertTensor(static_cast<const float*>(src), dst, t, false, kSameFloat);
-}
-
-/// Milliseconds since `t0`.
-double msSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace
@@ -569,23 +527,23 @@ void ExecutablePlan::execute(cudnnContext* handle, const std::vector<void*>& poi
 
 // --- DeviceRegion ---
 
-DeviceRegion::DeviceRegion(const RegionPlan& plan, Precision precision, std::string name,
-                           bool verbose)
-    : plan_(plan), precision_(precision), verbose_(verbose), name_(std::move(name)) {
-  checkCuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+DeviceRegion::DeviceRegion(const RegionPlan& plan, Precision precision, std::string name)
+    : plan_(plan) {
   checkCudnn(cudnnCreate(&handle_), "cudnnCreate");
-  checkCudnn(cudnnSetStream(handle_, stream_), "cudnnSetStream");
-  exec_ = std::make_unique<ExecutablePlan>(plan, handle_, precision);
+  try {
+    exec_ = std::make_unique<ExecutablePlan>(plan, handle_, precision);
+  } catch (const std::exception& e) {
+    cudnnDestroy(handle_);
+    throw std::runtime_error(name + ": " + e.what());
+  }
   DeviceAllocator& alloc = deviceAllocator();
   const size_t width = elementBytes(precision);
-  pointers_.assign(plan.tensors.size(), nullptr);
+  constants_.assign(plan.tensors.size(), nullptr);
   for (size_t i = 0; i < plan.tensors.size(); ++i) {
     const PlanTensor& t = plan.tensors[i];
-    if (t.role == TensorRole::kIntermediate) continue;
-    pointers_[i] = alloc.allocate(elements(t) * width);
     if (t.role != TensorRole::kConstant) continue;
-    // Constants once: already in device layout (weights were reordered
-    // when planned), so only fp16 needs a conversion.
+    // Constants once per session: already in device layout (weights were
+    // reordered when planned), so only fp16 needs a conversion.
     const std::vector<float>& c = plan.constants[t.index];
     std::vector<uint16_t> halves;
     const void* bytes = c.data();
@@ -594,94 +552,31 @@ DeviceRegion::DeviceRegion(const RegionPlan& plan, Precision precision, std::str
       convertElements(c.data(), halves.data(), static_cast<int64_t>(c.size()), floatToHalf);
       bytes = halves.data();
     }
-    checkCuda(cudaMemcpy(pointers_[i], bytes, c.size() * width, cudaMemcpyHostToDevice),
+    constants_[i] = alloc.allocate(c.size() * width);
+    checkCuda(cudaMemcpy(constants_[i], bytes, c.size() * width, cudaMemcpyHostToDevice),
               "cudaMemcpy (constants)");
-  }
-  if (exec_->workspaceBytes() > 0)
-    workspace_ = alloc.allocate(static_cast<size_t>(exec_->workspaceBytes()));
-  if (verbose_) {
-    events_.resize(4);
-    for (cudaEvent_t& e : events_) checkCuda(cudaEventCreate(&e), "cudaEventCreate");
   }
 }
 
 DeviceRegion::~DeviceRegion() {
-  if (verbose_ && timing_.runs > 0) {
-    const double n = timing_.runs;
-    std::fprintf(stderr,
-                 "cudnn: %s: %d runs, per run: pack %.3f ms, upload %.3f ms, cuDNN %.3f ms, "
-                 "download %.3f ms, unpack %.3f ms\n",
-                 name_.c_str(), timing_.runs, timing_.packMs / n, timing_.uploadMs / n,
-                 timing_.executeMs / n, timing_.downloadMs / n, timing_.unpackMs / n);
-  }
-  for (cudaEvent_t e : events_) cudaEventDestroy(e);
   DeviceAllocator& alloc = deviceAllocator();
-  for (void* p : pointers_) alloc.deallocate(p);
-  alloc.deallocate(workspace_);
+  for (void* p : constants_) alloc.deallocate(p);
   exec_.reset();
   if (handle_) cudnnDestroy(handle_);
-  if (stream_) cudaStreamDestroy(stream_);
 }
 
-void DeviceRegion::run(const std::vector<const float*>& inputs,
-                       const std::vector<float*>& outputs) {
+void DeviceRegion::enqueue(CUstream_st* stream, const std::vector<void*>& inputs,
+                           const std::vector<void*>& outputs, void* workspace) {
+  if (inputs.size() != plan_.inputTensors.size() || outputs.size() != plan_.outputTensors.size())
+    throw std::runtime_error("cudnn: the fused node's arity does not match its plan");
+  std::vector<void*> pointers = constants_;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    pointers[static_cast<size_t>(plan_.inputTensors[i])] = inputs[i];
+  for (size_t o = 0; o < outputs.size(); ++o)
+    pointers[static_cast<size_t>(plan_.outputTensors[o])] = outputs[o];
   std::lock_guard<std::mutex> lock(mutex_);
-  DeviceAllocator& pinned = pinnedAllocator();
-  const size_t width = elementBytes(precision_);
-  // Pinned staging for this request; returned to the cache on every path.
-  std::vector<void*> staging;
-  struct Release {
-    DeviceAllocator& pinned;
-    std::vector<void*>& blocks;
-    ~Release() {
-      for (void* b : blocks) pinned.deallocate(b);
-    }
-  } release{pinned, staging};
-  auto tensor = [&](int ti) -> const PlanTensor& { return plan_.tensors[static_cast<size_t>(ti)]; };
-
-  auto t0 = std::chrono::steady_clock::now();
-  for (size_t i = 0; i < plan_.inputTensors.size(); ++i) {
-    const PlanTensor& t = tensor(plan_.inputTensors[i]);
-    staging.push_back(pinned.allocate(elements(t) * width));
-    pack(inputs[i], staging.back(), t, precision_);
-  }
-  for (size_t o = 0; o < plan_.outputTensors.size(); ++o)
-    staging.push_back(pinned.allocate(elements(tensor(plan_.outputTensors[o])) * width));
-  if (verbose_) timing_.packMs += msSince(t0);
-
-  // Everything queued on the region's stream, one wait at the end.
-  if (verbose_) checkCuda(cudaEventRecord(events_[0], stream_), "cudaEventRecord");
-  for (size_t i = 0; i < plan_.inputTensors.size(); ++i) {
-    const int ti = plan_.inputTensors[i];
-    checkCuda(cudaMemcpyAsync(pointers_[static_cast<size_t>(ti)], staging[i],
-                              elements(tensor(ti)) * width, cudaMemcpyHostToDevice, stream_),
-              "cudaMemcpyAsync (input)");
-  }
-  if (verbose_) checkCuda(cudaEventRecord(events_[1], stream_), "cudaEventRecord");
-  exec_->execute(handle_, pointers_, workspace_);
-  if (verbose_) checkCuda(cudaEventRecord(events_[2], stream_), "cudaEventRecord");
-  const size_t firstOut = plan_.inputTensors.size();
-  for (size_t o = 0; o < plan_.outputTensors.size(); ++o) {
-    const int ti = plan_.outputTensors[o];
-    checkCuda(cudaMemcpyAsync(staging[firstOut + o], pointers_[static_cast<size_t>(ti)],
-                              elements(tensor(ti)) * width, cudaMemcpyDeviceToHost, stream_),
-              "cudaMemcpyAsync (output)");
-  }
-  if (verbose_) checkCuda(cudaEventRecord(events_[3], stream_), "cudaEventRecord");
-  checkCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-
-  t0 = std::chrono::steady_clock::now();
-  for (size_t o = 0; o < plan_.outputTensors.size(); ++o)
-    unpack(staging[firstOut + o], outputs[o], tensor(plan_.outputTensors[o]), precision_);
-  if (verbose_) {
-    timing_.unpackMs += msSince(t0);
-    float ms[3] = {0, 0, 0};
-    for (int k = 0; k < 3; ++k) cudaEventElapsedTime(&ms[k], events_[k], events_[k + 1]);
-    timing_.uploadMs += ms[0];
-    timing_.executeMs += ms[1];
-    timing_.downloadMs += ms[2];
-    ++timing_.runs;
-  }
+  checkCudnn(cudnnSetStream(handle_, stream), "cudnnSetStream");
+  exec_->execute(handle_, pointers, workspace);
 }
 
 std::string checkEngine(const RegionPlan& plan) {

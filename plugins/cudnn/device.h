@@ -101,45 +101,34 @@ class ExecutablePlan {
 };
 
 /// Everything a region kernel keeps on the device for one session: its
-/// own handle and stream, the plan, constants uploaded once, and buffers
-/// for inputs, outputs and the workspace.
+/// own cuDNN handle, the plan, and its constants, uploaded once. Inputs,
+/// outputs and the workspace are the session's device memory (plugin ABI
+/// 3), so values stay on the device between regions.
 class DeviceRegion {
  public:
-  /// Uploads constants, builds the plan and sizes every buffer.
-  /// `name` and `verbose` only label the timing line printed at the end.
-  DeviceRegion(const RegionPlan& plan, Precision precision, std::string name = {},
-               bool verbose = false);
+  /// Uploads constants and builds the plan. `name` labels messages.
+  DeviceRegion(const RegionPlan& plan, Precision precision, std::string name = {});
   ~DeviceRegion();
   DeviceRegion(const DeviceRegion&) = delete;
   DeviceRegion& operator=(const DeviceRegion&) = delete;
 
-  /// One request: packs `inputs` (host, NCHW float) into pinned staging in
-  /// the device's layout and type, copies them to the device, executes and
-  /// copies `outputs` back, all queued on the region's stream with one
-  /// wait at the end, then unpacks. Serialized per region.
-  void run(const std::vector<const float*>& inputs, const std::vector<float*>& outputs);
+  /// Device scratch enqueue() needs.
+  size_t workspaceBytes() const { return static_cast<size_t>(exec_->workspaceBytes()); }
+  /// Submits one execution to `stream` and returns without waiting.
+  /// `inputs` and `outputs` are device addresses of the fused node's
+  /// operands in the plugin's layout (channels-last for 4-D, float16 in the
+  /// fp16 mode); `workspace` holds workspaceBytes(). Thread-safe.
+  void enqueue(CUstream_st* stream, const std::vector<void*>& inputs,
+               const std::vector<void*>& outputs, void* workspace);
   /// The engine cuDNN runs this region with.
   const std::string& engine() const { return exec_->engine(); }
 
  private:
-  /// Per-run times, printed when the region ends (SUBGRAPH_CUDNN_VERBOSE=1).
-  struct Timing {
-    int runs = 0;
-    double packMs = 0, uploadMs = 0, executeMs = 0, downloadMs = 0, unpackMs = 0;
-  };
-
   const RegionPlan& plan_;
-  const Precision precision_;
-  std::mutex mutex_;
+  std::mutex mutex_;  // the handle's stream is set per submission
   cudnnContext* handle_ = nullptr;
-  CUstream_st* stream_ = nullptr;
   std::unique_ptr<ExecutablePlan> exec_;
-  std::vector<void*> pointers_;  // per tensor, device address or null
-  void* workspace_ = nullptr;
-  bool verbose_ = false;
-  std::string name_;
-  Timing timing_;
-  std::vector<CUevent_st*> events_;  // verbose: copy/execute boundaries
+  std::vector<void*> constants_;  // per tensor: device address of a constant, else null
 };
 
 /// Creates and finalizes every tensor and operation descriptor of `plan`

@@ -248,6 +248,7 @@ class AcceleratorDevice {
 
   /// A new work queue; work on one queue runs in submission order.
   virtual Queue createQueue() = 0;
+  /// Waits for the queue's work, then frees it.
   virtual void destroyQueue(Queue queue) = 0;
   /// Blocks until `queue` has run everything submitted; throws the first
   /// error of that work.
@@ -255,6 +256,7 @@ class AcceleratorDevice {
 
   /// An event: a point in a queue that the host or another queue waits for.
   virtual void* createEvent() = 0;
+  /// Frees an event (the host never destroys one a queue still waits for).
   virtual void destroyEvent(void* event) = 0;
   /// Marks the point everything submitted to `queue` so far reaches.
   virtual void record(void* event, Queue queue) = 0;
@@ -908,6 +910,8 @@ struct PluginState {
       e.desc.direction = SG_COPY_ON_HOST;
       copyTable.push_back(&e.desc);
     }
+    if (plugin.accelerator_ && plugin.device_)
+      throw Error("the plugin set both a host device and an AcceleratorDevice (setDevice twice)");
     if (plugin.accelerator_) finalizeAccelerator(api);
     if (plugin.device_ && !plugin.accelerator_) {
       device.abi_version = SG_PLUGIN_ABI_VERSION;

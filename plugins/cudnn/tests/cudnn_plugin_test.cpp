@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda_device.h"
 #include "device.h"
 #include "host_api.h"
 #include "layout.h"
@@ -456,6 +457,29 @@ TEST(CudnnHost, LargeChannelsLastRoundTripWithHalves) {
   EXPECT_EQ(back, nchw);  // integers below 2048 are exact in binary16
 }
 
+/// The host halves of the copies across the device boundary: a rank-4
+/// value goes channels-last (and to binary16 in the fp16 layout), any other
+/// rank stays row-major, and both come back unchanged.
+TEST(CudnnHost, DeviceLayoutPackingIsChannelsLastForRankFourOnly) {
+  const std::vector<int64_t> dims4 = {2, 3, 2, 2};
+  std::vector<float> nchw(24), back(24), packed(24);
+  for (size_t i = 0; i < nchw.size(); ++i) nchw[i] = static_cast<float>(i);
+  packForDevice(nchw.data(), packed.data(), dims4, /*half=*/false);
+  // (n1, h0, w1, c2) in NHWC is (n1, c2, h0, w1) in NCHW.
+  EXPECT_EQ(packed[((1 * 2 + 0) * 2 + 1) * 3 + 2], nchw[((1 * 3 + 2) * 2 + 0) * 2 + 1]);
+  EXPECT_NE(packed, nchw);
+  unpackFromDevice(packed.data(), back.data(), dims4, false);
+  EXPECT_EQ(back, nchw);
+  std::vector<uint16_t> halves(24);
+  packForDevice(nchw.data(), halves.data(), dims4, /*half=*/true);
+  EXPECT_EQ(halfToFloat(halves[1]), nchw[4]);  // (n0, p0, c1) == (n0, c1, p0)
+  unpackFromDevice(halves.data(), back.data(), dims4, true);
+  EXPECT_EQ(back, nchw);
+  // Rank 2 (a Gemm's operand): row-major, byte for byte.
+  packForDevice(nchw.data(), packed.data(), {4, 6}, false);
+  EXPECT_EQ(packed, nchw);
+}
+
 TEST(CudnnHost, AllocatorRoundsToBins) {
   EXPECT_EQ(DeviceAllocator::roundedSize(1), 256u);
   EXPECT_EQ(DeviceAllocator::roundedSize(257), 512u);
@@ -579,16 +603,21 @@ struct CudnnRun {
   std::vector<float> output;
   int onDevice = 0;
   int regions = 0;
+  std::vector<std::string> copies;  // the copy steps, in order
+  size_t hostWaits = 0;             // mid-run host waits
 };
 
-CudnnRun runOnCudnn(const std::string& text, const Tensor& x) {
+CudnnRun runOnCudnn(const std::string& text, const Tensor& x, const std::string& precision = "") {
   CudnnRun out;
   plugins::SelectOptions options;
   options.searchPath = {SUBGRAPH_TEST_PLUGIN_DIR};
   StatusOr<plugins::BackendSelection> s = plugins::selectBackends("cudnn", options);
   if (!s.isOk()) throw Error(s.status());
   runtime::SessionOptions so;
-  auto backends = s->runtimeBackends(1);
+  plugins::PluginRunOptions run;
+  run.threads = 1;
+  run.precision = precision;
+  auto backends = s->runtimeBackends(run);
   if (!backends.isOk()) throw Error(backends.status());
   so.backendInstances = std::move(backends).value();
   runtime::Session session(so);
@@ -604,9 +633,12 @@ CudnnRun runOnCudnn(const std::string& text, const Tensor& x) {
   ro.profile = true;
   StatusOr<runtime::RunResult> got = session.run({{"x", x}}, ro);
   if (!got.isOk()) throw Error(got.status());
-  for (const runtime::StepTiming& t : got->steps)
+  for (const runtime::StepTiming& t : got->steps) {
     if (t.step.isRegion && t.step.backend == "cudnn" && t.step.provider != "region-executor")
       ++out.onDevice;
+    if (t.step.isCopy) out.copies.push_back(t.step.name);
+  }
+  out.hostWaits = got->hostWaits.size();
   auto d = got->outputs[0].tensor.data<float>();
   out.output.assign(d.begin(), d.end());
   return out;
@@ -698,6 +730,29 @@ TEST(CudnnGpu, ConvBnReluMatchesTheReference) {
   EXPECT_EQ(pastTolerance(got.output, want, 1e-5f), 0u);
 }
 
+//   %x -> [Conv -> Relu] -> [MaxPool] -> %y: two cuDNN regions in a row.
+const char* kTwoRegions = R"(graph @g(%x: f32[1, 8, 8, 8]) {
+  %w = const f32[8, 8, 3, 3] splat(0.05)
+  %c: f32[1, 8, 8, 8] = Conv(%x, %w) {kernel_shape = [3, 3], pads = [1, 1, 1, 1]} @conv
+  %r: f32[1, 8, 8, 8] = Relu(%c) @relu
+  %y: f32[1, 8, 4, 4] = MaxPool(%r) {kernel_shape = [2, 2], strides = [2, 2]} @pool
+  return %y
+})";
+
+/// Plugin ABI 3 on the GPU: the value between two cuDNN regions stays on
+/// the device, channels-last; the only copies are the input going up and
+/// the output coming down, and the host never waits in between.
+TEST(CudnnGpu, ValuesStayOnTheGpuBetweenRegions) {
+  if (std::string why = probeDevice(); !why.empty()) GTEST_SKIP() << why;
+  Tensor x = randomInput({1, 8, 8, 8}, 5);
+  std::vector<float> want = runReference(kTwoRegions, x);
+  CudnnRun got = runOnCudnn(kTwoRegions, x);
+  EXPECT_EQ(got.onDevice, 2);
+  EXPECT_EQ(got.copies, (std::vector<std::string>{"copy:x->cuda:0@cudnn.nhwc", "copy:y->cpu:0"}));
+  EXPECT_EQ(got.hostWaits, 0u);
+  EXPECT_EQ(pastTolerance(got.output, want, 1e-4f), 0u);
+}
+
 /// In the default fp32 mode a random 3x3 block matches the reference to
 /// 1e-4: no TF32 engine was taken. Negative: the run must not fall back to
 /// the default executor, which would match trivially.
@@ -718,8 +773,10 @@ TEST(CudnnGpu, Fp32TakesNoTf32Engine) {
 TEST(CudnnGpu, Fp16RunsInHalfPrecision) {
   if (std::string why = probeDevice(); !why.empty()) GTEST_SKIP() << why;
   BlockCase c = randomBlockCase(11);
+  // The selectors' engine check runs before any session and reads the
+  // environment; the kernels take the precision from their context.
   ScopedEnv fp16("SUBGRAPH_CUDNN_PRECISION", "fp16");
-  CudnnRun got = runOnCudnn(c.text, c.x);
+  CudnnRun got = runOnCudnn(c.text, c.x, "fp16");
   EXPECT_EQ(got.onDevice, 1);
   EXPECT_EQ(pastTolerance(got.output, c.want, 5e-2f), 0u);
   EXPECT_GT(pastTolerance(got.output, c.want, 1e-6f), 0u);
