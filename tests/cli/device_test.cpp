@@ -61,6 +61,12 @@ TEST(CliDevice, ResNet50CopiesOnlyItsInputAndOutput) {
   for (const auto& region : json["regions"]) EXPECT_EQ(region["backend"], "emudev");
   EXPECT_EQ(json["regions"].size(), 56u);  // 53 conv, 2 pool, 1 dense
   EXPECT_TRUE(json["outputs"][0]["check"]["ok"].get<bool>());
+  // Device memory is planned like host memory: the activations between
+  // regions live in the device's frame block.
+  bool deviceBlock = false;
+  for (const auto& d : json["memory"]["devices"])
+    if (d["device"] == "emu:0") deviceBlock = d["dynamic_block_bytes"].get<size_t>() > 0;
+  EXPECT_TRUE(deviceBlock) << json["memory"].dump();
 }
 
 /// A plugin option reaches the device's kernels through the kernel context

@@ -574,9 +574,16 @@ void runRun(const RunCommandOptions& options) {
       waits.push_back({{"step", w.step}, {"waited_for", w.waitedFor}});
     json["host_waits"] = std::move(waits);
     if (auto plan = session.planReport()) {
+      nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+      for (const runtime::DeviceMemoryReport& d : plan->devices)
+        devices.push_back({{"device", d.device},
+                           {"peak_dynamic_bytes", d.peakDynamicBytes},
+                           {"dynamic_block_bytes", d.dynamicBlockBytes},
+                           {"separate_bytes", d.separateBytes}});
       json["memory"] = {{"frame_bytes", plan->frameBytes},
                         {"static_bytes", plan->staticBytes},
-                        {"precomputed_bytes", plan->precomputedBytes}};
+                        {"precomputed_bytes", plan->precomputedBytes},
+                        {"devices", std::move(devices)}};
     }
     std::cout << json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
