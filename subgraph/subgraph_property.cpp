@@ -11,6 +11,8 @@
 
 #include <algorithm>
 
+#include "subgraph/partition/fused_name.h"
+
 namespace subgraph::partition {
 namespace {
 
@@ -47,15 +49,12 @@ FusedNode defaultFusedNode(std::shared_ptr<Graph> subgraph, const RegionInfo& re
   thread_local std::string lastBackend, lastProperty;
   thread_local const OpKey* lastKey = nullptr;
   if (!lastKey || lastBackend != region.backend || lastProperty != region.property) {
-    lastKey = OpRegistry::global().intern("subgraph." + region.backend, region.property);
+    lastKey = OpRegistry::global().intern(fusedDomain(region.backend), region.property);
     lastBackend = region.backend;
     lastProperty = region.property;
   }
   node.op = lastKey;
-  // One allocation rather than one per +: this runs once per region.
-  node.name.reserve(region.backend.size() + region.property.size() + 16);
-  node.name.append(region.backend).append("_").append(region.property).append("_");
-  node.name.append(std::to_string(region.id));
+  node.name = fusedNodeName(region.backend, region.property, region.id);
   node.attrs.emplace_back("body", std::move(subgraph));
   return node;
 }

@@ -32,6 +32,7 @@
 #include "device_adapters.h"
 #include "host_api.h"
 #include "subgraph/ir/op_schema.h"
+#include "subgraph/partition/fused_name.h"
 #include "subgraph/runtime/allocator.h"
 #include "subgraph/runtime/work_queue.h"
 
@@ -231,7 +232,7 @@ class PluginProperty final : public partition::SubgraphProperty {
     if (!desc_->create_subgraph_node) return node;
     SgFusedNode fused;
     fused.node = &node;
-    fused.defaultDomain = "subgraph." + region.backend;
+    fused.defaultDomain = partition::fusedDomain(region.backend);
     fused.defaultOp = region.property;
     SgMessage m;
     int32_t accept = 1;

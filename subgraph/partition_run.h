@@ -1,0 +1,214 @@
+//===- subgraph/partition_run.h - State of one partition run -*- C++ -*-===//
+//
+// What the passes of one partitionGraph() call share (internal to
+// subgraph_partition): the run's state (RunState: which region took each
+// node, the fused nodes made so far, why each other node was left out, the
+// report under way) and the id-indexed working tables every pass reuses
+// (PassScratch). The policy (property_pass.h) and the surgery
+// (region_surgery.h) fill them in, the report (report_builder.h) is
+// completed from them, and the rank proof (rank_proof.h) reads the fused
+// nodes' ranks.
+//
+// Tables indexed by node id cover the input graph's nodes, the only ones
+// that can end up in regions; the fused nodes a pass makes get ids past
+// RunState::inputBound and are tracked apart.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "subgraph/ir/graph.h"
+#include "subgraph/partition/fused_name.h"
+#include "subgraph/partition/partition_report.h"
+#include "subgraph/quotient_dag.h"
+#include "subgraph/region_body.h"
+#include "subgraph/seed_index.h"
+#include "subgraph/support/status.h"
+
+namespace subgraph::partition::detail {
+
+/// Why a node of the input graph is in no region, weakest first: a later
+/// pass may replace a reason by a stronger one, never by a weaker one.
+enum class ReasonKind : uint8_t {
+  kNone,
+  kNoSelector,
+  kAlreadyFused,
+  kCycle,
+  kFilter,
+  kMinSize,
+  kRejected,
+};
+/// The number of ReasonKind values, for tables indexed by kind.
+constexpr size_t kReasonKinds = static_cast<size_t>(ReasonKind::kRejected) + 1;
+
+/// The reasons of the nodes of the input graph: a kind per node, and a
+/// text for the few that have one (a selector that says nothing leaves it
+/// empty), so a large graph pays five bytes per node rather than a string
+/// per node.
+///
+/// The texts sit in one list, found through an index per node rather than
+/// a hash map: nearly every text names its node, so they are distinct,
+/// and on a graph larger than the cache each map lookup and insertion was
+/// a miss in a chained bucket (docs/partitioning.md, "Reason texts without
+/// hashing"). A text equal to the one noted just before is shared (a
+/// rejected region notes the same text for each member, one after the
+/// other); other repeats are stored again, and a replaced text stays in
+/// the list until the run ends.
+class NodeReasons {
+ public:
+  /// What textIndex() returns for a node without a text.
+  static constexpr uint32_t kNoText = UINT32_MAX;
+
+  /// Reasons for nodes with ids below `nodes`, all kNone without a text.
+  explicit NodeReasons(size_t nodes) : kinds_(nodes, ReasonKind::kNone), textOf_(nodes, kNoText) {}
+  /// The node's reason kind.
+  ReasonKind kind(NodeId id) const { return kinds_[id]; }
+  /// Index of the node's text in texts(), or kNoText.
+  uint32_t textIndex(NodeId id) const { return textOf_[id]; }
+  /// True if the node has a text.
+  bool hasText(NodeId id) const { return textOf_[id] != kNoText; }
+  /// The texts; the report moves each out once it has copied it.
+  std::vector<std::string>& texts() { return texts_; }
+  /// Gives the node `kind` and `text` (none if empty), whatever it had.
+  void set(NodeId id, ReasonKind kind, std::string text) {
+    kinds_[id] = kind;
+    if (text.empty()) {
+      textOf_[id] = kNoText;
+      return;
+    }
+    if (texts_.empty() || texts_.back() != text) texts_.push_back(std::move(text));
+    textOf_[id] = static_cast<uint32_t>(texts_.size() - 1);
+  }
+
+ private:
+  std::vector<ReasonKind> kinds_;
+  std::vector<uint32_t> textOf_;  // index into texts_, or kNoText
+  std::vector<std::string> texts_;
+};
+
+/// True if `node` is a fused node by its op, whoever made it.
+inline bool isFusedOp(const Node& node) { return node.domain().starts_with(kFusedDomainPrefix); }
+
+/// The error a property's pass fails with: `message`, naming the
+/// property by `label` (backend/property).
+inline Status propertyError(const std::string& label, const std::string& message) {
+  return Status::invalid("subgraph property " + label + ": " + message);
+}
+
+/// State shared by all passes of one partitionGraph() call.
+struct RunState {
+  explicit RunState(Graph& g) : graph(g), inputBound(g.nodeIdBound()), reasons(inputBound) {
+    regionOf.assign(inputBound, -1);
+    // `fused` covers only the fused nodes this run makes (markFused). Those
+    // already in the input are recognized by their op where it matters
+    // (isFused(), the report) rather than by a pass over every node here:
+    // on a large graph each node's first touch is a cache miss.
+  }
+
+  /// Notes why `node` is left out, replacing what was noted before, except
+  /// that a no-selector note never replaces a more specific reason, nor,
+  /// without a text, a note that has one. Nodes past inputBound (the fused
+  /// nodes this run made) are not reported, so nothing is noted for them.
+  void note(const Node& node, ReasonKind kind, std::string text) {
+    if (node.id() >= inputBound) return;
+    const NodeId id = node.id();
+    if (kind == ReasonKind::kNoSelector) {
+      if (reasons.kind(id) > ReasonKind::kNoSelector) return;
+      if (text.empty() && reasons.hasText(id)) return;
+    }
+    reasons.set(id, kind, std::move(text));
+  }
+
+  /// Made by this run, or already fused in the input.
+  bool isFused(const Node& node) const {
+    return (node.id() < fused.size() && fused[node.id()]) || isFusedOp(node);
+  }
+  /// Records `node` as the fused node of `region`; `rank` is the rank of
+  /// the region's group in the pass's quotient DAG.
+  void markFused(const Node& node, int region, uint32_t rank) {
+    if (fused.size() <= node.id()) {
+      fused.resize(node.id() + 1, 0);
+      fusedRegion.resize(node.id() + 1, -1);
+      fusedRank.resize(node.id() + 1, QuotientDag::kNoRank);
+    }
+    fused[node.id()] = 1;
+    fusedRegion[node.id()] = region;
+    fusedRank[node.id()] = rank;
+  }
+  /// The rank markFused() recorded for a fused node, or kNoRank.
+  uint32_t rankOfFused(const Node& node) const {
+    return node.id() < fusedRank.size() ? fusedRank[node.id()] : QuotientDag::kNoRank;
+  }
+  /// Region id of a fused node made in this run, or -1.
+  int regionOfFused(const Node& node) const {
+    return node.id() < fusedRegion.size() ? fusedRegion[node.id()] : -1;
+  }
+
+  Graph& graph;
+  /// The input graph's node id bound: ids at or past it are fused nodes.
+  NodeId inputBound;
+  NodeReasons reasons;
+  /// Region id by input node id, or -1.
+  std::vector<int> regionOf;
+  /// By node id, for the fused nodes this run made: 1, their region id
+  /// and their region's rank (markFused()).
+  std::vector<uint8_t> fused;
+  std::vector<int> fusedRegion;
+  std::vector<uint32_t> fusedRank;
+  /// By region id: the index of the backend that made it.
+  std::vector<size_t> regionBackend;
+  PartitionReport report;
+  /// The id the next region gets; nested graphs continue the count.
+  int nextRegionId = 0;
+};
+
+/// Id-indexed working tables shared by every pass of one run, reused:
+/// allocating them per pass would, after a pass has freed thousands of
+/// nodes, make the allocator consolidate all those chunks each time.
+///
+/// They are sized for the input graph, not for the fused nodes the passes
+/// add: the heap peaks at the end of a pass, when the region bodies exist
+/// and the members they replace are not yet freed, so room reserved then
+/// for later passes would add to the peak, while growing a table
+/// afterwards, once the members are gone, does not.
+struct PassScratch {
+  explicit PassScratch(const Graph& graph) {
+    size_t nodes = graph.nodeIdBound() + 64;
+    size_t values = graph.valueIdBound() + 64;
+    dag.reserve(nodes);
+    bodies.reserve(nodes, values);
+    for (auto* table : {&excluded, &candidate, &scratch}) table->reserve(nodes);
+    taken.reserve(nodes);
+    inlined.reserve(values);
+  }
+
+  QuotientDag dag;
+  /// dag was initialized on the graph as it is now.
+  bool dagIsCurrent = false;
+  /// Over dag's order; invalidated with every init.
+  SeedIndex seeds;
+  RegionBodyBuilder bodies;
+  /// By node id: the index of the pending region that took the node, or -1.
+  std::vector<int> taken;
+  /// By node id: epoch stamps of the pass's growth (property_pass.h).
+  std::vector<uint32_t> excluded;
+  std::vector<uint32_t> candidate;
+  std::vector<uint32_t> scratch;
+  /// By value id: 1 constant already listed, 2 read by a fused node.
+  std::vector<uint8_t> inlined;
+  /// Names that nested graphs (If, Loop, Scan bodies) read from the graph.
+  /// Fusing keeps outer names, so the set taken before the first pass
+  /// holds for every pass.
+  std::set<std::string> captured;
+  /// The fused nodes the last pass made, and whether the edges they hold
+  /// are the only ones added to the graph since the quotient DAG's ranks
+  /// were computed (no hook added an edge or a node).
+  std::vector<const Node*> lastFused;
+  bool onlyFusedEdgesAdded = false;
+};
+
+}  // namespace subgraph::partition::detail

@@ -1,0 +1,430 @@
+//===- subgraph/property_pass.cpp - One property's pass: the policy -------===//
+//
+// Seeds, growth, cycle retries, Filter, minimum size, acceptance and the
+// reason each node left out gets; see property_pass.h for the methodology
+// and docs/partitioning.md for the guarantees and reason texts. Every
+// decision is made against the quotient DAG as it stands, which already
+// holds every region committed before, so a region that passes its check
+// can never form a cycle with another.
+//
+//===----------------------------------------------------------------------===//
+#include "subgraph/property_pass.h"
+
+#include <algorithm>
+#include <deque>
+
+namespace subgraph::partition::detail {
+namespace {
+
+// What tells whether a hook or the surgery changed the graph: every added
+// edge is counted, and node ids are never reused.
+struct GraphMark {
+  uint64_t edgesAdded = 0;
+  NodeId idBound = 0;
+  size_t nodes = 0;
+
+  static GraphMark of(const Graph& graph) {
+    return GraphMark{graph.edgesAdded(), graph.nodeIdBound(), graph.numNodes()};
+  }
+  bool operator==(const GraphMark&) const = default;
+};
+
+// Starts the loads that offering the seed `r` positions ahead will wait
+// for, one step of a pointer chase per distance: its node object 16 ahead,
+// the node's operand lists 8 ahead (their addresses are in the node, which
+// has arrived by then), its first input and output values 4 ahead, and the
+// output's use list 2 ahead. Select, the pattern match and the region's
+// growth read exactly these. The rank order is nearly allocation order,
+// but every node is four separate heap blocks, and on a graph larger than
+// the cache the seed loop otherwise waits for each in turn; prefetching
+// the node alone did not help, the chase did (docs/partitioning.md has
+// the measurements). It has no effect on what is computed.
+void prefetchSeedsAhead(const std::vector<Node*>& order, size_t r) {
+  const size_t n = order.size();
+  if (r + 16 < n) {
+    const char* node = reinterpret_cast<const char*>(order[r + 16]);
+    __builtin_prefetch(node);
+    __builtin_prefetch(node + 64);
+  }
+  if (r + 8 < n) {
+    __builtin_prefetch(order[r + 8]->outputs().data());
+    __builtin_prefetch(order[r + 8]->inputs().data());
+  }
+  if (r + 4 < n) {
+    const Node* node = order[r + 4];
+    if (!node->outputs().empty()) {
+      const char* out = reinterpret_cast<const char*>(node->outputs()[0]);
+      __builtin_prefetch(out);
+      __builtin_prefetch(out + 64);
+    }
+    if (!node->inputs().empty() && node->inputs()[0]) __builtin_prefetch(node->inputs()[0]);
+  }
+  if (r + 2 < n && !order[r + 2]->outputs().empty())
+    __builtin_prefetch(order[r + 2]->outputs()[0]->uses().data());
+}
+
+}  // namespace
+
+PropertyPass::PropertyPass(RunState& run, PassScratch& tables, const std::string& backend,
+                           size_t backendIndex, SubgraphProperty& property)
+    : run_(run),
+      graph_(run.graph),
+      tables_(tables),
+      dag_(tables.dag),
+      taken_(tables.taken),
+      excluded_(tables.excluded),
+      candidate_(tables.candidate),
+      scratch_(tables.scratch),
+      backendIndex_(backendIndex),
+      property_(property),
+      options_(property.options()),
+      label_(backend + "/" + property.name()),
+      lateBodies_(property.FusesWithoutBody()),
+      surgery_(run, tables, backend, property, options_, label_, lateBodies_) {
+  info_.backend = backend;
+  info_.property = property.name();
+}
+
+Status PropertyPass::run() {
+  SUBGRAPH_RETURN_IF_ERROR(start());
+  // Whatever happens next may change the graph.
+  tables_.dagIsCurrent = false;
+  const GraphMark before = GraphMark::of(graph_);
+  SUBGRAPH_RETURN_IF_ERROR(offerSeeds());
+  Status selection = property_.SelectionStatus();
+  if (!selection) return fail("selection failed: " + selection.message());
+
+  SUBGRAPH_RETURN_IF_ERROR(surgery_.connectAll());
+  std::vector<FusedRegion> fused = surgery_.materializeAll();
+  const uint64_t fusedEdges = recordFused(fused);
+  const GraphMark afterSurgery = GraphMark::of(graph_);
+  Status post = property_.PostPartition(graph_, fused);
+  if (!post) return fail("PostPartition failed: " + post.message());
+  const GraphMark after = GraphMark::of(graph_);
+  tables_.onlyFusedEdgesAdded =
+      afterSurgery.edgesAdded - before.edgesAdded == fusedEdges && after == afterSurgery;
+  // A pass that fused nothing, and whose hook added no edge and added or
+  // removed no node (ids are never reused), leaves the graph as init()
+  // ranked it: the next pass and the final acyclicity check can trust the
+  // ranks instead of reading every edge again. A model that no property of
+  // a backend applies to is the common case. Every contracted region is
+  // pending, so no pending region means no contraction.
+  if (surgery_.empty() && after == before) tables_.dagIsCurrent = true;
+  return Status::ok();
+}
+
+Status PropertyPass::start() {
+  Status pre = property_.PrePartition(graph_);
+  if (!pre) return fail("PrePartition failed: " + pre.message());
+  selector_ = property_.CreateSubgraphSelectorV2();
+  if (!selector_)
+    return fail(
+        "creates no selector (override CreateSubgraphSelector or CreateSubgraphSelectorV2)");
+  if (!tables_.dagIsCurrent) {
+    Status init = dag_.init(graph_);
+    if (!init) return fail(init.message());
+    tables_.seeds.invalidate();
+  }
+  return Status::ok();
+}
+
+Status PropertyPass::offerSeeds() {
+  // Contraction never changes the order, so the loop may read it in place.
+  const std::vector<Node*>& order = dag_.order();
+  const std::vector<std::string> seedOps = property_.SeedOpTypes();
+  if (seedOps.empty()) {
+    for (size_t r = 0; r < order.size(); ++r) {
+      prefetchSeedsAhead(order, r);
+      Node* seed = order[r];
+      if (!available(*seed)) continue;
+      SUBGRAPH_RETURN_IF_ERROR(formRegionFrom(seed));
+    }
+  } else {
+    // Only the nodes that can seed it, in the same order (seed_index.h).
+    for (uint32_t r : tables_.seeds.positions(order, seedOps)) {
+      Node* seed = order[r];
+      if (!available(*seed)) continue;
+      SUBGRAPH_RETURN_IF_ERROR(formRegionFrom(seed));
+    }
+  }
+  return Status::ok();
+}
+
+uint64_t PropertyPass::recordFused(const std::vector<FusedRegion>& fused) {
+  // The surgery adds exactly the fused nodes' edges (an input use each and
+  // a producer per output); everything else it does removes edges.
+  uint64_t fusedEdges = 0;
+  tables_.lastFused.clear();
+  for (const FusedRegion& region : fused) {
+    tables_.lastFused.push_back(region.node);
+    for (const Value* in : region.node->inputs()) fusedEdges += in != nullptr;
+    fusedEdges += region.node->numOutputs();
+  }
+  return fusedEdges;
+}
+
+void PropertyPass::prepareRegionTables() {
+  // The seed loop does not change the graph, so its bounds are those of
+  // the pass's start.
+  const NodeId bound = graph_.nodeIdBound();
+  taken_.assign(bound, -1);
+  excluded_.assign(bound, 0);
+  candidate_.assign(bound, 0);
+  scratch_.assign(bound, 0);
+  tables_.inlined.assign(graph_.valueIdBound(), 0);
+  tables_.bodies.reset(graph_, tables_.captured);
+  regionTables_ = true;
+}
+
+Status PropertyPass::formRegionFrom(Node* seed) {
+  ++seedMark_;
+  for (bool retry = false;; retry = true) {
+    selector_->Reset();
+    Decision select = selector_->Select(NodeView(*seed, *this));
+    if (!select) {
+      if (!retry) {
+        run_.note(*seed, ReasonKind::kNoSelector,
+                  select.reason().empty() ? std::string()
+                                          : "not selected by " + label_ + ": " + select.reason());
+      } else {
+        run_.note(*seed, ReasonKind::kCycle,
+                  "its region was cut to avoid a cycle, after which " + label_ +
+                      " no longer selected it" +
+                      (select.reason().empty() ? "" : ": " + select.reason()));
+      }
+      return Status::ok();
+    }
+    if (!regionTables_) prepareRegionTables();
+    grow(seed);
+    std::sort(region_.begin(), region_.end(),
+              [&](const Node* a, const Node* b) { return dag_.rank(*a) < dag_.rank(*b); });
+    std::vector<Reentry> reentered = dag_.findReentries(region_, QuotientDag::Direction::kForward);
+    if (reentered.empty()) return filterAndCommit();
+    excludeForCycle(seed, std::move(reentered));
+  }
+}
+
+void PropertyPass::grow(Node* seed) {
+  ++candidateMark_;
+  region_.clear();
+  region_.push_back(seed);
+  candidate_[seed->id()] = candidateMark_;
+  auto offer = [&](Node* n, Node* other, bool isProducer) {
+    if (candidate_[other->id()] == candidateMark_ || !available(*other)) return;
+    NodeView nodeView(*n, *this), otherView(*other, *this);
+    Decision d = isProducer ? selector_->SelectInput(nodeView, otherView)
+                            : selector_->SelectOutput(nodeView, otherView);
+    if (!d) return;
+    candidate_[other->id()] = candidateMark_;
+    region_.push_back(other);
+  };
+  for (size_t i = 0; i < region_.size(); ++i) {
+    Node* n = region_[i];
+    for (Value* in : n->inputs())
+      if (in && in->producer()) offer(n, in->producer(), true);
+    for (Value* out : n->outputs()) {
+      if (out->producer() != n) continue;
+      for (const Use& use : out->uses()) offer(n, use.user, false);
+    }
+  }
+}
+
+std::string PropertyPass::cycleReason(const Reentry& r) const {
+  const Node& via = *r.via;
+  int region = run_.regionOfFused(via);
+  if (region < 0 && via.id() < taken_.size() && taken_[via.id()] >= 0)
+    region = surgery_.regionId(static_cast<size_t>(taken_[via.id()]));
+  std::string where = via.qualifiedOpType() + " '" + via.displayName() + "'";
+  if (region >= 0)
+    return "would form a cycle with region " + std::to_string(region) + " through node " + where +
+           " (" + label_ + ")";
+  return "would form a cycle through node " + where + " outside the region (" + label_ + ")";
+}
+
+void PropertyPass::excludeForCycle(Node* seed, std::vector<Reentry> reentered) {
+  auto contains = [](const std::vector<Reentry>& list, const Node* n) {
+    return std::any_of(list.begin(), list.end(), [n](const Reentry& r) { return r.member == n; });
+  };
+  // Dropping every re-entered member leaves a convex set. Keep the seed:
+  // when it is itself re-entered, drop the members that re-enter instead,
+  // and when it is both, drop both sides but the seed.
+  std::vector<Reentry> drop;
+  if (!contains(reentered, seed)) {
+    drop = std::move(reentered);
+  } else {
+    std::vector<Reentry> reentering =
+        dag_.findReentries(region_, QuotientDag::Direction::kBackward);
+    if (!contains(reentering, seed)) {
+      drop = std::move(reentering);
+    } else {
+      for (auto* list : {&reentered, &reentering})
+        for (const Reentry& r : *list)
+          if (r.member != seed && !contains(drop, r.member)) drop.push_back(r);
+    }
+  }
+  for (const Reentry& r : drop) {
+    excluded_[r.member->id()] = seedMark_;
+    run_.note(*r.member, ReasonKind::kCycle, cycleReason(r));
+  }
+}
+
+Status PropertyPass::filterAndCommit() {
+  candidates_.assign(region_.begin(), region_.end());
+  std::vector<const Node*> kept = selector_->Filter(candidates_);
+  SUBGRAPH_RETURN_IF_ERROR(markKept(kept));
+  if (kept.size() == region_.size()) {
+    // The grown region is connected by construction and was just found
+    // convex, so it stands as it is.
+    commit(region_);
+    return Status::ok();
+  }
+  std::vector<Node*> keptNodes = dropFiltered();
+  if (keptNodes.empty()) return Status::ok();
+  if (options_.filterSplit == FilterSplit::kReject)
+    commitUnsplit(keptNodes);
+  else
+    commitConvexParts(std::move(keptNodes));
+  return Status::ok();
+}
+
+// Marks Filter's result in scratch_ under a fresh mark, failing the pass
+// if it holds a node that was not offered, or one twice: the partitioner
+// owns the region, and a selector cannot widen it.
+Status PropertyPass::markKept(const std::vector<const Node*>& kept) {
+  ++scratchMark_;
+  for (const Node* k : kept) {
+    if (!k || k->graph() != &graph_ || candidate_[k->id()] != candidateMark_)
+      return fail("Filter returned " +
+                  (k ? k->qualifiedOpType() + " node '" + k->displayName() + "'"
+                     : std::string("a null node")) +
+                  ", which is not one of its candidates");
+    if (scratch_[k->id()] == scratchMark_)
+      return fail("Filter returned node '" + k->displayName() + "' twice");
+    scratch_[k->id()] = scratchMark_;
+  }
+  return Status::ok();
+}
+
+// The members markKept() marked, in rank order; the others are noted as
+// dropped by Filter.
+std::vector<Node*> PropertyPass::dropFiltered() {
+  std::vector<Node*> keptNodes;
+  for (Node* n : region_) {
+    if (scratch_[n->id()] == scratchMark_) {
+      keptNodes.push_back(n);
+      continue;
+    }
+    std::string why = selector_->FilterReason(*n);
+    run_.note(*n, ReasonKind::kFilter,
+              "dropped by Filter of " + label_ + (why.empty() ? "" : ": " + why));
+  }
+  return keptNodes;
+}
+
+// FilterSplit::kReject: the kept set stands as one region if it is
+// connected and convex, and nothing of it is fused otherwise.
+void PropertyPass::commitUnsplit(const std::vector<Node*>& kept) {
+  std::vector<std::vector<Node*>> components = connectedComponents(kept);
+  std::string problem;
+  if (components.size() > 1)
+    problem = std::to_string(components.size()) + " disconnected parts";
+  else if (!dag_.findReentries(kept, QuotientDag::Direction::kForward).empty())
+    problem = "a set that is not convex";
+  if (problem.empty()) {
+    commit(kept);
+    return;
+  }
+  for (Node* n : kept)
+    run_.note(*n, ReasonKind::kFilter,
+              "Filter of " + label_ + " kept " + problem + ", and the property rejects splits");
+}
+
+std::vector<std::vector<Node*>> PropertyPass::connectedComponents(const std::vector<Node*>& nodes) {
+  ++scratchMark_;
+  const uint32_t inSet = scratchMark_;
+  for (Node* n : nodes) scratch_[n->id()] = inSet;
+  ++scratchMark_;
+  const uint32_t seen = scratchMark_;
+  std::vector<std::vector<Node*>> components;
+  for (Node* start : nodes) {
+    if (scratch_[start->id()] == seen) continue;
+    std::vector<Node*> component{start};
+    scratch_[start->id()] = seen;
+    auto reach = [&](Node* other) {
+      if (scratch_[other->id()] != inSet) return;
+      scratch_[other->id()] = seen;
+      component.push_back(other);
+    };
+    for (size_t i = 0; i < component.size(); ++i) {
+      Node* n = component[i];
+      for (Value* in : n->inputs())
+        if (in && in->producer()) reach(in->producer());
+      for (Value* out : n->outputs())
+        for (const Use& use : out->uses()) reach(use.user);
+    }
+    std::sort(component.begin(), component.end(),
+              [&](const Node* a, const Node* b) { return dag_.rank(*a) < dag_.rank(*b); });
+    components.push_back(std::move(component));
+  }
+  return components;
+}
+
+void PropertyPass::commitConvexParts(std::vector<Node*> kept) {
+  // Each step either commits a connected, convex component or splits it
+  // into the re-entered members and the rest, both strictly smaller (the
+  // lowest-ranked member is never re-entered), so this terminates. A part
+  // is checked only after the parts before it were committed: two parts
+  // that are each convex may still form a cycle together.
+  std::deque<std::vector<Node*>> work;
+  for (auto& c : connectedComponents(kept)) work.push_back(std::move(c));
+  while (!work.empty()) {
+    std::vector<Node*> component = std::move(work.front());
+    work.pop_front();
+    std::vector<Reentry> reentered =
+        dag_.findReentries(component, QuotientDag::Direction::kForward);
+    if (reentered.empty()) {
+      commit(component);
+      continue;
+    }
+    ++scratchMark_;
+    for (const Reentry& r : reentered) scratch_[r.member->id()] = scratchMark_;
+    std::vector<Node*> rest, cut;
+    for (Node* n : component) (scratch_[n->id()] == scratchMark_ ? cut : rest).push_back(n);
+    for (auto* side : {&rest, &cut})
+      for (auto& c : connectedComponents(*side)) work.push_back(std::move(c));
+  }
+}
+
+void PropertyPass::commit(std::span<Node* const> part) {
+  if (part.size() < options_.minRegionSize) {
+    for (Node* n : part)
+      run_.note(*n, ReasonKind::kMinSize,
+                "region of " + std::to_string(part.size()) +
+                    (part.size() == 1 ? " node" : " nodes") + " is below the minimum region size " +
+                    std::to_string(options_.minRegionSize) + " of " + label_);
+    return;
+  }
+  const int id = info_.id = run_.nextRegionId;
+  RegionBody body;
+  FusedNode fused;
+  if (!lateBodies_) {
+    info_.nodes.assign(part.begin(), part.end());
+    body = surgery_.buildBody(part, id);
+    SubgraphNodeResult result = property_.CreateSubgraphNode(body.body, info_);
+    if (!result.accepted()) {
+      surgery_.discardBody();
+      for (Node* n : part)
+        run_.note(*n, ReasonKind::kRejected,
+                  "region rejected by property " + label_ +
+                      (result.reason().empty() ? "" : ": " + result.reason()));
+      return;
+    }
+    fused = std::move(result.node());
+  }
+  ++run_.nextRegionId;
+  run_.regionBackend.push_back(backendIndex_);
+  dag_.contract(part);
+  surgery_.add(id, part, std::move(body), std::move(fused));
+}
+
+}  // namespace subgraph::partition::detail
