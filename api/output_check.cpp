@@ -1,15 +1,16 @@
-//===- tools/cli/output_check.cpp - `run --check`: output against reference -===//
+//===- api/output_check.cpp - An output against the reference ----------===//
 //
-// The comparison behind `run --check`; see output_check.h.
+// The comparison behind `run --check` and the Python package; see
+// subgraph/api/output_check.h.
 //
 //===----------------------------------------------------------------------===//
-#include "output_check.h"
+#include "subgraph/api/output_check.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-namespace subgraph::cli {
+namespace subgraph::api {
 namespace {
 
 /// Element `i` as a double; a bool is 0 or 1.
@@ -62,4 +63,4 @@ double scaledError(const Comparison& c) {
   return c.maxAbs > 0 ? std::numeric_limits<double>::infinity() : 0.0;
 }
 
-}  // namespace subgraph::cli
+}  // namespace subgraph::api

@@ -123,6 +123,28 @@ build() {
   echo "Built '$preset' in $(elapsed "$t0")."
 }
 
+#--- 2b. The Python package ------------------------------------------------------
+
+# register_python PRESET: makes `import subgraph` work in the system
+# python3 by pointing a .pth file in its site-packages at
+# build/PRESET/python (what `pip install -e` does for a source tree). Needs
+# root, like the package installation above.
+register_python() {
+  local preset=$1 pkg="$repo/build/$1/python"
+  if [[ ! -f $pkg/subgraph/__init__.py ]]; then
+    echo "The Python package was not built (pybind11 missing?); skipping its registration."
+    return
+  fi
+  local site
+  site=$(/usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])') ||
+    die "cannot ask /usr/bin/python3 for its site-packages folder"
+  local sudo=()
+  [[ $(id -u) -ne 0 ]] && sudo=(sudo)
+  "${sudo[@]}" mkdir -p "$site"
+  echo "$pkg" | "${sudo[@]}" tee "$site/subgraph.pth" >/dev/null
+  echo "python3 now imports subgraph from $pkg ($site/subgraph.pth)."
+}
+
 #--- 3a. Demo ------------------------------------------------------------------
 
 # True when the built program has COMMAND (later milestones add commands).
@@ -179,6 +201,15 @@ run_demo() {
     echo "(The ResNet-50 steps - zoo, partition, run - start once those commands exist.)"
   fi
 
+  if [[ -n ${model:-} && -f build/release/python/subgraph/__init__.py ]]; then
+    register_python release
+    demo_run "Demo: the same model from Python (import subgraph; Session; run)" \
+      /usr/bin/python3 -c "import subgraph, numpy as np
+s = subgraph.Session('$model', backends=['convbnrelu', 'convaddrelu'])
+out = s.run({'input': np.zeros((1, 3, 224, 224), np.float32)})
+print('regions:', len(s.report['regions']), ' output:', {k: v.shape for k, v in out.items()})"
+  fi
+
   step "Demo finished in $(elapsed "$start_time")"
   echo "Program: $repo/$bin   (try: $bin --help)"
   echo "Outputs: $repo/$out/"
@@ -202,6 +233,7 @@ run_tests() {
 run_test_mode() {
   install_onnxruntime
   build ci
+  register_python ci
   build asan
   run_tests ci
   run_tests asan

@@ -23,12 +23,15 @@
 #include <vector>
 
 #include "cli_runner.h"
-#include "output_check.h"
+#include "subgraph/api/output_check.h"
 
 namespace subgraph::cli::testing {
 namespace {
 
 namespace fs = std::filesystem;
+using api::compareOutput;
+using api::Comparison;
+using api::ToleranceOf;
 using ::testing::HasSubstr;
 
 /// A node whose required second operand is missing (`_`).

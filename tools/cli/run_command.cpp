@@ -27,8 +27,9 @@
 // means something for reduced precision, where outputs near zero make the
 // relative error meaningless. --precision asks the backends for a reduced
 // precision where they offer it: bf16 (oneDNN on AVX512-BF16/AMX), fp16
-// and tf32 (cuDNN's tensor cores); it reaches them, plugins included, as
-// $SUBGRAPH_PRECISION, and makes --check judge each output by its scale:
+// and tf32 (cuDNN's tensor cores); it reaches plugins through their kernel
+// context (as --plugin-option does), and makes --check judge each output by
+// its scale:
 // an element passes when |a-b| <= T*(1+max|b|), T 2e-2 for bf16 and 1e-2
 // for fp16 and tf32 by default, because a reduced-precision error grows
 // with the magnitudes summed into an element, not with the element (a
@@ -36,6 +37,11 @@
 // that precision stay in fp32. A model that itself computes in f16 or bf16
 // is judged the same way, without --tolerance. --json prints one JSON object
 // instead of text; --profile adds a per-node and per-region time table.
+//
+// The work itself (load, passes, backends, partition, compile, run, the
+// reference check) is the library's (subgraph/api/inference_session.h),
+// which the Python package calls too; this file is options, inputs,
+// outputs and printing.
 //
 //===----------------------------------------------------------------------===//
 #include <fmt/format.h>
@@ -59,20 +65,15 @@
 
 #include "cli_util.h"
 #include "command.h"
-#include "output_check.h"
 #include "subgraph/support/checked_int.h"
 
-#ifdef SUBGRAPH_CLI_HAVE_RUNTIME
+#ifdef SUBGRAPH_CLI_HAVE_API
+#include "subgraph/api/inference_session.h"
+#include "subgraph/api/output_check.h"
+#include "subgraph/plugins/plugin_loader.h"
 #include "subgraph/runtime/npy.h"
-#include "subgraph/runtime/reference_backend.h"
 #include "subgraph/runtime/session.h"
 #include "subgraph/runtime/tensor_file.h"
-#endif
-#ifdef SUBGRAPH_CLI_HAVE_PARTITION
-#include "subgraph/partition/backend_registry.h"
-#endif
-#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
-#include "subgraph/plugins/plugin_loader.h"
 #endif
 
 namespace subgraph::cli {
@@ -106,32 +107,9 @@ struct RunCommandOptions {
   bool allowFallback = false;
 };
 
-#ifdef SUBGRAPH_CLI_HAVE_RUNTIME
+#ifdef SUBGRAPH_CLI_HAVE_API
 using runtime::NamedTensor;
 using runtime::RunResult;
-using runtime::Session;
-using runtime::SessionOptions;
-
-#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
-// --plugin-option entries ("<plugin>.<name>=<value>") by "<plugin>.<name>".
-// A malformed entry is a usage error; one for a backend that is not chosen
-// is reported, since it would silently do nothing.
-std::map<std::string, std::string> parsePluginOptions(const std::vector<std::string>& entries,
-                                                      const std::vector<std::string>& backends) {
-  std::map<std::string, std::string> out;
-  for (const std::string& e : entries) {
-    size_t eq = e.find('='), dot = e.find('.');
-    if (eq == std::string::npos || dot == std::string::npos || dot == 0 || dot + 1 >= eq)
-      throw UsageError("--plugin-option '" + e + "' is not PLUGIN.NAME=VALUE");
-    std::string plugin = e.substr(0, dot);
-    if (std::find(backends.begin(), backends.end(), plugin) == backends.end())
-      throw UsageError("--plugin-option '" + e + "' is for backend '" + plugin +
-                       "', which is not chosen (" + fmt::format("{}", fmt::join(backends, ",")) +
-                       ")");
-    out[e.substr(0, eq)] = e.substr(eq + 1);
-  }
-  return out;
-}
 
 // The backends from --backend or $SUBGRAPH_BACKEND, resolved (plugins
 // loaded); nullopt means run unpartitioned.
@@ -150,29 +128,6 @@ std::optional<plugins::BackendSelection> chosenSelection(const RunCommandOptions
   for (const std::string& warning : selection->warnings()) spdlog::warn("{}", warning);
   if (selection->none()) return std::nullopt;
   return std::move(selection).value();
-}
-#endif
-
-// Backend names from --backend or $SUBGRAPH_BACKEND; empty means run
-// unpartitioned.
-[[maybe_unused]] std::vector<std::string> chosenBackends(const RunCommandOptions& options) {
-  std::string list = options.backends;
-  std::string origin = "--backend";
-  if (!options.backendsGiven) {
-    const char* env = secure_getenv("SUBGRAPH_BACKEND");
-    if (!env || !*env) return {};
-    list = env;
-    origin = "SUBGRAPH_BACKEND";
-  }
-#ifdef SUBGRAPH_CLI_HAVE_PARTITION
-  auto names = partition::parseBackendList(list);
-  if (!names) throw UsageError(origin + ": " + names.status().message());
-  return names.value();
-#else
-  if (list == "NONE") return {};
-  throw Error(StatusCode::kUnsupported,
-              origin + " names backends, but this subgraph was built without the partitioner");
-#endif
 }
 
 // Random data for one input: floats uniform in [-1, 1), integers in
@@ -349,118 +304,133 @@ std::string scopedName(const runtime::StepInfo& step) {
   return step.scope.empty() ? step.name : step.scope + "/" + step.name;
 }
 
-void runRun(const RunCommandOptions& options) {
+// A failure with the --limit that raises the limit it names, if any.
+void throwWithHint(const Status& status) {
+  if (!status.isOk()) throw Error(status.code(), withLimitHint(status));
+}
+
+// How --check judges the outputs.
+struct CheckRule {
+  double tolerance = 1e-4;
+  api::ToleranceOf of = api::ToleranceOf::kElement;
+};
+
+// The option mistakes found before any work, and the rule --check follows.
+CheckRule validateOptions(const RunCommandOptions& options) {
   if (options.runs < 1) throw UsageError("--runs must be at least 1");
   if (options.warmup < 0) throw UsageError("--warmup must not be negative");
   if (options.threads < 0) throw UsageError("--threads must not be negative");
   if (!(options.tolerance >= 0)) throw UsageError("--tolerance must not be negative");
-  double tolerance = options.tolerance;
-  ToleranceOf toleranceOf = ToleranceOf::kElement;
-  if (!options.precision.empty()) {
-    if (options.precision != "fp32" && options.precision != "bf16" && options.precision != "fp16" &&
-        options.precision != "tf32")
-      throw UsageError("--precision must be fp32, bf16, fp16 or tf32, not '" + options.precision +
-                       "'");
-    // Reduced precision is judged against each output's scale (file
-    // comment). bf16 keeps 8 mantissa bits and the errors compound over a
-    // network's depth: zoo models land at 0.3-0.9% of their scale. fp16
-    // keeps 11 and tf32 11 (10 stored); both accumulate in fp32.
-    if (options.precision != "fp32") {
-      toleranceOf = ToleranceOf::kScale;
-      if (!options.toleranceGiven) tolerance = options.precision == "bf16" ? 2e-2 : 1e-2;
-    }
+  if (Status st = api::checkPrecision(options.precision); !st.isOk())
+    throw UsageError("--" + st.message());
+  CheckRule rule{options.tolerance, api::ToleranceOf::kElement};
+  // Reduced precision is judged against each output's scale (file
+  // comment). bf16 keeps 8 mantissa bits and the errors compound over a
+  // network's depth: zoo models land at 0.3-0.9% of their scale. fp16
+  // keeps 11 and tf32 11 (10 stored); both accumulate in fp32.
+  if (!options.precision.empty() && options.precision != "fp32") {
+    rule.of = api::ToleranceOf::kScale;
+    if (!options.toleranceGiven) rule.tolerance = options.precision == "bf16" ? 2e-2 : 1e-2;
   }
-#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
+  return rule;
+}
+
+// Everything a run needs, read and built as the options say.
+struct Prepared {
+  std::unique_ptr<api::InferenceSession> session;
+  std::vector<NamedTensor> inputs;
+  std::vector<std::string> randomNames;
+  std::unique_ptr<Graph> original;  // as loaded, for --check
+  std::vector<std::string> backends;
+  CheckRule rule;
+};
+
+// A model that computes in f16 or bf16 itself is judged by its outputs'
+// scale: the reference rounds to half between ops, backends compute in f32.
+void adjustRuleForHalfModels(const Graph& graph, const RunCommandOptions& options,
+                             CheckRule& rule) {
+  DataType half = halfComputeType(graph);
+  if (!options.check || options.toleranceGiven || half == DataType::kUndefined ||
+      rule.of != api::ToleranceOf::kElement)
+    return;
+  rule.of = api::ToleranceOf::kScale;
+  rule.tolerance = half == DataType::kBFloat16 ? 2e-2 : 1e-2;
+  spdlog::info("--check: the model computes in {}; judging by the output scale, tolerance {}",
+               half == DataType::kBFloat16 ? "bf16" : "f16", rule.tolerance);
+}
+
+// The session through the library front end (api::InferenceSession): the
+// CLI resolves the backend list itself only to report list mistakes as
+// usage errors, and passes precision and plugin options through the ABI.
+Prepared prepare(const RunCommandOptions& options) {
+  Prepared p;
+  p.rule = validateOptions(options);
   std::optional<plugins::BackendSelection> selection = chosenSelection(options);
-  std::vector<std::string> backends = selection ? selection->names() : std::vector<std::string>{};
-  // Precision and plugin options reach the plugins' kernels through the
-  // ABI's kernel context; a mistake in them is found before any work.
-  plugins::PluginRunOptions pluginRun;
-  pluginRun.threads = options.threads;
-  pluginRun.precision = options.precision;
-  pluginRun.options = parsePluginOptions(options.pluginOptions, backends);
-#else
-  std::vector<std::string> backends = chosenBackends(options);
-#endif
+  p.backends = selection ? selection->names() : std::vector<std::string>{};
+  auto pluginOptions = api::parsePluginOptions(options.pluginOptions, p.backends);
+  if (!pluginOptions.isOk()) {
+    // The library says "plugin option '...'": the CLI names its flag.
+    std::string m = pluginOptions.status().message();
+    throw UsageError("--plugin-option " + m.substr(std::string("plugin option ").size()));
+  }
 
   LoadOptions load;
   load.inputShapes = parseShapeSpecs(options.shapes);
   load.allowUnknownOps = options.allowUnknownOps;
   std::unique_ptr<Graph> graph = loadModel(options.file, load);
-  if (DataType half = halfComputeType(*graph); options.check && !options.toleranceGiven &&
-                                               half != DataType::kUndefined &&
-                                               toleranceOf == ToleranceOf::kElement) {
-    // The reference runs the model as written, rounding to half between
-    // ops; backends (and the float16-compute pass) compute in f32.
-    toleranceOf = ToleranceOf::kScale;
-    tolerance = half == DataType::kBFloat16 ? 2e-2 : 1e-2;
-    spdlog::info("--check: the model computes in {}; judging by the output scale, tolerance {}",
-                 half == DataType::kBFloat16 ? "bf16" : "f16", tolerance);
-  }
-  const char* ofScale = toleranceOf == ToleranceOf::kScale ? " of the output scale" : "";
-  std::vector<std::string> randomNames;
-  std::vector<NamedTensor> inputs = gatherInputs(*graph, options, randomNames);
+  adjustRuleForHalfModels(*graph, options, p.rule);
+  p.inputs = gatherInputs(*graph, options, p.randomNames);
   if (!options.outputDir.empty()) {
     // A file-name clash fails now, not after a long run.
     std::vector<std::string> outputNames;
     for (const Value* v : graph->outputs())
       if (v) outputNames.push_back(v->name());
     uniqueFileNames(outputNames);
-    uniqueFileNames(randomNames);
+    uniqueFileNames(p.randomNames);
   }
-  std::unique_ptr<Graph> original = options.check ? graph->clone() : nullptr;
-  // After the clone: --check then also checks the passes, against the
+  // Cloned before the passes: --check then also checks them, against the
   // model exactly as written.
-  if (!backends.empty()) simplifyBeforePartition(*graph, options.passes);
+  if (options.check) p.original = graph->clone();
 
-  SessionOptions sessionOptions;
-  sessionOptions.threads = options.threads;
-  sessionOptions.memoryLimitBytes = memoryLimit();  // 0: none known
-#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
-  // Plugins with kernels, and in-process names that are also runtime
-  // backends, run what they fused; everything else runs on the reference.
-  if (selection) {
-    auto instances = selection->runtimeBackends(pluginRun);
-    if (!instances) throw Error(instances.status());
-    sessionOptions.backendInstances = std::move(instances).value();
+  api::InferenceOptions io;
+  io.selection = std::move(selection);
+  io.threads = options.threads;
+  io.precision = options.precision;
+  io.pluginOptions = std::move(pluginOptions).value();
+  io.passes = options.passes.empty() ? "default" : options.passes;
+  io.memoryLimitBytes = memoryLimit();  // 0: none known
+  auto made = api::InferenceSession::create(std::move(graph), std::move(io));
+  if (!made.isOk()) {
+    if (made.status().message().rfind("passes: ", 0) == 0)
+      throw UsageError("--" + made.status().message());
+    throwWithHint(made.status());
   }
-  Session session(sessionOptions);
-  throwIfError(session.load(std::move(graph)));
-  if (selection)
-    throwIfError(session.partitionOwned([&](std::unique_ptr<Graph>& g) -> Status {
-      std::vector<std::string> dropped;
-      auto report = selection->partitionWithFallback(g, dropped);
-      for (const std::string& warning : dropped) spdlog::warn("{}", oneLine(warning));
-      return report ? Status::ok() : report.status();
-    }));
-#else
-  // A fused region runs on the runtime backend of its partition backend's
-  // name when one exists; other names are partition-only.
-  for (const std::string& name : backends)
-    for (const std::string& known : runtime::BackendRegistry::global().names())
-      if (known == name) sessionOptions.backends.push_back(name);
-  Session session(sessionOptions);
-  throwIfError(session.load(std::move(graph)));
-  if (!backends.empty()) throwIfError(session.partition(backends));
-#endif
-  // A memory plan over `--limit memory` fails here or in a run (a plan
-  // per input shape); either message says which --limit raises it.
-  auto throwWithHint = [](const Status& status) {
-    if (!status.isOk()) throw Error(status.code(), withLimitHint(status));
-  };
-  throwWithHint(session.compile());
+  p.session = std::move(made).value();
+  for (const std::string& warning : p.session->warnings()) spdlog::warn("{}", oneLine(warning));
+  if (auto [before, after] = p.session->passNodes(); before != after)
+    spdlog::info("passes before partitioning: nodes {} -> {}", before, after);
+  return p;
+}
 
+// What the timed runs measured.
+struct Measured {
+  Latency latency;
+  std::vector<StepTime> steps;  // slowest first
+  RunResult last;
+};
+
+Measured measure(const Prepared& p, const RunCommandOptions& options) {
   runtime::RunOptions runOptions;
   runOptions.profile = options.profile || options.json;
   for (int i = 0; i < options.warmup; ++i) {
-    StatusOr<RunResult> r = session.run(inputs);
+    StatusOr<RunResult> r = p.session->run(p.inputs);
     if (!r) throwWithHint(r.status());
   }
   std::vector<double> latencies;
   std::map<StepKey, StepTime> stepTimes;
-  RunResult last;
+  Measured m;
   for (int i = 0; i < options.runs; ++i) {
-    StatusOr<RunResult> r = session.run(inputs, runOptions);
+    StatusOr<RunResult> r = p.session->run(p.inputs, runOptions);
     if (!r) throwWithHint(r.status());
     latencies.push_back(r.value().wallMs);
     std::map<StepKey, double> thisRun;
@@ -471,176 +441,205 @@ void runRun(const RunCommandOptions& options) {
       stepTimes[key].bytes = t.bytes;
     }
     for (const auto& [key, ms] : thisRun) stepTimes[key].ms.push_back(ms);
-    last = std::move(r).value();
+    m.last = std::move(r).value();
   }
-  Latency latency = summarize(latencies);
-
-  std::vector<std::string> written;
-  if (!options.outputDir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(options.outputDir, ec);
-    if (ec) throw Error(options.outputDir + ": cannot create the output folder: " + ec.message());
-    std::vector<std::string> files = uniqueFileNames(namesOf(last.outputs));
-    for (size_t o = 0; o < last.outputs.size(); ++o) {
-      std::string path = (std::filesystem::path(options.outputDir) / files[o]).string();
-      throwIfError(runtime::writeNpyFile(path, last.outputs[o].tensor));
-      written.push_back(path);
-    }
-    if (!randomNames.empty()) {
-      std::filesystem::path dir = std::filesystem::path(options.outputDir) / "inputs";
-      std::filesystem::create_directories(dir, ec);
-      if (ec) throw Error(dir.string() + ": cannot create the folder: " + ec.message());
-      std::vector<NamedTensor> random;
-      for (const NamedTensor& in : inputs)
-        if (std::find(randomNames.begin(), randomNames.end(), in.name) != randomNames.end())
-          random.push_back(in);
-      std::vector<std::string> inputFiles = uniqueFileNames(namesOf(random));
-      for (size_t i = 0; i < random.size(); ++i)
-        throwIfError(runtime::writeNpyFile((dir / inputFiles[i]).string(), random[i].tensor));
-    }
-  }
-
-  std::vector<Comparison> comparisons;
-  if (options.check) {
-    SessionOptions oracleOptions;
-    oracleOptions.memoryLimitBytes = memoryLimit();
-    Session oracle(oracleOptions);
-    throwIfError(oracle.load(std::move(original)));
-    throwWithHint(oracle.compile());
-    StatusOr<RunResult> want = oracle.run(inputs);
-    if (!want) throwWithHint(want.status());
-    for (size_t o = 0; o < last.outputs.size(); ++o)
-      comparisons.push_back(compareOutput(last.outputs[o].name, last.outputs[o].tensor,
-                                          want.value().outputs[o].tensor, tolerance, toleranceOf));
-  }
-
-  std::vector<StepTime> steps;
-  for (auto& [key, st] : stepTimes) steps.push_back(st);
-  std::stable_sort(steps.begin(), steps.end(), [](const StepTime& a, const StepTime& b) {
+  m.latency = summarize(latencies);
+  for (auto& [key, st] : stepTimes) m.steps.push_back(st);
+  std::stable_sort(m.steps.begin(), m.steps.end(), [](const StepTime& a, const StepTime& b) {
     return summarize(a.ms).median > summarize(b.ms).median;
   });
-  const double throughput = latency.median > 0 ? 1000.0 / latency.median : 0;
+  return m;
+}
 
-  if (options.json) {
-    nlohmann::ordered_json json;
-    json["model"] = options.file;
-    json["backends"] = backends;
-    json["threads"] = options.threads;
-    json["runs"] = options.runs;
-    json["latency_ms"] = {{"median", latency.median}, {"min", latency.min}, {"max", latency.max}};
-    json["throughput_per_s"] = throughput;
-    nlohmann::ordered_json outs = nlohmann::ordered_json::array();
-    for (size_t o = 0; o < last.outputs.size(); ++o) {
-      const NamedTensor& out = last.outputs[o];
-      nlohmann::ordered_json entry = {{"name", out.name},
-                                      {"dtype", std::string(dataTypeName(out.tensor.dtype()))},
-                                      {"shape", out.tensor.dims()}};
-      if (o < written.size()) entry["file"] = written[o];
-      if (o < comparisons.size())
-        entry["check"] = {
-            {"max_abs_error", comparisons[o].maxAbs},
-            {"max_rel_error", comparisons[o].maxRel},
-            {"scaled_error", scaledError(comparisons[o])},
-            {"tolerance", tolerance},
-            {"tolerance_of", toleranceOf == ToleranceOf::kScale ? "scale" : "element"},
-            {"ok", comparisons[o].failing == 0}};
-      outs.push_back(std::move(entry));
-    }
-    json["outputs"] = std::move(outs);
-    nlohmann::ordered_json regions = nlohmann::ordered_json::array();
-    nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
-    for (const StepTime& st : steps) {
-      nlohmann::ordered_json entry = {{"name", scopedName(st.step)},
-                                      {"op", st.step.op},
-                                      {"backend", st.step.backend},
-                                      {"provider", st.step.provider},
-                                      {"ms", summarize(st.ms).median}};
-      (st.step.isRegion ? regions : nodes).push_back(entry);
-    }
-    json["regions"] = std::move(regions);
-    if (options.profile) json["nodes"] = std::move(nodes);
-    // Every copy the session runs per request (between devices or layouts),
-    // with its bytes, and where the host waited for a device mid-run.
-    nlohmann::ordered_json copies = nlohmann::ordered_json::array();
-    for (const StepTime& st : steps)
-      if (st.step.isCopy)
-        copies.push_back({{"name", scopedName(st.step)},
-                          {"backend", st.step.backend},
-                          {"bytes", st.bytes},
-                          {"ms", summarize(st.ms).median}});
-    json["copies"] = std::move(copies);
-    nlohmann::ordered_json waits = nlohmann::ordered_json::array();
-    for (const runtime::HostWait& w : last.hostWaits)
-      waits.push_back({{"step", w.step}, {"waited_for", w.waitedFor}});
-    json["host_waits"] = std::move(waits);
-    if (auto plan = session.planReport()) {
-      nlohmann::ordered_json devices = nlohmann::ordered_json::array();
-      for (const runtime::DeviceMemoryReport& d : plan->devices)
-        devices.push_back({{"device", d.device},
-                           {"peak_dynamic_bytes", d.peakDynamicBytes},
-                           {"dynamic_block_bytes", d.dynamicBlockBytes},
-                           {"separate_bytes", d.separateBytes}});
-      json["memory"] = {{"frame_bytes", plan->frameBytes},
-                        {"static_bytes", plan->staticBytes},
-                        {"precomputed_bytes", plan->precomputedBytes},
-                        {"devices", std::move(devices)}};
-    }
-    std::cout << json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-  } else {
-    for (const NamedTensor& out : last.outputs) {
-      std::string dims;
-      for (int64_t d : out.tensor.dims()) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
-      std::cout << fmt::format("output {}: {}[{}]\n", out.name, dataTypeName(out.tensor.dtype()),
-                               dims);
-    }
-    for (const std::string& path : written) std::cout << "wrote " << path << "\n";
-    if (options.runs > 1 || options.warmup > 0)
-      std::cout << fmt::format(
-                       "latency: median {:.3f} ms, min {:.3f} ms, max {:.3f} ms over {} runs\n",
-                       latency.median, latency.min, latency.max, options.runs)
-                << fmt::format("throughput: {:.2f} inferences/s\n", throughput);
-    for (const Comparison& c : comparisons) {
-      if (c.shapeMismatch)
-        std::cout << fmt::format("check {}: shape or type differs from the reference\n", c.name);
-      else
-        std::cout << fmt::format(
-            "check {}: max abs error {:.3g}, max rel error {:.3g}, max abs error / max "
-            "|reference| {:.3g}, {}\n",
-            c.name, c.maxAbs, c.maxRel, scaledError(c),
-            c.failing
-                ? fmt::format("{} elements past tolerance {}{}", c.failing, tolerance, ofScale)
-                : "ok");
-    }
-    if (options.profile) {
-      // Nested steps are part of their If or Loop step's time.
-      double total = 0;
-      for (const StepTime& st : steps)
-        if (st.step.scope.empty()) total += summarize(st.ms).median;
-      std::cout << fmt::format("{:>10}  {:>6}  {:<10}  {:<28}  {}\n", "ms", "%", "backend", "op",
-                               "node");
-      for (const StepTime& st : steps) {
-        double ms = summarize(st.ms).median;
-        std::string note = st.step.isRegion ? " [region]"
-                           : st.step.isCopy ? fmt::format(" [{} bytes]", st.bytes)
-                                            : "";
-        std::cout << fmt::format("{:>10.3f}  {:>5.1f}%  {:<10}  {:<28}  {}{}\n", ms,
-                                 total > 0 ? 100 * ms / total : 0, st.step.backend, st.step.op,
-                                 scopedName(st.step), note);
-      }
-      std::cout << fmt::format("host waits mid-run: {}\n", last.hostWaits.size());
-      for (const runtime::HostWait& w : last.hostWaits)
-        std::cout << fmt::format("  {} waited for {}\n", w.step, w.waitedFor);
-    }
+// Writes each output (and the random inputs) under --output-dir; returns
+// the output files written.
+std::vector<std::string> writeOutputs(const Prepared& p, const Measured& m,
+                                      const RunCommandOptions& options) {
+  std::vector<std::string> written;
+  if (options.outputDir.empty()) return written;
+  std::error_code ec;
+  std::filesystem::create_directories(options.outputDir, ec);
+  if (ec) throw Error(options.outputDir + ": cannot create the output folder: " + ec.message());
+  std::vector<std::string> files = uniqueFileNames(namesOf(m.last.outputs));
+  for (size_t o = 0; o < m.last.outputs.size(); ++o) {
+    std::string path = (std::filesystem::path(options.outputDir) / files[o]).string();
+    throwIfError(runtime::writeNpyFile(path, m.last.outputs[o].tensor));
+    written.push_back(path);
   }
-  std::cout.flush();
-  for (const Comparison& c : comparisons)
+  if (p.randomNames.empty()) return written;
+  std::filesystem::path dir = std::filesystem::path(options.outputDir) / "inputs";
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error(dir.string() + ": cannot create the folder: " + ec.message());
+  std::vector<NamedTensor> random;
+  for (const NamedTensor& in : p.inputs)
+    if (std::find(p.randomNames.begin(), p.randomNames.end(), in.name) != p.randomNames.end())
+      random.push_back(in);
+  std::vector<std::string> inputFiles = uniqueFileNames(namesOf(random));
+  for (size_t i = 0; i < random.size(); ++i)
+    throwIfError(runtime::writeNpyFile((dir / inputFiles[i]).string(), random[i].tensor));
+  return written;
+}
+
+nlohmann::ordered_json outputsJson(const Measured& m, const std::vector<std::string>& written,
+                                   const std::vector<api::Comparison>& comparisons,
+                                   const CheckRule& rule) {
+  nlohmann::ordered_json outs = nlohmann::ordered_json::array();
+  for (size_t o = 0; o < m.last.outputs.size(); ++o) {
+    const NamedTensor& out = m.last.outputs[o];
+    nlohmann::ordered_json entry = {{"name", out.name},
+                                    {"dtype", std::string(dataTypeName(out.tensor.dtype()))},
+                                    {"shape", out.tensor.dims()}};
+    if (o < written.size()) entry["file"] = written[o];
+    if (o < comparisons.size())
+      entry["check"] = {{"max_abs_error", comparisons[o].maxAbs},
+                        {"max_rel_error", comparisons[o].maxRel},
+                        {"scaled_error", api::scaledError(comparisons[o])},
+                        {"tolerance", rule.tolerance},
+                        {"tolerance_of", rule.of == api::ToleranceOf::kScale ? "scale" : "element"},
+                        {"ok", comparisons[o].failing == 0}};
+    outs.push_back(std::move(entry));
+  }
+  return outs;
+}
+
+nlohmann::ordered_json stepsJson(const Measured& m, const RunCommandOptions& options,
+                                 nlohmann::ordered_json& json) {
+  nlohmann::ordered_json regions = nlohmann::ordered_json::array();
+  nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+  // Every copy the session runs per request (between devices or layouts),
+  // with its bytes, and where the host waited for a device mid-run.
+  nlohmann::ordered_json copies = nlohmann::ordered_json::array();
+  for (const StepTime& st : m.steps) {
+    nlohmann::ordered_json entry = {{"name", scopedName(st.step)},
+                                    {"op", st.step.op},
+                                    {"backend", st.step.backend},
+                                    {"provider", st.step.provider},
+                                    {"ms", summarize(st.ms).median}};
+    (st.step.isRegion ? regions : nodes).push_back(entry);
+    if (st.step.isCopy)
+      copies.push_back({{"name", scopedName(st.step)},
+                        {"backend", st.step.backend},
+                        {"bytes", st.bytes},
+                        {"ms", summarize(st.ms).median}});
+  }
+  json["regions"] = std::move(regions);
+  if (options.profile) json["nodes"] = std::move(nodes);
+  json["copies"] = std::move(copies);
+  nlohmann::ordered_json waits = nlohmann::ordered_json::array();
+  for (const runtime::HostWait& w : m.last.hostWaits)
+    waits.push_back({{"step", w.step}, {"waited_for", w.waitedFor}});
+  return waits;
+}
+
+nlohmann::ordered_json memoryJson(const runtime::PlanReport& plan) {
+  nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+  for (const runtime::DeviceMemoryReport& d : plan.devices)
+    devices.push_back({{"device", d.device},
+                       {"peak_dynamic_bytes", d.peakDynamicBytes},
+                       {"dynamic_block_bytes", d.dynamicBlockBytes},
+                       {"separate_bytes", d.separateBytes}});
+  return {{"frame_bytes", plan.frameBytes},
+          {"static_bytes", plan.staticBytes},
+          {"precomputed_bytes", plan.precomputedBytes},
+          {"devices", std::move(devices)}};
+}
+
+void printJson(const Prepared& p, const Measured& m, const std::vector<std::string>& written,
+               const std::vector<api::Comparison>& comparisons, const RunCommandOptions& options) {
+  nlohmann::ordered_json json;
+  json["model"] = options.file;
+  json["backends"] = p.backends;
+  json["threads"] = options.threads;
+  json["runs"] = options.runs;
+  json["latency_ms"] = {
+      {"median", m.latency.median}, {"min", m.latency.min}, {"max", m.latency.max}};
+  json["throughput_per_s"] = m.latency.median > 0 ? 1000.0 / m.latency.median : 0;
+  json["outputs"] = outputsJson(m, written, comparisons, p.rule);
+  json["host_waits"] = stepsJson(m, options, json);
+  if (auto plan = p.session->session().planReport()) json["memory"] = memoryJson(*plan);
+  std::cout << json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
+
+void printProfile(const Measured& m) {
+  // Nested steps are part of their If or Loop step's time.
+  double total = 0;
+  for (const StepTime& st : m.steps)
+    if (st.step.scope.empty()) total += summarize(st.ms).median;
+  std::cout << fmt::format("{:>10}  {:>6}  {:<10}  {:<28}  {}\n", "ms", "%", "backend", "op",
+                           "node");
+  for (const StepTime& st : m.steps) {
+    double ms = summarize(st.ms).median;
+    std::string note = st.step.isRegion ? " [region]"
+                       : st.step.isCopy ? fmt::format(" [{} bytes]", st.bytes)
+                                        : "";
+    std::cout << fmt::format("{:>10.3f}  {:>5.1f}%  {:<10}  {:<28}  {}{}\n", ms,
+                             total > 0 ? 100 * ms / total : 0, st.step.backend, st.step.op,
+                             scopedName(st.step), note);
+  }
+  std::cout << fmt::format("host waits mid-run: {}\n", m.last.hostWaits.size());
+  for (const runtime::HostWait& w : m.last.hostWaits)
+    std::cout << fmt::format("  {} waited for {}\n", w.step, w.waitedFor);
+}
+
+void printText(const Prepared& p, const Measured& m, const std::vector<std::string>& written,
+               const std::vector<api::Comparison>& comparisons, const RunCommandOptions& options) {
+  const char* ofScale = p.rule.of == api::ToleranceOf::kScale ? " of the output scale" : "";
+  for (const NamedTensor& out : m.last.outputs)
+    std::cout << fmt::format("output {}: {}[{}]\n", out.name, dataTypeName(out.tensor.dtype()),
+                             fmt::join(out.tensor.dims(), ", "));
+  for (const std::string& path : written) std::cout << "wrote " << path << "\n";
+  if (options.runs > 1 || options.warmup > 0)
+    std::cout << fmt::format(
+                     "latency: median {:.3f} ms, min {:.3f} ms, max {:.3f} ms over {} runs\n",
+                     m.latency.median, m.latency.min, m.latency.max, options.runs)
+              << fmt::format("throughput: {:.2f} inferences/s\n",
+                             m.latency.median > 0 ? 1000.0 / m.latency.median : 0);
+  for (const api::Comparison& c : comparisons) {
+    if (c.shapeMismatch)
+      std::cout << fmt::format("check {}: shape or type differs from the reference\n", c.name);
+    else
+      std::cout << fmt::format(
+          "check {}: max abs error {:.3g}, max rel error {:.3g}, max abs error / max "
+          "|reference| {:.3g}, {}\n",
+          c.name, c.maxAbs, c.maxRel, api::scaledError(c),
+          c.failing
+              ? fmt::format("{} elements past tolerance {}{}", c.failing, p.rule.tolerance, ofScale)
+              : "ok");
+  }
+  if (options.profile) printProfile(m);
+}
+
+void failOnCheck(const std::vector<api::Comparison>& comparisons, const CheckRule& rule) {
+  const char* ofScale = rule.of == api::ToleranceOf::kScale ? " of the output scale" : "";
+  for (const api::Comparison& c : comparisons)
     if (c.failing)
-      throw Error(StatusCode::kInvalidArgument,
-                  c.shapeMismatch
-                      ? fmt::format("check failed: output '{}' differs in shape or type", c.name)
-                      : fmt::format("check failed: output '{}' has {} elements past tolerance {}{} "
-                                    "(max abs error {:.3g}, max rel error {:.3g})",
-                                    c.name, c.failing, tolerance, ofScale, c.maxAbs, c.maxRel));
+      throw Error(
+          StatusCode::kInvalidArgument,
+          c.shapeMismatch
+              ? fmt::format("check failed: output '{}' differs in shape or type", c.name)
+              : fmt::format("check failed: output '{}' has {} elements past tolerance {}{} "
+                            "(max abs error {:.3g}, max rel error {:.3g})",
+                            c.name, c.failing, rule.tolerance, ofScale, c.maxAbs, c.maxRel));
+}
+
+// `subgraph run`: everything but I/O and printing is the library's.
+void runModel(const RunCommandOptions& options) {
+  Prepared p = prepare(options);
+  Measured m = measure(p, options);
+  std::vector<std::string> written = writeOutputs(p, m, options);
+  std::vector<api::Comparison> comparisons;
+  if (options.check) {
+    auto compared = api::compareWithReference(*p.original, p.inputs, m.last.outputs,
+                                              p.rule.tolerance, p.rule.of, memoryLimit());
+    if (!compared.isOk()) throwWithHint(compared.status());
+    comparisons = std::move(compared).value();
+  }
+  if (options.json)
+    printJson(p, m, written, comparisons, options);
+  else
+    printText(p, m, written, comparisons, options);
+  std::cout.flush();
+  failOnCheck(comparisons, p.rule);
 }
 #endif
 
@@ -690,8 +689,8 @@ const CommandRegistration kRun("run", [](CLI::App& app) {
                 "Skip a backend plugin that cannot be used or fails while partitioning (with a "
                 "warning) instead of failing; also SUBGRAPH_BACKEND_FALLBACK=1");
   cmd->callback([options] {
-#ifdef SUBGRAPH_CLI_HAVE_RUNTIME
-    runRun(*options);
+#ifdef SUBGRAPH_CLI_HAVE_API
+    runModel(*options);
 #else
     throw Error(StatusCode::kUnsupported, "this subgraph was built without the runtime");
 #endif

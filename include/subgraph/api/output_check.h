@@ -1,10 +1,10 @@
-//===- tools/cli/output_check.h - `run --check`: output against reference -*- C++ -*-===//
+//===- subgraph/api/output_check.h - An output against the reference -*- C++ -*-===//
 //
 // How `subgraph run --check` judges an output against the reference
 // backend's: element by element, with a tolerance relative to the element
 // (fp32) or to the output's scale (reduced precision). Infinities and NaN
 // compare exactly, since no tolerance relative to an infinite value means
-// anything. Kept apart from run_command.cpp so that tests can call it.
+// anything. `subgraph run --check` and the Python package both use it.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -14,7 +14,7 @@
 
 #include "subgraph/ir/tensor.h"
 
-namespace subgraph::cli {
+namespace subgraph::api {
 
 /// What --check's tolerance is relative to: each element (|a-b| <= T*(1+|b|),
 /// fp32) or the output's scale (|a-b| <= T*(1+max|b|), reduced precision).
@@ -40,4 +40,4 @@ Comparison compareOutput(const std::string& name, const Tensor& got, const Tenso
 /// for an all-zero reference with no error.
 double scaledError(const Comparison& c);
 
-}  // namespace subgraph::cli
+}  // namespace subgraph::api

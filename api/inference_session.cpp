@@ -1,0 +1,224 @@
+//===- api/inference_session.cpp - Load, partition, run -------------------===//
+//
+// See subgraph/api/inference_session.h. The steps of build() are the order
+// every front end needs: options first (a mistake costs nothing), then the
+// backends (a plugin that cannot load fails before any work), then the
+// passes, the partition and the compile.
+//
+//===----------------------------------------------------------------------===//
+#include "subgraph/api/inference_session.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "subgraph/api/output_check.h"
+#include "subgraph/ir/text_format.h"
+#include "subgraph/ir/verifier.h"
+#include "subgraph/passes/pass_manager.h"
+
+#ifdef SUBGRAPH_API_HAVE_ONNX
+#include "subgraph/onnx/onnx_import.h"
+#endif
+
+namespace subgraph::api {
+namespace {
+
+std::string lowerExtension(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext;
+}
+
+// Text graphs get --shape style sizes after parsing (the ONNX importer
+// takes them itself).
+Status applyInputShapes(Graph& graph, const InputShapes& shapes) {
+  for (const auto& [name, dims] : shapes) {
+    Value* input = graph.findValue(name);
+    if (!input || !input->isGraphInput())
+      return Status::error(StatusCode::kNotFound,
+                           "graph '" + graph.name() + "' has no input named '" + name + "'");
+    const TensorType& type = input->type();
+    if (type.hasRank() && type.rank() != dims.size())
+      return Status::invalid(fmt::format("input '{}' has rank {}, but {} dims were given", name,
+                                         type.rank(), dims.size()));
+    input->setType(TensorType(type.dtype, Shape(dims.begin(), dims.end())));
+  }
+  return Status::ok();
+}
+
+StatusOr<std::unique_ptr<Graph>> readModel(const std::string& path, const ModelOptions& options) {
+  const std::string ext = lowerExtension(path);
+  if (ext == ".sg") {
+    ParseOptions parse;
+    StatusOr<std::unique_ptr<Graph>> g = parseGraphFile(path, parse);
+    if (!g.isOk()) return g.status();
+    SUBGRAPH_RETURN_IF_ERROR(applyInputShapes(*g.value(), options.inputShapes));
+    return g;
+  }
+  if (ext == ".onnx") {
+#ifdef SUBGRAPH_API_HAVE_ONNX
+    ImportOptions import;
+    import.allowUnknownOps = options.allowUnknownOps;
+    import.inputShapes = options.inputShapes;
+    return importOnnxFile(path, import);
+#else
+    return Status::error(StatusCode::kUnsupported,
+                         path + ": this subgraph was built without the ONNX importer");
+#endif
+  }
+  return Status::invalid(path + ": unknown model file extension '" + ext +
+                         "' (expected .onnx or .sg)");
+}
+
+// The selection of `options`, resolved when the caller did not.
+StatusOr<plugins::BackendSelection> resolveSelection(InferenceOptions& options) {
+  if (options.selection) return std::move(*options.selection);
+  plugins::SelectOptions select;
+  select.allowFallback = options.allowFallback;
+  select.searchPath = options.pluginSearchPath;
+  std::string list = options.backends.empty() ? "NONE" : options.backends;
+  return plugins::selectBackends(list, select);
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Graph>> loadModel(const std::string& path, const ModelOptions& options) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    return Status::error(
+        StatusCode::kNotFound,
+        path + (std::filesystem::exists(path, ec) ? ": not a regular file" : ": no such file"));
+  StatusOr<std::unique_ptr<Graph>> graph = readModel(path, options);
+  if (!graph.isOk()) return graph.status();
+  VerifyOptions verifyOptions;
+  verifyOptions.allowUnknownOps = options.allowUnknownOps;
+  verifyOptions.allowUnknownAttributes = true;
+  if (Status verdict = verify(*graph.value(), verifyOptions); !verdict.isOk())
+    return Status(verdict.code(), path + ": invalid graph: " + verdict.message());
+  return graph;
+}
+
+Status checkPrecision(const std::string& precision) {
+  if (precision.empty() || precision == "fp32" || precision == "bf16" || precision == "fp16" ||
+      precision == "tf32")
+    return Status::ok();
+  return Status::invalid("precision must be fp32, bf16, fp16 or tf32, not '" + precision + "'");
+}
+
+StatusOr<std::map<std::string, std::string>> parsePluginOptions(
+    const std::vector<std::string>& entries, const std::vector<std::string>& backends) {
+  std::map<std::string, std::string> out;
+  for (const std::string& e : entries) {
+    size_t eq = e.find('='), dot = e.find('.');
+    if (eq == std::string::npos || dot == std::string::npos || dot == 0 || dot + 1 >= eq)
+      return Status::invalid("plugin option '" + e + "' is not PLUGIN.NAME=VALUE");
+    std::string plugin = e.substr(0, dot);
+    if (std::find(backends.begin(), backends.end(), plugin) == backends.end())
+      return Status::invalid(fmt::format(
+          "plugin option '{}' is for backend '{}', which is not chosen ({})", e, plugin,
+          backends.empty() ? std::string("none") : fmt::format("{}", fmt::join(backends, ","))));
+    out[e.substr(0, eq)] = e.substr(eq + 1);
+  }
+  return out;
+}
+
+StatusOr<std::unique_ptr<InferenceSession>> InferenceSession::create(std::unique_ptr<Graph> model,
+                                                                     InferenceOptions options) {
+  if (!model) return Status::invalid("InferenceSession::create: no model");
+  std::unique_ptr<InferenceSession> s(new InferenceSession());
+  SUBGRAPH_RETURN_IF_ERROR(s->build(std::move(model), options));
+  return s;
+}
+
+StatusOr<std::unique_ptr<InferenceSession>> InferenceSession::open(const std::string& path,
+                                                                   InferenceOptions options,
+                                                                   const ModelOptions& model) {
+  StatusOr<std::unique_ptr<Graph>> graph = loadModel(path, model);
+  if (!graph.isOk()) return graph.status();
+  return create(std::move(graph).value(), std::move(options));
+}
+
+InferenceSession::~InferenceSession() = default;
+
+Status InferenceSession::build(std::unique_ptr<Graph> model, InferenceOptions& options) {
+  SUBGRAPH_RETURN_IF_ERROR(checkPrecision(options.precision));
+  if (options.threads < 0) return Status::invalid("threads must not be negative");
+  StatusOr<plugins::BackendSelection> selection = resolveSelection(options);
+  if (!selection.isOk()) return selection.status();
+  for (const std::string& w : selection->warnings()) warnings_.push_back(w);
+  backends_ = selection->none() ? std::vector<std::string>{} : selection->names();
+  for (const auto& [key, value] : options.pluginOptions) {
+    std::string plugin = key.substr(0, key.find('.'));
+    if (std::find(backends_.begin(), backends_.end(), plugin) == backends_.end())
+      return Status::invalid("plugin option '" + key + "' is for backend '" + plugin +
+                             "', which is not chosen");
+  }
+  passNodes_ = {model->numNodes(), model->numNodes()};
+  if (!backends_.empty() && options.passes != "none") {
+    StatusOr<PassManager> pipeline =
+        parsePassPipeline(options.passes, PassManagerOptions{.runToFixedPoint = true});
+    if (!pipeline.isOk()) return Status::invalid("passes: " + pipeline.status().message());
+    StatusOr<PipelineReport> ran = pipeline.value().run(*model);
+    if (!ran.isOk()) return ran.status();
+    passNodes_.second = model->numNodes();
+  }
+  runtime::SessionOptions so;
+  so.threads = options.threads;
+  so.memoryLimitBytes = options.memoryLimitBytes;
+  if (!backends_.empty()) {
+    plugins::PluginRunOptions run;
+    run.threads = options.threads;
+    run.precision = options.precision;
+    run.options = options.pluginOptions;
+    auto instances = selection->runtimeBackends(run);
+    if (!instances.isOk()) return instances.status();
+    so.backendInstances = std::move(instances).value();
+  }
+  session_ = std::make_unique<runtime::Session>(so);
+  SUBGRAPH_RETURN_IF_ERROR(session_->load(std::move(model)));
+  if (!backends_.empty()) {
+    plugins::BackendSelection& chosen = selection.value();
+    SUBGRAPH_RETURN_IF_ERROR(session_->partitionOwned([&](std::unique_ptr<Graph>& g) -> Status {
+      std::vector<std::string> dropped;
+      auto report = chosen.partitionWithFallback(g, dropped);
+      for (std::string& w : dropped) warnings_.push_back(std::move(w));
+      if (!report.isOk()) return report.status();
+      report_ = std::move(report).value();
+      return Status::ok();
+    }));
+  }
+  return session_->compile();
+}
+
+StatusOr<runtime::RunResult> InferenceSession::run(const std::vector<runtime::NamedTensor>& inputs,
+                                                   const runtime::RunOptions& options) const {
+  return session_->run(inputs, options);
+}
+
+StatusOr<std::vector<Comparison>> compareWithReference(
+    const Graph& original, const std::vector<runtime::NamedTensor>& inputs,
+    const std::vector<runtime::NamedTensor>& outputs, double tolerance, ToleranceOf of,
+    uint64_t memoryLimitBytes) {
+  runtime::SessionOptions so;
+  so.memoryLimitBytes = memoryLimitBytes;
+  runtime::Session oracle(so);
+  SUBGRAPH_RETURN_IF_ERROR(oracle.load(original));
+  SUBGRAPH_RETURN_IF_ERROR(oracle.compile());
+  StatusOr<runtime::RunResult> want = oracle.run(inputs);
+  if (!want.isOk()) return want.status();
+  std::vector<Comparison> out;
+  for (const runtime::NamedTensor& got : outputs) {
+    auto it = std::find_if(want->outputs.begin(), want->outputs.end(),
+                           [&](const runtime::NamedTensor& w) { return w.name == got.name; });
+    if (it == want->outputs.end())
+      return Status::error(StatusCode::kNotFound, "the reference has no output '" + got.name + "'");
+    out.push_back(compareOutput(got.name, got.tensor, it->tensor, tolerance, of));
+  }
+  return out;
+}
+
+}  // namespace subgraph::api

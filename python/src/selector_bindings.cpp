@@ -1,0 +1,234 @@
+//===- python/src/selector_bindings.cpp - Selectors written in Python -----===//
+//
+// A backend written in Python: subgraph.register_backend(name, [property,
+// ...]) registers properties whose selectors are Python objects, so an
+// author can prototype a fusion before writing the C++ plugin. The
+// partitioner calls them with MXNet's semantics (Select, SelectInput,
+// SelectOutput, Filter, FilterReason, Reset; CreateSubgraphSelector and
+// CreateSubgraphNode on the property), duck-typed: the Python base classes
+// in subgraph/__init__.py give the defaults.
+//
+// The partitioner runs without the GIL; each call into Python takes it.
+// Decisions cannot carry errors, so a Python exception answers "no" and is
+// remembered; SelectionStatus then fails the partition with the
+// exception's one line ("Select: ValueError: ..."), which reaches Python
+// as subgraph.Error. Node views passed to callbacks borrow the graph being
+// partitioned: they are valid only during the call.
+//
+//===----------------------------------------------------------------------===//
+#include <pybind11/stl.h>
+
+#include <mutex>
+
+#include "bindings.h"
+#include "subgraph/partition/backend_registry.h"
+
+namespace subgraph::python {
+namespace {
+
+// A Python object that C++ copies freely: only the shared_ptr is copied,
+// and the reference is dropped under the GIL (or leaked after the
+// interpreter is gone, when the registry outlives it).
+using PyRef = std::shared_ptr<py::object>;
+
+PyRef hold(py::object obj) {
+  return PyRef(new py::object(std::move(obj)), [](py::object* o) {
+    if (Py_IsInitialized()) {
+      py::gil_scoped_acquire gil;
+      delete o;
+    }
+  });
+}
+
+// The first Python exception of a partitioning run.
+class ErrorSlot {
+ public:
+  void set(std::string message) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (first_.empty()) first_ = std::move(message);
+  }
+  std::string first() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return first_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::string first_;
+};
+
+// "ValueError: message" of the exception being handled (GIL held).
+std::string describe(py::error_already_set& e) {
+  std::string type = py::str(e.type().attr("__name__"));
+  std::string text = py::str(e.value());
+  std::string out = type + (text.empty() ? "" : ": " + text);
+  std::replace(out.begin(), out.end(), '\n', ' ');
+  return out;
+}
+
+// True/False, or (False, "reason"), or None (no).
+partition::Decision toDecision(const py::object& r) {
+  if (py::isinstance<py::tuple>(r)) {
+    py::tuple t = r;
+    bool yes = t.size() > 0 && py::bool_(t[0]);
+    std::string why = t.size() > 1 ? std::string(py::str(t[1])) : std::string();
+    return yes ? partition::Decision::yes() : partition::Decision::no(why);
+  }
+  return py::bool_(r) ? partition::Decision::yes() : partition::Decision::no();
+}
+
+py::object view(const Node& node) { return py::cast(NodeHandle{nullptr, &node}); }
+
+class PythonSelector final : public partition::SubgraphSelector {
+ public:
+  PythonSelector(PyRef obj, std::shared_ptr<ErrorSlot> errors)
+      : obj_(std::move(obj)), errors_(std::move(errors)) {}
+
+  partition::Decision Select(const Node& node) override {
+    return decide("Select", [&] { return obj_->attr("Select")(view(node)); });
+  }
+  partition::Decision SelectInput(const Node& node, const Node& producer) override {
+    return decide("SelectInput",
+                  [&] { return obj_->attr("SelectInput")(view(node), view(producer)); });
+  }
+  partition::Decision SelectOutput(const Node& node, const Node& consumer) override {
+    return decide("SelectOutput",
+                  [&] { return obj_->attr("SelectOutput")(view(node), view(consumer)); });
+  }
+  std::vector<const Node*> Filter(std::span<const Node* const> candidates) override {
+    py::gil_scoped_acquire gil;
+    try {
+      py::list in;
+      for (const Node* n : candidates) in.append(view(*n));
+      std::vector<const Node*> kept;
+      for (py::handle h : obj_->attr("Filter")(in)) kept.push_back(h.cast<NodeHandle&>().node);
+      return kept;
+    } catch (py::error_already_set& e) {
+      errors_->set("Filter: " + describe(e));
+      return {};
+    }
+  }
+  std::string FilterReason(const Node& node) const override {
+    py::gil_scoped_acquire gil;
+    try {
+      return py::str(obj_->attr("FilterReason")(view(node)));
+    } catch (py::error_already_set& e) {
+      errors_->set("FilterReason: " + describe(e));
+      return {};
+    }
+  }
+  void Reset() override {
+    py::gil_scoped_acquire gil;
+    try {
+      obj_->attr("Reset")();
+    } catch (py::error_already_set& e) {
+      errors_->set("Reset: " + describe(e));
+    }
+  }
+
+ private:
+  template <typename Call>
+  partition::Decision decide(const char* what, Call&& call) {
+    py::gil_scoped_acquire gil;
+    try {
+      return toDecision(call());
+    } catch (py::error_already_set& e) {
+      errors_->set(std::string(what) + ": " + describe(e));
+      return partition::Decision::no("the Python selector raised an exception");
+    }
+  }
+
+  PyRef obj_;
+  std::shared_ptr<ErrorSlot> errors_;
+};
+
+class PythonProperty final : public partition::SubgraphProperty {
+ public:
+  PythonProperty(PyRef obj, std::string name) : obj_(std::move(obj)), name_(std::move(name)) {
+    py::gil_scoped_acquire gil;
+    partition::PropertyOptions options;
+    options.inferenceOnly = py::bool_(obj_->attr("inference_only"));
+    options.minRegionSize = obj_->attr("min_region_size").cast<size_t>();
+    setOptions(options);
+  }
+  std::string name() const override { return name_; }
+
+  std::unique_ptr<partition::SubgraphSelector> CreateSubgraphSelector() const override {
+    py::gil_scoped_acquire gil;
+    try {
+      py::object selector = obj_->attr("CreateSubgraphSelector")();
+      if (selector.is_none()) throw py::value_error("CreateSubgraphSelector returned None");
+      return std::make_unique<PythonSelector>(hold(std::move(selector)), errors_);
+    } catch (py::error_already_set& e) {
+      errors_->set("CreateSubgraphSelector: " + describe(e));
+    } catch (const std::exception& e) {
+      errors_->set(std::string("CreateSubgraphSelector: ") + e.what());
+    }
+    return std::make_unique<NoSelector>();
+  }
+
+  partition::SubgraphNodeResult CreateSubgraphNode(
+      std::shared_ptr<Graph> body, const partition::RegionInfo& region) const override {
+    {
+      py::gil_scoped_acquire gil;
+      try {
+        py::object r = obj_->attr("CreateSubgraphNode")(GraphBox{body}, region.id);
+        if (!r.is_none()) return partition::SubgraphNodeResult::reject(py::str(r));
+      } catch (py::error_already_set& e) {
+        errors_->set("CreateSubgraphNode: " + describe(e));
+        return partition::SubgraphNodeResult::reject("the Python property raised an exception");
+      }
+    }
+    return partition::SubgraphProperty::CreateSubgraphNode(std::move(body), region);
+  }
+
+  Status SelectionStatus() const override {
+    std::string e = errors_->first();
+    return e.empty() ? Status::ok() : Status::invalid("Python property '" + name_ + "': " + e);
+  }
+
+ private:
+  // What a property whose selector could not be made offers: nothing.
+  class NoSelector final : public partition::SubgraphSelector {
+    partition::Decision Select(const Node&) override { return partition::Decision::no(); }
+    partition::Decision SelectInput(const Node&, const Node&) override {
+      return partition::Decision::no();
+    }
+    partition::Decision SelectOutput(const Node&, const Node&) override {
+      return partition::Decision::no();
+    }
+  };
+
+  PyRef obj_;
+  std::string name_;
+  std::shared_ptr<ErrorSlot> errors_ = std::make_shared<ErrorSlot>();
+};
+
+void registerBackend(const std::string& name, const py::list& properties) {
+  partition::BackendRegistry& registry = partition::BackendRegistry::global();
+  if (registry.contains(name))
+    raise(Status::invalid("backend '" + name + "' is already registered"));
+  if (properties.empty()) raise(Status::invalid("backend '" + name + "' has no properties"));
+  std::vector<std::pair<PyRef, std::string>> held;
+  for (py::handle p : properties) {
+    if (!py::hasattr(p, "CreateSubgraphSelector") || !py::hasattr(p, "name"))
+      raise(Status::invalid("register_backend('" + name +
+                            "'): a property must be a subgraph.SubgraphProperty"));
+    held.emplace_back(hold(py::reinterpret_borrow<py::object>(p)),
+                      py::str(p.attr("name")).cast<std::string>());
+  }
+  check(registry.registerBackend(name));
+  for (auto& [obj, propertyName] : held)
+    check(registry.registerProperty(name, [obj, propertyName]() {
+      return std::make_unique<PythonProperty>(obj, propertyName);
+    }));
+}
+
+}  // namespace
+
+void bindSelectors(py::module_& m) {
+  m.def("_register_backend", &registerBackend, py::arg("name"), py::arg("properties"));
+  m.def("_backend_names", [] { return partition::BackendRegistry::global().names(); });
+}
+
+}  // namespace subgraph::python

@@ -1,0 +1,42 @@
+"""subgraph.load and the Graph, Node and Value views."""
+import pytest
+
+import subgraph
+
+
+def test_load_reads_a_text_graph_and_shows_its_structure(block):
+    g = subgraph.load(block)
+    assert len(g) == 4
+    assert [n.op for n in g.nodes] == ["Conv", "BatchNormalization", "Relu", "Conv"]
+    assert g.ops == {"BatchNormalization": 1, "Conv": 2, "Relu": 1}
+    x = g.inputs[0]
+    assert (x.name, x.dtype, x.shape) == ("x", "float32", [1, 2, 4, 4])
+    conv = g.nodes[0]
+    assert conv.name == "conv" and conv.inputs[1].is_constant
+    assert conv.outputs[0].consumers[0].op == "BatchNormalization"
+    assert g.value("r").producer.op == "Relu"
+    assert g.value("missing") is None
+    assert "Relu(%n)" in g.to_text()
+    assert repr(g) == "<Graph 'block': 4 nodes>"
+
+
+def test_load_reads_onnx_with_attributes(resnet50):
+    g = subgraph.load(resnet50)
+    assert len(g) == 175
+    conv = next(n for n in g.nodes if n.op == "Conv")
+    assert conv.attrs["kernel_shape"] == [7, 7]
+    assert conv.attrs["strides"] == [2, 2]
+
+
+def test_load_errors_are_one_line(tmp_path):
+    with pytest.raises(subgraph.Error, match="no such file"):
+        subgraph.load(str(tmp_path / "missing.onnx"))
+    bad = tmp_path / "bad.sg"
+    bad.write_text("graph @g( {")
+    with pytest.raises(subgraph.Error) as e:
+        subgraph.load(str(bad))
+    assert "\n" not in str(e.value)
+    other = tmp_path / "model.txt"
+    other.write_text("x")
+    with pytest.raises(subgraph.Error, match="unknown model file extension"):
+        subgraph.load(str(other))

@@ -1,0 +1,52 @@
+"""subgraph.partition: the report as a dict, with the CLI's keys and reasons."""
+import json
+import subprocess
+
+import pytest
+
+import subgraph
+
+
+def test_partition_returns_the_cli_report(block, program):
+    g = subgraph.load(block)
+    report = subgraph.partition(g, ["convbnrelu"])
+    assert [r["nodes"] for r in report["regions"]] == [["conv", "bn", "relu"]]
+    # The lone Conv is left out, with the reason the CLI gives.
+    cli = json.loads(subprocess.run([program, "partition", block, "--backend", "convbnrelu",
+                                     "--json"], capture_output=True, text=True, check=True).stdout)
+    for key in ("backends", "regions", "nodes_total", "rejected", "contested", "skipped"):
+        assert key in report
+    assert report["regions"] == cli["regions"]
+    assert report["rejected"] == cli["rejected"]
+    assert report["rejected"][0]["node"] == "lone_conv"
+    assert "no consumer of Conv 'lone_conv' is BatchNormalization" in report["rejected"][0]["reason"]
+    # The graph was partitioned in place: one fused node replaces three.
+    assert len(g) == 2
+    assert sorted(n.domain for n in g.nodes) == ["", "subgraph.convbnrelu"]
+
+
+def test_partition_with_no_backend_changes_nothing(block):
+    g = subgraph.load(block)
+    report = subgraph.partition(g, [])
+    assert report["regions"] == [] and len(g) == 4
+
+
+def test_partition_errors(block):
+    g = subgraph.load(block)
+    with pytest.raises(subgraph.Error, match="unknown backend 'nosuch'"):
+        subgraph.partition(g, ["nosuch"])
+    assert len(g) == 4  # unchanged after a failure
+
+
+def test_plugins_lists_the_examples_with_their_devices():
+    found = {p["name"]: p for p in subgraph.plugins() if "name" in p}
+    assert found["example_convbn"]["device"] == "host memory"
+    assert found["example_convbn"]["abi_version"] == 3
+    assert found["emudev"]["device"].startswith("emu:0 (emulated")
+
+
+def test_check_plugin_runs_the_conformance_check():
+    result = subgraph.check_plugin("example_convbn", cases=3, seed=1)
+    assert result == {"passed": 3, "failed": 0, "ok": True, "report": result["report"]}
+    with pytest.raises(subgraph.Error, match="unknown backend 'nosuch'"):
+        subgraph.check_plugin("nosuch", cases=1)
