@@ -199,6 +199,11 @@ StatusOr<runtime::RunResult> InferenceSession::run(const std::vector<runtime::Na
   return session_->run(inputs, options);
 }
 
+StatusOr<runtime::RunResult> InferenceSession::runInPlace(
+    const std::vector<runtime::InputView>& inputs, const runtime::RunOptions& options) const {
+  return session_->runInPlace(inputs, options);
+}
+
 StatusOr<std::vector<Comparison>> compareWithReference(
     const Graph& original, const std::vector<runtime::NamedTensor>& inputs,
     const std::vector<runtime::NamedTensor>& outputs, double tolerance, ToleranceOf of,

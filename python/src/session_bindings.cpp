@@ -3,7 +3,8 @@
 // subgraph.Session wraps api::InferenceSession, as onnxruntime's
 // InferenceSession wraps its C++ session: built from a path or a Graph
 // with backends, threads, precision and plugin options; run() takes a dict
-// of numpy arrays and returns one. The request runs without the GIL, so
+// of numpy arrays, read in place when they are C-contiguous, and returns
+// one. The request runs without the GIL, so
 // other Python threads go on (and several may run one session at once:
 // run is thread-safe). Outputs are numpy arrays over the session's result
 // buffers, handed over without another copy.
@@ -38,10 +39,11 @@ DataType dataTypeOf(const py::dtype& d) {
   return DataType::kUndefined;
 }
 
-// The request's inputs as runtime tensors. The array's bytes are read once
-// into the tensor (the runtime keeps its inputs in owned tensors).
-std::vector<runtime::NamedTensor> toInputs(const py::dict& inputs) {
-  std::vector<runtime::NamedTensor> out;
+// The request's inputs, read in place: a C-contiguous array of a type
+// subgraph runs is passed as it is (no copy); any other layout is made
+// contiguous first. `keep` holds the arrays until the run ends.
+std::vector<runtime::InputView> toInputs(const py::dict& inputs, std::vector<py::array>& keep) {
+  std::vector<runtime::InputView> out;
   for (auto [key, item] : inputs) {
     std::string name = py::str(key);
     py::array a = py::array::ensure(item, py::array::c_style);
@@ -50,10 +52,9 @@ std::vector<runtime::NamedTensor> toInputs(const py::dict& inputs) {
     if (dtype == DataType::kUndefined)
       raise(Status::invalid("input '" + name + "' has numpy dtype " +
                             std::string(py::str(a.dtype())) + ", which subgraph does not run"));
-    std::vector<int64_t> dims(a.shape(), a.shape() + a.ndim());
-    std::vector<std::byte> bytes(static_cast<size_t>(a.nbytes()));
-    if (!bytes.empty()) std::memcpy(bytes.data(), a.data(), bytes.size());
-    out.push_back({name, Tensor(dtype, std::move(dims), std::move(bytes))});
+    out.push_back({name, dtype, std::vector<int64_t>(a.shape(), a.shape() + a.ndim()), a.data(),
+                   static_cast<size_t>(a.nbytes())});
+    keep.push_back(std::move(a));
   }
   return out;
 }
@@ -117,10 +118,11 @@ PySession makeSession(const py::object& model, const std::vector<std::string>& b
 }
 
 py::dict run(const PySession& self, const py::dict& inputs) {
-  std::vector<runtime::NamedTensor> in = toInputs(inputs);
+  std::vector<py::array> keep;
+  std::vector<runtime::InputView> in = toInputs(inputs, keep);
   StatusOr<runtime::RunResult> r = [&] {
     py::gil_scoped_release release;
-    return self.s->run(in);
+    return self.s->runInPlace(in);
   }();
   check(r.status());
   py::dict out;

@@ -143,7 +143,7 @@ struct Session::Impl {
 
   // Checks a request against the graph's inputs and outputs; fills descs
   // and data per graph input and the output indices to return.
-  Status validate(const std::vector<NamedTensor>& inputs, const RunOptions& ro,
+  Status validate(const std::vector<InputView>& inputs, const RunOptions& ro,
                   std::vector<TensorDesc>& descs, std::vector<const void*>& data,
                   std::vector<size_t>& outputs) const {
     const Program& p = *program;
@@ -151,7 +151,7 @@ struct Session::Impl {
     descs.assign(n, TensorDesc{});
     data.assign(n, nullptr);
     std::vector<bool> given(n, false);
-    for (const NamedTensor& t : inputs) {
+    for (const InputView& t : inputs) {
       auto it = std::find(p.inputNames.begin(), p.inputNames.end(), t.name);
       if (it == p.inputNames.end()) {
         std::string known;
@@ -163,29 +163,32 @@ struct Session::Impl {
       if (given[i]) return Status::invalid("input '" + t.name + "' is given twice");
       given[i] = true;
       const TensorType& declared = p.inputTypes[i];
-      if (t.tensor.dtype() == DataType::kString)
+      if (t.dtype == DataType::kString)
         return Status::error(
             StatusCode::kUnsupported,
             "input '" + t.name + "' is a string tensor; the runtime has no string kernels");
-      if (declared.dtype != DataType::kUndefined && declared.dtype != t.tensor.dtype())
+      if (declared.dtype != DataType::kUndefined && declared.dtype != t.dtype)
         return Status::invalid("input '" + t.name + "' has element type " +
-                               std::string(dataTypeName(t.tensor.dtype())) +
-                               " but the graph declares " +
+                               std::string(dataTypeName(t.dtype)) + " but the graph declares " +
                                std::string(dataTypeName(declared.dtype)));
       if (declared.shape) {
         const Shape& shape = *declared.shape;
-        const auto& dims = t.tensor.dims();
+        const auto& dims = t.dims;
         bool ok = shape.size() == dims.size();
         for (size_t d = 0; ok && d < dims.size(); ++d)
           ok = !shape[d].isStatic() || shape[d].size() == dims[d];
         if (!ok) {
-          TensorDesc got{t.tensor.dtype(), dims, nullptr};
+          TensorDesc got{t.dtype, dims, nullptr};
           return Status::invalid("input '" + t.name + "' has shape " + got.toString() +
                                  " but the graph declares " + declared.toString());
         }
       }
-      descs[i] = TensorDesc{t.tensor.dtype(), t.tensor.dims(), nullptr};
-      data[i] = t.tensor.bytes().data();
+      descs[i] = TensorDesc{t.dtype, t.dims, nullptr};
+      if (descs[i].byteSize() != t.bytes)
+        return Status::invalid("input '" + t.name + "' has " + std::to_string(t.bytes) +
+                               " bytes, but " + descs[i].toString() + " takes " +
+                               std::to_string(descs[i].byteSize()));
+      data[i] = t.data;
     }
     for (size_t i = 0; i < n; ++i) {
       if (given[i]) continue;
@@ -390,6 +393,16 @@ Status Session::compile() {
 
 StatusOr<RunResult> Session::run(const std::vector<NamedTensor>& inputs,
                                  const RunOptions& options) const {
+  std::vector<InputView> views;
+  views.reserve(inputs.size());
+  for (const NamedTensor& t : inputs)
+    views.push_back({t.name, t.tensor.dtype(), t.tensor.dims(), t.tensor.bytes().data(),
+                     t.tensor.bytes().size()});
+  return runInPlace(views, options);
+}
+
+StatusOr<RunResult> Session::runInPlace(const std::vector<InputView>& inputs,
+                                        const RunOptions& options) const {
   const Impl& s = *impl_;
   if (s.state != Impl::State::kCompiled)
     return Status::invalid("Session::run: the session is not compiled (call compile() first)");

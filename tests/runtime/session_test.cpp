@@ -47,6 +47,23 @@ TEST(SessionTest, ConvBnReluMatchesHandComputedValues) {
   EXPECT_THAT(values(out[0].tensor), ElementsAre(0.0f, 0.0f, 9.0f, 17.0f));
 }
 
+/// An input read in place (InputView, what the Python package passes for a
+/// numpy array) gives the same outputs as an owned tensor; a view whose
+/// byte count does not match its type is refused before anything runs.
+TEST(SessionTest, RunsInputsReadInPlace) {
+  auto session = compileText(kConvBnRelu);
+  std::vector<float> x = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  std::vector<InputView> views = {
+      {"x", DataType::kFloat32, {1, 1, 3, 3}, x.data(), x.size() * sizeof(float)}};
+  StatusOr<RunResult> r = session->runInPlace(views);
+  ASSERT_TRUE(r.isOk()) << r.status().message();
+  EXPECT_THAT(values(r->outputs[0].tensor), ElementsAre(0.0f, 0.0f, 9.0f, 17.0f));
+  views[0].bytes -= 4;
+  StatusOr<RunResult> bad = session->runInPlace(views);
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_EQ(bad.status().message(), "input 'x' has 32 bytes, but f32[1, 1, 3, 3] takes 36");
+}
+
 /// A tensor whose shape disagrees with the declared static dims is refused.
 TEST(SessionTest, RejectsInputOfWrongShape) {
   auto session = compileText(kConvBnRelu);

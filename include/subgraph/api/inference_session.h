@@ -107,6 +107,9 @@ class InferenceSession {
   /// Runs one request; thread-safe.
   StatusOr<runtime::RunResult> run(const std::vector<runtime::NamedTensor>& inputs,
                                    const runtime::RunOptions& options = {}) const;
+  /// The same with inputs read in place, without a copy (numpy arrays).
+  StatusOr<runtime::RunResult> runInPlace(const std::vector<runtime::InputView>& inputs,
+                                          const runtime::RunOptions& options = {}) const;
 
   /// The backends in priority order (after fallback dropped any).
   const std::vector<std::string>& backends() const { return backends_; }

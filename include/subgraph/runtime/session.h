@@ -55,6 +55,17 @@ struct NamedTensor {
   Tensor tensor;
 };
 
+/// An input read in place, without a copy (e.g. a numpy array's buffer):
+/// dense row-major data of `dtype` and `dims`, `bytes` long, valid and
+/// unchanged until run() returns.
+struct InputView {
+  std::string name;
+  DataType dtype = DataType::kFloat32;
+  std::vector<int64_t> dims;
+  const void* data = nullptr;
+  size_t bytes = 0;
+};
+
 /// Identifies one executed step for callbacks and profiles.
 struct StepInfo {
   size_t index = 0;       ///< Position in the session's step order.
@@ -220,6 +231,10 @@ class Session {
   /// static dims.
   StatusOr<RunResult> run(const std::vector<NamedTensor>& inputs,
                           const RunOptions& options = {}) const;
+  /// The same with inputs read in place; a view whose byte count does not
+  /// match its type is refused.
+  StatusOr<RunResult> runInPlace(const std::vector<InputView>& inputs,
+                                 const RunOptions& options = {}) const;
 
   /// The graph as loaded (and partitioned).
   const Graph& graph() const;

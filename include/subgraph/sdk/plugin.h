@@ -649,17 +649,21 @@ inline SgStatus scratchSize(void* kernel, const SgTensorShape* inputs, size_t nu
   });
 }
 
+/// The host's tensors as SDK Tensors.
+inline std::vector<Tensor> toTensors(const SgTensor* tensors, size_t count) {
+  std::vector<Tensor> out;
+  out.reserve(count);
+  for (size_t i = 0; i < count; ++i) out.emplace_back(tensors[i]);
+  return out;
+}
+
 inline SgStatus runKernelWithScratch(void* kernel, const SgTensor* inputs, size_t numInputs,
                                      const SgTensor* outputs, size_t numOutputs, void* scratch,
                                      size_t scratchBytes, SgMessage* message) {
   auto* box = static_cast<KernelBox*>(kernel);
   return guarded(box->api, message, [&] {
-    std::vector<Tensor> in, out;
-    in.reserve(numInputs);
-    out.reserve(numOutputs);
-    for (size_t i = 0; i < numInputs; ++i) in.emplace_back(inputs[i]);
-    for (size_t o = 0; o < numOutputs; ++o) out.emplace_back(outputs[o]);
-    box->kernel->runWithScratch(in, out, {static_cast<std::byte*>(scratch), scratchBytes});
+    box->kernel->runWithScratch(toTensors(inputs, numInputs), toTensors(outputs, numOutputs),
+                                {static_cast<std::byte*>(scratch), scratchBytes});
     return SG_OK;
   });
 }
@@ -684,12 +688,8 @@ inline SgStatus runKernelOnQueue(void* kernel, void* queue, const SgTensor* inpu
                                  void* scratch, size_t scratchBytes, SgMessage* message) {
   auto* box = static_cast<KernelBox*>(kernel);
   return guarded(box->api, message, [&] {
-    std::vector<Tensor> in, out;
-    in.reserve(numInputs);
-    out.reserve(numOutputs);
-    for (size_t i = 0; i < numInputs; ++i) in.emplace_back(inputs[i]);
-    for (size_t o = 0; o < numOutputs; ++o) out.emplace_back(outputs[o]);
-    box->kernel->runOnQueue(Queue{queue}, in, out,
+    box->kernel->runOnQueue(Queue{queue}, toTensors(inputs, numInputs),
+                            toTensors(outputs, numOutputs),
                             {static_cast<std::byte*>(scratch), scratchBytes});
     return SG_OK;
   });
