@@ -52,13 +52,13 @@ struct Unpack {
   void* staging;
   float* dst;
   std::vector<int64_t> dims;
-  bool half;
+  DeviceElement element;
 };
 
 void CUDART_CB unpackOnHost(void* user) {
   std::unique_ptr<Unpack> u(static_cast<Unpack*>(user));
   try {
-    unpackFromDevice(u->staging, u->dst, u->dims, u->half);
+    unpackFromDevice(u->staging, u->dst, u->dims, u->element);
   } catch (const std::exception& e) {
     u->device->fail(std::string("cudnn: unpacking a copy to the host: ") + e.what());
   }
@@ -71,10 +71,10 @@ std::vector<int64_t> dimsOf(const sdk::Tensor& t) { return {t.dims().begin(), t.
 
 /// A copy up into a device layout: pack now (the host source is complete
 /// when the copy is submitted), copy in queue order, free the staging after.
-void copyUp(const sdk::Tensor& src, const sdk::Tensor& dst, bool half, sdk::Queue q) {
+void copyUp(const sdk::Tensor& src, const sdk::Tensor& dst, DeviceElement element, sdk::Queue q) {
   void* staging = pinnedAllocator().allocate(dst.bytes());
   try {
-    packForDevice(src.data<const float>(), staging, dimsOf(src), half);
+    packForDevice(src.data<const float>(), staging, dimsOf(src), element);
     check(cudaMemcpyAsync(dst.raw(), staging, dst.bytes(), cudaMemcpyHostToDevice, streamOf(q)),
           "cudaMemcpyAsync (to the device)");
   } catch (...) {
@@ -86,11 +86,11 @@ void copyUp(const sdk::Tensor& src, const sdk::Tensor& dst, bool half, sdk::Queu
 
 /// A copy down from a device layout: the host destination is written only
 /// in queue order, by the callback after the copy.
-void copyDown(CudaDevice& device, const sdk::Tensor& src, const sdk::Tensor& dst, bool half,
-              sdk::Queue q) {
+void copyDown(CudaDevice& device, const sdk::Tensor& src, const sdk::Tensor& dst,
+              DeviceElement element, sdk::Queue q) {
   void* staging = pinnedAllocator().allocate(src.bytes());
   auto work =
-      std::make_unique<Unpack>(Unpack{&device, staging, dst.data<float>(), dimsOf(dst), half});
+      std::make_unique<Unpack>(Unpack{&device, staging, dst.data<float>(), dimsOf(dst), element});
   try {
     check(cudaMemcpyAsync(staging, src.raw(), src.bytes(), cudaMemcpyDeviceToHost, streamOf(q)),
           "cudaMemcpyAsync (to the host)");
@@ -104,30 +104,38 @@ void copyDown(CudaDevice& device, const sdk::Tensor& src, const sdk::Tensor& dst
 
 }  // namespace
 
-void packForDevice(const float* src, void* dst, const std::vector<int64_t>& dims, bool half) {
+void packForDevice(const float* src, void* dst, const std::vector<int64_t>& dims,
+                   DeviceElement element) {
   auto transposeOrCopy = [&](auto* out, auto convert) {
     if (dims.size() == 4)
       transposeBatches(src, out, dims[0], dims[1], dims[2] * dims[3], convert);
     else
       convertElements(src, out, count(dims), convert);
   };
-  if (half)
-    transposeOrCopy(static_cast<uint16_t*>(dst), floatToHalf);
-  else
-    transposeOrCopy(static_cast<float*>(dst), kSameFloat);
+  switch (element) {
+    case DeviceElement::kFloat32: return transposeOrCopy(static_cast<float*>(dst), kSameFloat);
+    case DeviceElement::kFloat16: return transposeOrCopy(static_cast<uint16_t*>(dst), floatToHalf);
+    case DeviceElement::kBfloat16:
+      return transposeOrCopy(static_cast<uint16_t*>(dst), floatToBfloat16);
+  }
 }
 
-void unpackFromDevice(const void* src, float* dst, const std::vector<int64_t>& dims, bool half) {
+void unpackFromDevice(const void* src, float* dst, const std::vector<int64_t>& dims,
+                      DeviceElement element) {
   auto transposeOrCopy = [&](const auto* in, auto convert) {
     if (dims.size() == 4)
       transposeBatches(in, dst, dims[0], dims[2] * dims[3], dims[1], convert);
     else
       convertElements(in, dst, count(dims), convert);
   };
-  if (half)
-    transposeOrCopy(static_cast<const uint16_t*>(src), halfToFloat);
-  else
-    transposeOrCopy(static_cast<const float*>(src), kSameFloat);
+  switch (element) {
+    case DeviceElement::kFloat32:
+      return transposeOrCopy(static_cast<const float*>(src), kSameFloat);
+    case DeviceElement::kFloat16:
+      return transposeOrCopy(static_cast<const uint16_t*>(src), halfToFloat);
+    case DeviceElement::kBfloat16:
+      return transposeOrCopy(static_cast<const uint16_t*>(src), bfloat16ToFloat);
+  }
 }
 
 CudaDevice::CudaDevice() {
@@ -224,23 +232,27 @@ void CudaDevice::copyOnDevice(sdk::Queue queue, const sdk::Tensor& src, const sd
 
 DeviceLayouts addDeviceLayouts(sdk::Plugin& plugin, CudaDevice& device) {
   DeviceLayouts l;
-  l.f32 = plugin.addLayout("nhwc", [](sdk::DataType t, std::span<const int64_t> dims) {
-    return layoutBytes(t, dims, 4);
-  });
-  l.f16 = plugin.addLayout("nhwc.f16", [](sdk::DataType t, std::span<const int64_t> dims) {
-    return layoutBytes(t, dims, 2);
-  });
+  auto layout = [&](const char* name, size_t width) {
+    return plugin.addLayout(name, [width](sdk::DataType t, std::span<const int64_t> dims) {
+      return layoutBytes(t, dims, width);
+    });
+  };
+  l.f32 = layout("nhwc", 4);
+  l.f16 = layout("nhwc.f16", 2);
+  l.bf16 = layout("nhwc.bf16", 2);
+  const std::pair<const sdk::Layout*, DeviceElement> kinds[] = {{l.f32, DeviceElement::kFloat32},
+                                                                {l.f16, DeviceElement::kFloat16},
+                                                                {l.bf16, DeviceElement::kBfloat16}};
   sdk::CopyOptions f32{.dtype = sdk::DataType::kFloat32};
-  for (bool half : {false, true}) {
-    const sdk::Layout* layout = half ? l.f16 : l.f32;
+  for (const auto& [to, element] : kinds) {
+    DeviceElement e = element;
     plugin.addDeviceCopy(
-        nullptr, layout, sdk::CopyDirection::kHostToDevice,
-        [half](sdk::Queue q, const sdk::Tensor& s, const sdk::Tensor& d) { copyUp(s, d, half, q); },
-        f32);
+        nullptr, to, sdk::CopyDirection::kHostToDevice,
+        [e](sdk::Queue q, const sdk::Tensor& s, const sdk::Tensor& d) { copyUp(s, d, e, q); }, f32);
     plugin.addDeviceCopy(
-        layout, nullptr, sdk::CopyDirection::kDeviceToHost,
-        [&device, half](sdk::Queue q, const sdk::Tensor& s, const sdk::Tensor& d) {
-          copyDown(device, s, d, half, q);
+        to, nullptr, sdk::CopyDirection::kDeviceToHost,
+        [&device, e](sdk::Queue q, const sdk::Tensor& s, const sdk::Tensor& d) {
+          copyDown(device, s, d, e, q);
         },
         f32);
   }

@@ -6,7 +6,8 @@
 // plugin's layouts, one per precision:
 //  * `nhwc`     float32, channels-last when the logical rank is 4 (what
 //               cuDNN's fused convolution engines want), row-major else;
-//  * `nhwc.f16` the same order in IEEE binary16 (the fp16 mode).
+//  * `nhwc.f16` the same order in IEEE binary16 (the fp16 mode);
+//  * `nhwc.bf16` the same order in bfloat16 (the bf16 mode).
 // A copy up packs the host's NCHW float32 into pinned staging (transposed
 // and converted on the host, tiled and parallel; layout.h) and copies it
 // asynchronously; a copy down copies into pinned staging and unpacks on
@@ -59,21 +60,27 @@ class CudaDevice final : public sdk::AcceleratorDevice {
   std::string pending_;  // the first error from a host callback
 };
 
-/// The plugin's device layouts: float32 (`nhwc`) and float16 (`nhwc.f16`),
-/// both channels-last for rank 4.
+/// The plugin's device layouts, all channels-last for rank 4: float32
+/// (`nhwc`), binary16 (`nhwc.f16`) and bfloat16 (`nhwc.bf16`).
 struct DeviceLayouts {
   const sdk::Layout* f32 = nullptr;
   const sdk::Layout* f16 = nullptr;
+  const sdk::Layout* bf16 = nullptr;
 };
+
+/// The element type a device layout holds.
+enum class DeviceElement { kFloat32, kFloat16, kBfloat16 };
 
 /// Registers the two layouts and the copies from host NCHW float32 into
 /// each and back (the plain copies come from `device`).
 DeviceLayouts addDeviceLayouts(sdk::Plugin& plugin, CudaDevice& device);
 
 /// Host side of a copy up: NCHW float32 `src` into `dst` in the layout,
-/// channels-last for rank 4, as float16 when `half`. No CUDA.
-void packForDevice(const float* src, void* dst, const std::vector<int64_t>& dims, bool half);
+/// channels-last for rank 4, converted to `element`. No CUDA.
+void packForDevice(const float* src, void* dst, const std::vector<int64_t>& dims,
+                   DeviceElement element);
 /// Host side of a copy down: the inverse of packForDevice. No CUDA.
-void unpackFromDevice(const void* src, float* dst, const std::vector<int64_t>& dims, bool half);
+void unpackFromDevice(const void* src, float* dst, const std::vector<int64_t>& dims,
+                      DeviceElement element);
 
 }  // namespace subgraph::cudnn

@@ -74,7 +74,9 @@ class CudnnRegionKernel final : public sdk::Kernel {
     std::string precision = context.option("precision", context.precision);
     precision_ =
         precision.empty() ? cudnn::precisionFromEnvironment() : cudnn::parsePrecision(precision);
-    layout_ = precision_ == cudnn::Precision::kFp16 ? layouts->f16 : layouts->f32;
+    layout_ = precision_ == cudnn::Precision::kFp16   ? layouts->f16
+              : precision_ == cudnn::Precision::kBf16 ? layouts->bf16
+                                                      : layouts->f32;
   }
 
   void sessionPrologue() override {

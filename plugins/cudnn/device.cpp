@@ -108,7 +108,7 @@ std::vector<cudnnFraction_t> fractions(const std::vector<int64_t>& v) {
   return out;
 }
 
-size_t elementBytes(Precision p) { return p == Precision::kFp16 ? 2 : 4; }
+size_t elementBytes(Precision p) { return deviceElementBytes(p); }
 
 /// Whether an engine with these numerical notes may run in `p`. TF32 only
 /// changes products that are summed (convolution, matmul); pooling and
@@ -237,7 +237,9 @@ std::vector<cudnnBackendDescriptor_t> buildOperations(const RegionPlan& plan,
   const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
   // Tensors in memory take the precision's type; virtual ones (inside a
   // fused kernel) and every compute type stay float32.
-  const cudnnDataType_t stored = precision == Precision::kFp16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+  const cudnnDataType_t stored = precision == Precision::kFp16   ? CUDNN_DATA_HALF
+                                 : precision == Precision::kBf16 ? CUDNN_DATA_BFLOAT16
+                                                                 : CUDNN_DATA_FLOAT;
   std::vector<size_t> tensorDesc(plan.tensors.size());
   for (size_t i = 0; i < plan.tensors.size(); ++i) {
     const PlanTensor& t = plan.tensors[i];
@@ -543,13 +545,16 @@ DeviceRegion::DeviceRegion(const RegionPlan& plan, Precision precision, std::str
     const PlanTensor& t = plan.tensors[i];
     if (t.role != TensorRole::kConstant) continue;
     // Constants once per session: already in device layout (weights were
-    // reordered when planned), so only fp16 needs a conversion.
+    // reordered when planned), so only the 16-bit modes convert.
     const std::vector<float>& c = plan.constants[t.index];
     std::vector<uint16_t> halves;
     const void* bytes = c.data();
-    if (precision == Precision::kFp16) {
+    if (width == 2) {
       halves.resize(c.size());
-      convertElements(c.data(), halves.data(), static_cast<int64_t>(c.size()), floatToHalf);
+      if (precision == Precision::kFp16)
+        convertElements(c.data(), halves.data(), static_cast<int64_t>(c.size()), floatToHalf);
+      else
+        convertElements(c.data(), halves.data(), static_cast<int64_t>(c.size()), floatToBfloat16);
       bytes = halves.data();
     }
     constants_[i] = alloc.allocate(c.size() * width);

@@ -508,6 +508,7 @@ void nhwcToNchw(const float* src, float* dst, int64_t n, int64_t c, int64_t hw) 
 
 Precision parsePrecision(const std::string& p) {
   if (p == "fp16") return Precision::kFp16;
+  if (p == "bf16") return Precision::kBf16;
   if (p == "tf32") return Precision::kTf32;
   return Precision::kFp32;
 }
@@ -523,6 +524,7 @@ const char* precisionName(Precision p) {
     case Precision::kFp32: return "fp32";
     case Precision::kTf32: return "tf32";
     case Precision::kFp16: return "fp16";
+    case Precision::kBf16: return "bf16";
   }
   return "fp32";
 }
@@ -551,6 +553,26 @@ uint16_t floatToHalf(float f) {
   const uint32_t rest = absx & 0x1fffu;
   if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
   return static_cast<uint16_t>(sign | h);
+}
+
+uint16_t floatToBfloat16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u);
+  // Round to nearest even on the 16 bits dropped.
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+float bfloat16ToFloat(uint16_t b) {
+  uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+size_t deviceElementBytes(Precision p) {
+  return p == Precision::kFp16 || p == Precision::kBf16 ? 2 : 4;
 }
 
 float halfToFloat(uint16_t h) {

@@ -35,10 +35,11 @@ enum class Precision {
   kFp32,  ///< float32 everywhere; engines that would use TF32 tensor cores are skipped
   kTf32,  ///< float32 tensors, TF32 tensor cores allowed (about 10 mantissa bits)
   kFp16,  ///< float16 tensors on the device (tensor cores), float32 accumulation
+  kBf16,  ///< bfloat16 tensors on the device (tensor cores), float32 accumulation
 };
 /// The precision the environment asks for (fp32 when unset or unknown).
 Precision precisionFromEnvironment();
-/// "fp16", "tf32" or anything else (fp32) as a Precision.
+/// "fp16", "bf16", "tf32" or anything else (fp32) as a Precision.
 Precision parsePrecision(const std::string& name);
 /// "fp32", "tf32" or "fp16".
 const char* precisionName(Precision p);
@@ -154,6 +155,13 @@ void nhwcToNchw(const float* src, float* dst, int64_t n, int64_t c, int64_t hw);
 uint16_t floatToHalf(float f);
 /// Float from IEEE binary16 (exact).
 float halfToFloat(uint16_t h);
+/// bfloat16 (the top 16 bits of a float) from float, rounded to nearest
+/// even; NaN stays a quiet NaN. Host side of the bf16 mode's copies.
+uint16_t floatToBfloat16(float f);
+/// Float from bfloat16 (exact).
+float bfloat16ToFloat(uint16_t b);
+/// Bytes of one device element in `p`: 2 in the 16-bit modes, else 4.
+size_t deviceElementBytes(Precision p);
 
 /// Packed row-major strides of `dims`.
 std::vector<int64_t> packedStrides(const std::vector<int64_t>& dims);

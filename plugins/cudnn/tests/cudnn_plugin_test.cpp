@@ -22,6 +22,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -464,20 +465,43 @@ TEST(CudnnHost, DeviceLayoutPackingIsChannelsLastForRankFourOnly) {
   const std::vector<int64_t> dims4 = {2, 3, 2, 2};
   std::vector<float> nchw(24), back(24), packed(24);
   for (size_t i = 0; i < nchw.size(); ++i) nchw[i] = static_cast<float>(i);
-  packForDevice(nchw.data(), packed.data(), dims4, /*half=*/false);
+  packForDevice(nchw.data(), packed.data(), dims4, DeviceElement::kFloat32);
   // (n1, h0, w1, c2) in NHWC is (n1, c2, h0, w1) in NCHW.
   EXPECT_EQ(packed[((1 * 2 + 0) * 2 + 1) * 3 + 2], nchw[((1 * 3 + 2) * 2 + 0) * 2 + 1]);
   EXPECT_NE(packed, nchw);
-  unpackFromDevice(packed.data(), back.data(), dims4, false);
+  unpackFromDevice(packed.data(), back.data(), dims4, DeviceElement::kFloat32);
   EXPECT_EQ(back, nchw);
   std::vector<uint16_t> halves(24);
-  packForDevice(nchw.data(), halves.data(), dims4, /*half=*/true);
+  packForDevice(nchw.data(), halves.data(), dims4, DeviceElement::kFloat16);
   EXPECT_EQ(halfToFloat(halves[1]), nchw[4]);  // (n0, p0, c1) == (n0, c1, p0)
-  unpackFromDevice(halves.data(), back.data(), dims4, true);
+  unpackFromDevice(halves.data(), back.data(), dims4, DeviceElement::kFloat16);
+  EXPECT_EQ(back, nchw);
+  // bfloat16: integers up to 256 are exact.
+  packForDevice(nchw.data(), halves.data(), dims4, DeviceElement::kBfloat16);
+  EXPECT_EQ(bfloat16ToFloat(halves[1]), nchw[4]);
+  unpackFromDevice(halves.data(), back.data(), dims4, DeviceElement::kBfloat16);
   EXPECT_EQ(back, nchw);
   // Rank 2 (a Gemm's operand): row-major, byte for byte.
-  packForDevice(nchw.data(), packed.data(), {4, 6}, false);
+  packForDevice(nchw.data(), packed.data(), {4, 6}, DeviceElement::kFloat32);
   EXPECT_EQ(packed, nchw);
+}
+
+/// bfloat16 keeps a float's top 16 bits, rounding the rest to nearest even,
+/// and keeps NaN a NaN (truncation could turn a NaN into an infinity).
+TEST(CudnnHost, BfloatConversionRoundsToNearestEven) {
+  EXPECT_EQ(floatToBfloat16(1.0f), 0x3f80);
+  EXPECT_EQ(bfloat16ToFloat(0x3f80), 1.0f);
+  // 1 + 2^-8 lies halfway between 1 and 1 + 2^-7: ties go to even (1).
+  EXPECT_EQ(floatToBfloat16(1.0f + 1.0f / 256), 0x3f80);
+  // 1 + 3 * 2^-8 lies halfway between 1 + 2^-7 and 1 + 2^-6: to even (1 + 2^-6).
+  EXPECT_EQ(floatToBfloat16(1.0f + 3.0f / 256), 0x3f82);
+  EXPECT_EQ(floatToBfloat16(-2.0f), 0xc000);
+  EXPECT_TRUE(std::isnan(bfloat16ToFloat(floatToBfloat16(std::nanf("")))));
+  EXPECT_EQ(bfloat16ToFloat(floatToBfloat16(std::numeric_limits<float>::infinity())),
+            std::numeric_limits<float>::infinity());
+  EXPECT_EQ(parsePrecision("bf16"), Precision::kBf16);
+  EXPECT_EQ(deviceElementBytes(Precision::kBf16), 2u);
+  EXPECT_EQ(deviceElementBytes(Precision::kTf32), 4u);
 }
 
 TEST(CudnnHost, AllocatorRoundsToBins) {
