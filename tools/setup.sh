@@ -139,7 +139,13 @@ register_python() {
   site=$(/usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])') ||
     die "cannot ask /usr/bin/python3 for its site-packages folder"
   local sudo=()
-  [[ $(id -u) -ne 0 ]] && sudo=(sudo)
+  if [[ $(id -u) -ne 0 ]]; then
+    if ! command -v sudo >/dev/null; then
+      echo "Not root and no sudo: use the package with PYTHONPATH=$pkg"
+      return
+    fi
+    sudo=(sudo)
+  fi
   "${sudo[@]}" mkdir -p "$site"
   echo "$pkg" | "${sudo[@]}" tee "$site/subgraph.pth" >/dev/null
   echo "python3 now imports subgraph from $pkg ($site/subgraph.pth)."
