@@ -116,11 +116,33 @@ class Matcher {
     return false;
   }
 
+  // The matched node whose output `output` stands for output `output` of
+  // pattern node j: j's own when it is matched; for a skipped optional node
+  // decided before `k`, the node feeding it (through its first edge from an
+  // earlier node), which the skipped node would have passed through.
+  // Null when j is undecided or nothing feeds it.
+  const Node* source(size_t j, size_t k, size_t& output) const {
+    while (!assigned_[j]) {
+      if (j >= k || !pattern_.nodes()[j].isOptional()) return nullptr;
+      const Pattern::Edge* in = nullptr;
+      for (const Pattern::Edge& e : pattern_.edges())
+        if (e.consumer == j && e.producer < j) {
+          in = &e;
+          break;
+        }
+      if (!in) return nullptr;
+      output = in->output;
+      j = in->producer;
+    }
+    return assigned_[j];
+  }
+
   bool edgesHold(size_t k, const Node* x) const {
     for (const Pattern::Edge& e : pattern_.edges()) {
-      if (e.consumer == k && e.producer != k && assigned_[e.producer] &&
-          !flows(assigned_[e.producer], e.output, x, e.input))
-        return false;
+      size_t output = e.output;
+      const Node* producer =
+          e.consumer == k && e.producer < k ? source(e.producer, k, output) : nullptr;
+      if (producer && !flows(producer, output, x, e.input)) return false;
       if (e.producer == k && e.consumer != k && assigned_[e.consumer] &&
           !flows(x, e.output, assigned_[e.consumer], e.input))
         return false;
@@ -133,8 +155,11 @@ class Matcher {
   // matched.
   const Pattern::Edge* candidates(size_t k, std::vector<const Node*>& out) const {
     for (const Pattern::Edge& e : pattern_.edges()) {
-      if (e.consumer == k && e.producer < k && assigned_[e.producer]) {
-        if (Value* v = assigned_[e.producer]->output(e.output))
+      size_t output = e.output;
+      const Node* producer =
+          e.consumer == k && e.producer < k ? source(e.producer, k, output) : nullptr;
+      if (producer) {
+        if (Value* v = producer->output(output))
           for (const Use& use : v->uses())
             if ((e.input < 0 || use.inputIndex == static_cast<uint32_t>(e.input)) &&
                 std::find(out.begin(), out.end(), use.user) == out.end())
@@ -414,13 +439,28 @@ StatusOr<Pattern> PatternBuilder::build() const {
     if (e.producer == e.consumer)
       return bad("node " + std::to_string(e.producer) + " is connected to itself");
   }
+  // True if optional node j, when skipped, passes an input through: a chain
+  // of first edges from earlier nodes leads from it to a required node.
+  auto passesThrough = [&](size_t j) {
+    while (p.nodes_[j].isOptional()) {
+      auto in = std::find_if(p.edges_.begin(), p.edges_.end(), [&](const Pattern::Edge& e) {
+        return e.consumer == j && e.producer < j;
+      });
+      if (in == p.edges_.end()) return false;
+      j = in->producer;
+    }
+    return true;
+  };
   for (size_t k = 1; k < p.nodes_.size(); ++k) {
     bool connected = false, viaRequired = false;
     for (const Pattern::Edge& e : p.edges_) {
       size_t other = e.consumer == k ? e.producer : e.producer == k ? e.consumer : k;
       if (other >= k) continue;
       connected = true;
-      viaRequired = viaRequired || !p.nodes_[other].isOptional();
+      // A required node may follow optional ones that its input passes
+      // through (Conv -> [BN] -> Add), not one it merely sits beside.
+      bool through = e.consumer == k && passesThrough(other);
+      viaRequired = viaRequired || !p.nodes_[other].isOptional() || through;
     }
     if (!connected)
       return bad("node " + std::to_string(k) + " (" + p.nodes_[k].describe() +
@@ -428,7 +468,8 @@ StatusOr<Pattern> PatternBuilder::build() const {
                  "earlier one");
     if (!p.nodes_[k].isOptional() && !viaRequired)
       return bad("required node " + std::to_string(k) + " (" + p.nodes_[k].describe() +
-                 ") connects to earlier nodes only through optional ones");
+                 ") connects to earlier nodes only through optional ones that pass no input "
+                 "through");
   }
   return p;
 }

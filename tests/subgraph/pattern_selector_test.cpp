@@ -221,15 +221,92 @@ TEST(PatternSelector, RejectsMalformedPatterns) {
     EXPECT_THAT(b.build().status().message(), HasSubstr("an edge refers to node 5"));
   }
   {
-    PatternBuilder b("through_optional");
+    // Add feeds the optional Relu rather than reading through it: when the
+    // Relu is absent nothing connects the Add to the Conv.
+    PatternBuilder b("beside_optional");
     b.add("Conv");
     b.add(OpMatcher("Relu").optional());
     b.add("Add");
-    b.connect(0, 1).connect(1, 2);
+    b.connect(0, 1).connect(2, 1);
     EXPECT_THAT(b.build().status().message(),
                 HasSubstr("required node 2 (Add) connects to earlier nodes only through "
-                          "optional ones"));
+                          "optional ones that pass no input through"));
   }
+}
+
+// Conv -> [BN] -> [Add] -> [Relu] as one pattern: a skipped optional node
+// passes its input through.
+Pattern convFamily() {
+  return Pattern::chain("conv_family", {"Conv", OpMatcher("BatchNormalization").optional(),
+                                        OpMatcher("Add").optional(), OpMatcher("Relu").optional()});
+}
+
+// %x -> Conv -> <middle> -> %y, with %x also an input of a final Add when
+// the middle has one.
+std::string convThen(const std::string& middle) {
+  return R"(
+    graph @g(%x: f32[1, 4, 8, 8]) {
+      %w = const f32[4, 4, 3, 3] splat(0.5)
+      %s = const f32[4] splat(1.0)
+      %b = const f32[4] splat(0.0)
+      %m = const f32[4] splat(0.0)
+      %v = const f32[4] splat(1.0)
+      %c = Conv(%x, %w) {pads = [1, 1, 1, 1]} @conv
+)" + middle +
+         R"(
+    })";
+}
+
+//   Conv -> Add -> Relu; Conv -> BN -> Relu; Conv -> Relu; Conv -> BN -> Add
+/// One pattern with optional members matches every variant of the family:
+/// an absent BatchNormalization or Add is passed through, so the nodes
+/// after it still join.
+TEST(PatternSelector, OptionalMembersPassTheirInputThrough) {
+  const std::pair<const char*, Regions> cases[] = {
+      {"%a = Add(%c, %x) @add\n %y = Relu(%a) @relu\n return %y", {{"add", "conv", "relu"}}},
+      {"%n = BatchNormalization(%c, %s, %b, %m, %v) @bn\n %y = Relu(%n) @relu\n return %y",
+       {{"bn", "conv", "relu"}}},
+      {"%y = Relu(%c) @relu\n return %y", {{"conv", "relu"}}},
+      {"%n = BatchNormalization(%c, %s, %b, %m, %v) @bn\n %y = Add(%n, %x) @add\n return %y",
+       {{"add", "bn", "conv"}}},
+  };
+  for (const auto& [middle, want] : cases) {
+    SCOPED_TRACE(middle);
+    auto g = parseGraphOrThrow(convThen(middle));
+    EXPECT_EQ(regionSets(partitionOk(*g, patternBackend(convFamily()))), want);
+  }
+}
+
+//   %x -> Conv -> Sigmoid -> Relu -> %y
+/// Passing through never jumps over a node that is there: with a Sigmoid
+/// between them, the Relu does not read the Conv, so it stays out.
+TEST(PatternSelector, OptionalMembersDoNotJumpOverPresentNodes) {
+  auto g = parseGraphOrThrow(convThen("%t = Sigmoid(%c) @sig\n %y = Relu(%t) @relu\n return %y"));
+  PartitionReport report = partitionOk(*g, patternBackend(convFamily()));
+  EXPECT_EQ(regionSets(report), (Regions{{"conv"}}));
+  auto fresh =
+      parseGraphOrThrow(convThen("%t = Sigmoid(%c) @sig\n %y = Relu(%t) @relu\n return %y"));
+  Pattern family = convFamily();
+  PatternMatch match = matchPattern(family, *fresh->findNode("conv"));
+  ASSERT_TRUE(match.ok());
+  EXPECT_EQ(match.nodes[3], nullptr);  // the Relu is not matched
+}
+
+//   %x -> Conv -> Add(%x) -> %y
+/// A required node may follow optional ones it reads through: Conv ->
+/// [BN] -> Add matches Conv -> Add, and still needs the Add.
+TEST(PatternSelector, RequiredNodeAfterOptionalOnes) {
+  PatternBuilder b("conv_maybe_bn_add");
+  b.add("Conv");
+  b.add(OpMatcher("BatchNormalization").optional());
+  b.add("Add");
+  b.connect(0, 1, 0).connect(1, 2);
+  StatusOr<Pattern> p = b.build();
+  ASSERT_TRUE(p.isOk()) << p.status().message();
+  auto g = parseGraphOrThrow(convThen("%y = Add(%c, %x) @add\n return %y"));
+  EXPECT_EQ(regionSets(partitionOk(*g, patternBackend(p.value()))), (Regions{{"add", "conv"}}));
+  auto lone = parseGraphOrThrow(convThen("%y = Relu(%c) @relu\n return %y"));
+  EXPECT_THAT(regionSets(partitionOk(*lone, patternBackend(p.value()))), IsEmpty());
 }
 
 //   %x -> Conv -> BN -> Relu

@@ -14,6 +14,12 @@
 //  * The search backtracks, so the first complete match in use order is
 //    found even when a greedy choice would fail; optional nodes are matched
 //    when possible (the match is maximal) and skipped otherwise.
+//  * A skipped optional node passes its input through: an edge from it
+//    stands for an edge from the node feeding it (its first edge from an
+//    earlier node), so one pattern Conv -> [BN] -> [Add] -> [Relu] covers
+//    Conv+Add, Conv+BN+Relu and the rest, and a required node may follow
+//    optional ones (Conv -> [BN] -> Add). A present node is never jumped
+//    over: a consumer must read the skipped node's producer directly.
 //  * Only nodes the partitioner reports available take part, so a retry
 //    after a cycle-forming node was excluded matches around it.
 //
@@ -146,7 +152,8 @@ class PatternBuilder {
                           size_t output = 0);
   /// The pattern, or an error naming the problem: no nodes, an optional
   /// anchor, an edge to a missing node, a node not connected to an earlier
-  /// one, or a required node reachable only through optional ones.
+  /// one, or a required node whose optional predecessors cannot pass an
+  /// input through (none of them is fed from an earlier node).
   StatusOr<Pattern> build() const;
 
  private:
