@@ -18,6 +18,7 @@
 #include "subgraph/ir/text_format.h"
 #include "subgraph/ir/verifier.h"
 #include "subgraph/passes/pass_manager.h"
+#include "subgraph/support/file_io.h"
 
 #ifdef SUBGRAPH_API_HAVE_ONNX
 #include "subgraph/onnx/onnx_import.h"
@@ -33,8 +34,12 @@ std::string lowerExtension(const std::string& path) {
   return ext;
 }
 
-// Text graphs get --shape style sizes after parsing (the ONNX importer
-// takes them itself).
+// Largest text graph read, as the CLI's default: a bigger one is a
+// mistake and would only exhaust memory while parsing.
+constexpr uint64_t kMaxTextModelBytes = uint64_t{1} << 30;
+
+// Text graphs get fixed input sizes after parsing (the ONNX importer takes
+// them itself); a size may fill in a symbolic dim, never change a static one.
 Status applyInputShapes(Graph& graph, const InputShapes& shapes) {
   for (const auto& [name, dims] : shapes) {
     Value* input = graph.findValue(name);
@@ -45,20 +50,37 @@ Status applyInputShapes(Graph& graph, const InputShapes& shapes) {
     if (type.hasRank() && type.rank() != dims.size())
       return Status::invalid(fmt::format("input '{}' has rank {}, but {} dims were given", name,
                                          type.rank(), dims.size()));
+    for (size_t i = 0; type.hasRank() && i < dims.size(); ++i)
+      if (const Dim& old = (*type.shape)[i]; old.isStatic() && old.size() != dims[i])
+        return Status::invalid(
+            fmt::format("dim {} of input '{}' is {}, not {}", i, name, old.size(), dims[i]));
     input->setType(TensorType(type.dtype, Shape(dims.begin(), dims.end())));
   }
   return Status::ok();
 }
 
+// A text graph read as hostile input: a regular file only (never a FIFO or
+// a device, also through a symlink), at most kMaxTextModelBytes, no binary.
+StatusOr<std::unique_ptr<Graph>> readTextGraph(const std::string& path,
+                                               const ModelOptions& options) {
+  StatusOr<std::string> text = readRegularFile(path, kMaxTextModelBytes, "text graph");
+  if (!text.isOk()) return text.status();
+  if (size_t nul = text->find('\0'); nul != std::string::npos)
+    return Status::invalid(path + ": binary data at byte " + std::to_string(nul) +
+                           "; not a text graph (.sg)");
+  ParseOptions parse;
+  parse.sourceName = path;
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  parse.externalDataDir = parent.empty() ? "." : parent.string();
+  StatusOr<std::unique_ptr<Graph>> g = parseGraph(*text, parse);
+  if (!g.isOk()) return g.status();
+  SUBGRAPH_RETURN_IF_ERROR(applyInputShapes(*g.value(), options.inputShapes));
+  return g;
+}
+
 StatusOr<std::unique_ptr<Graph>> readModel(const std::string& path, const ModelOptions& options) {
   const std::string ext = lowerExtension(path);
-  if (ext == ".sg") {
-    ParseOptions parse;
-    StatusOr<std::unique_ptr<Graph>> g = parseGraphFile(path, parse);
-    if (!g.isOk()) return g.status();
-    SUBGRAPH_RETURN_IF_ERROR(applyInputShapes(*g.value(), options.inputShapes));
-    return g;
-  }
+  if (ext == ".sg") return readTextGraph(path, options);
   if (ext == ".onnx") {
 #ifdef SUBGRAPH_API_HAVE_ONNX
     ImportOptions import;
@@ -88,10 +110,8 @@ StatusOr<plugins::BackendSelection> resolveSelection(InferenceOptions& options) 
 
 StatusOr<std::unique_ptr<Graph>> loadModel(const std::string& path, const ModelOptions& options) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    return Status::error(
-        StatusCode::kNotFound,
-        path + (std::filesystem::exists(path, ec) ? ": not a regular file" : ": no such file"));
+  if (!std::filesystem::exists(path, ec))
+    return Status::error(StatusCode::kNotFound, path + ": no such file");
   StatusOr<std::unique_ptr<Graph>> graph = readModel(path, options);
   if (!graph.isOk()) return graph.status();
   VerifyOptions verifyOptions;

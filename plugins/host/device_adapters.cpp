@@ -61,9 +61,8 @@ class DeviceCopyKernel final : public runtime::Kernel {
   Status resize(runtime::ResizeContext& ctx) const override {
     runtime::TensorDesc out = ctx.inputDesc(0);
     out.layout = to_;
-    if (!out.isPlain() && out.numElements() > 0 && out.byteSize() == 0)
-      return ctx.fail("plugin '" + plugin_->name() + "' copy: layout " + std::string(to_->name()) +
-                      " cannot hold " + out.toString());
+    if (std::string why = cannotHold(out); !why.empty())
+      return ctx.fail("plugin '" + plugin_->name() + "' copy: " + why);
     ctx.setOutput(0, std::move(out));
     return Status::ok();
   }

@@ -328,13 +328,6 @@ bool toShapes(const runtime::ResizeContext& ctx, std::vector<SgTensorShape>& in)
   return true;
 }
 
-// "" if `d`'s layout can hold it, else why not. A layout that cannot hold
-// a tensor sizes it as 0 bytes; only an empty tensor may take none.
-std::string cannotHold(const runtime::TensorDesc& d) {
-  if (d.isPlain() || d.numElements() == 0 || d.byteSize() > 0) return {};
-  return "layout " + std::string(d.layout->name()) + " cannot hold " + d.toString();
-}
-
 class PluginKernel final : public runtime::Kernel {
  public:
   // `inputLayouts`/`outputLayouts`: what the kernel asked for, resolved

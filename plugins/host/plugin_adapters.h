@@ -33,6 +33,13 @@ inline bool hasV2Slots(const SgPlugin& p) {
   return p.abi_version >= 2 && p.struct_size >= sizeof(SgPlugin);
 }
 
+/// "" if `d`'s layout can hold it, else why not. A layout that cannot hold
+/// a tensor sizes it as 0 bytes; only an empty tensor may take none.
+inline std::string cannotHold(const runtime::TensorDesc& d) {
+  if (d.isPlain() || d.numElements() == 0 || d.byteSize() > 0) return {};
+  return "layout " + std::string(d.layout->name()) + " cannot hold " + d.toString();
+}
+
 /// A runtime tensor as the ABI's SgTensor: logical dims, and the bytes its
 /// layout (plain or the plugin's) takes. Valid while `v` is.
 inline SgTensor toTensor(const runtime::TensorView& v) {

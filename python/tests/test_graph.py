@@ -1,4 +1,6 @@
 """subgraph.load and the Graph, Node and Value views."""
+import os
+
 import pytest
 
 import subgraph
@@ -40,3 +42,23 @@ def test_load_errors_are_one_line(tmp_path):
     other.write_text("x")
     with pytest.raises(subgraph.Error, match="unknown model file extension"):
         subgraph.load(str(other))
+
+
+def test_load_treats_the_file_as_hostile(tmp_path):
+    # A FIFO must fail at once, not block reading it.
+    fifo = tmp_path / "pipe.sg"
+    os.mkfifo(fifo)
+    with pytest.raises(subgraph.Error, match="not a regular file"):
+        subgraph.load(str(fifo))
+    binary = tmp_path / "binary.sg"
+    binary.write_bytes(b"graph @g\x00 {")
+    with pytest.raises(subgraph.Error, match="binary data at byte 8"):
+        subgraph.load(str(binary))
+
+
+def test_load_fixes_symbolic_dims_only(tmp_path):
+    path = tmp_path / "sym.sg"
+    path.write_text("graph @g(%x: f32[N, 2]) {\n  %y = Relu(%x) @r\n  return %y\n}\n")
+    assert subgraph.load(str(path), {"x": [3, 2]}).inputs[0].shape == [3, 2]
+    with pytest.raises(subgraph.Error, match="dim 1 of input 'x' is 2, not 5"):
+        subgraph.load(str(path), {"x": [3, 5]})
