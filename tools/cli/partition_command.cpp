@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -98,6 +99,10 @@ std::string backendList(const PartitionCommandOptions& options, std::string& ori
   auto names = partition::parseBackendList(list);
   if (!names) throw UsageError(origin + ": " + names.status().message());
   return names.value();
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 DotOptions regionPicture(const PartitionReport& report) {
@@ -188,10 +193,14 @@ void runPartition(const PartitionCommandOptions& options) {
   LoadOptions load;
   load.inputShapes = parseShapeSpecs(options.shapes);
   load.allowUnknownOps = options.allowUnknownOps;
+  auto phase = std::chrono::steady_clock::now();
   std::unique_ptr<Graph> graph = loadModel(options.file, load);
+  spdlog::info("loaded {}: {} nodes in {:.2f} s", options.file, graph->numNodes(),
+               secondsSince(phase));
   simplifyBeforePartition(*graph, options.passes);
   std::unique_ptr<Graph> original =
       options.dot.empty() && options.svg.empty() ? nullptr : graph->clone();
+  phase = std::chrono::steady_clock::now();
 
   partition::PartitionOptions partitionOptions;
   partitionOptions.forTraining = options.training;
@@ -203,6 +212,9 @@ void runPartition(const PartitionCommandOptions& options) {
   auto report = partition::partitionGraph(*graph, std::span(backends.value()), partitionOptions);
 #endif
   if (!report) throw Error(report.status());
+  spdlog::info("partitioned in {:.2f} s ({:.1f} ms in the partitioner)", secondsSince(phase),
+               report->partitionMs);
+  phase = std::chrono::steady_clock::now();
 
   if (options.json)
     std::cout << partition::reportToJson(*report) << "\n";
@@ -213,6 +225,7 @@ void runPartition(const PartitionCommandOptions& options) {
                 [&](std::ostream& os) { os << partition::reportToJson(*report) << "\n"; });
     if (options.report != "-") spdlog::info("wrote {}", options.report);
   }
+  spdlog::info("report written in {:.2f} s", secondsSince(phase));
   if (original) writePicture(*original, *report, options);
   if (!options.output.empty()) {
     writeModelFile(*graph, options.output, options.inlineConstants);
