@@ -56,8 +56,9 @@ constexpr size_t kReasonKinds = static_cast<size_t>(ReasonKind::kRejected) + 1;
 /// a miss in a chained bucket (docs/partitioning.md, "Reason texts without
 /// hashing"). A text equal to the one noted just before is shared (a
 /// rejected region notes the same text for each member, one after the
-/// other); other repeats are stored again, and a replaced text stays in
-/// the list until the run ends.
+/// other); other repeats are stored again. A node's new text takes the
+/// entry of its old one where no other node shares it, and a text no node
+/// holds any more is freed, so the list holds at most a text per node.
 class NodeReasons {
  public:
   /// What textIndex() returns for a node without a text.
@@ -76,11 +77,24 @@ class NodeReasons {
   /// Gives the node `kind` and `text` (none if empty), whatever it had.
   void set(NodeId id, ReasonKind kind, std::string text) {
     kinds_[id] = kind;
+    const uint32_t old = textOf_[id];
+    if (old != kNoText && users_[old] == 1 && !text.empty()) {
+      // Its text is its alone: the new one takes the entry. A node that
+      // one property after another turns down keeps one entry, not one
+      // per property.
+      texts_[old] = std::move(text);
+      return;
+    }
+    if (old != kNoText && --users_[old] == 0) std::string().swap(texts_[old]);
     if (text.empty()) {
       textOf_[id] = kNoText;
       return;
     }
-    if (texts_.empty() || texts_.back() != text) texts_.push_back(std::move(text));
+    if (texts_.empty() || texts_.back() != text) {
+      texts_.push_back(std::move(text));
+      users_.push_back(0);
+    }
+    ++users_.back();
     textOf_[id] = static_cast<uint32_t>(texts_.size() - 1);
   }
 
@@ -88,6 +102,7 @@ class NodeReasons {
   std::vector<ReasonKind> kinds_;
   std::vector<uint32_t> textOf_;  // index into texts_, or kNoText
   std::vector<std::string> texts_;
+  std::vector<uint32_t> users_;  // by text: the nodes it is the text of
 };
 
 /// True if `node` is a fused node by its op, whoever made it.
@@ -183,7 +198,8 @@ struct PassScratch {
     bodies.reserve(nodes, values);
     for (auto* table : {&excluded, &candidate, &scratch}) table->reserve(nodes);
     taken.reserve(nodes);
-    inlined.reserve(values);
+    inlinedBy.reserve(values);
+    readByFused.reserve(values);
   }
 
   QuotientDag dag;
@@ -192,21 +208,33 @@ struct PassScratch {
   /// Over dag's order; invalidated with every init.
   SeedIndex seeds;
   RegionBodyBuilder bodies;
-  /// By node id: the index of the pending region that took the node, or -1.
+  /// By node id: the id of the pending region that took the node, or -1.
   std::vector<int> taken;
-  /// By node id: epoch stamps of the pass's growth (property_pass.h).
+  /// By node id: epoch stamps of the passes' growth (property_pass.h). The
+  /// properties of one backend share them, so the epochs are shared too.
   std::vector<uint32_t> excluded;
   std::vector<uint32_t> candidate;
   std::vector<uint32_t> scratch;
-  /// By value id: 1 constant already listed, 2 read by a fused node.
-  std::vector<uint8_t> inlined;
+  uint32_t seedMark = 1;  // excluded starts at 0: nothing excluded
+  uint32_t candidateMark = 0;
+  uint32_t scratchMark = 0;
+  /// The tables above are filled for the traversal under way (they are
+  /// filled at the first selected seed, not before: a traversal that
+  /// selects nothing never writes them).
+  bool regionTables = false;
+  /// By value id: the serial of the last surgery (RegionSurgery) that
+  /// listed the constant as inlined, and of the last one whose fused nodes
+  /// read the value. Each surgery takes the next serial.
+  std::vector<uint32_t> inlinedBy;
+  std::vector<uint32_t> readByFused;
+  uint32_t surgerySerial = 0;
   /// Names that nested graphs (If, Loop, Scan bodies) read from the graph.
   /// Fusing keeps outer names, so the set taken before the first pass
   /// holds for every pass.
   std::set<std::string> captured;
-  /// The fused nodes the last pass made, and whether the edges they hold
-  /// are the only ones added to the graph since the quotient DAG's ranks
-  /// were computed (no hook added an edge or a node).
+  /// The fused nodes the last traversal made, and whether the edges they
+  /// hold are the only ones added to the graph since the quotient DAG's
+  /// ranks were computed (no hook added an edge or a node).
   std::vector<const Node*> lastFused;
   bool onlyFusedEdgesAdded = false;
 };

@@ -1,11 +1,13 @@
 //===- subgraph/partitioner.cpp - The partition pass ----------------------===//
 //
-// Runs every property of every active backend as one pass over the graph,
-// in priority order, then proves the result acyclic, builds the report and
-// partitions the graphs that control-flow nodes hold. This file is the
-// orchestration only; the parts live beside it:
-//  * property_pass.h: one property's pass, the policy (seeds, growth,
-//    retries, Filter, rejection, reasons);
+// Runs one traversal per active backend, in priority order, then proves
+// the result acyclic, builds the report and partitions the graphs that
+// control-flow nodes hold. This file is the orchestration only; the parts
+// live beside it:
+//  * backend_pass.h: a backend's traversal, offering each node to the
+//    properties it can seed;
+//  * property_pass.h: a property's regions, the policy (growth, retries,
+//    Filter, rejection, reasons);
 //  * region_surgery.h: the accepted regions turned into fused nodes;
 //  * quotient_dag.h and rank_proof.h: cycle safety, and the final proof of
 //    it from the ranks;
@@ -18,9 +20,9 @@
 #include <chrono>
 #include <cstdint>
 
+#include "subgraph/backend_pass.h"
 #include "subgraph/ir/captures.h"
 #include "subgraph/partition_run.h"
-#include "subgraph/property_pass.h"
 #include "subgraph/rank_proof.h"
 #include "subgraph/report_builder.h"
 
@@ -30,21 +32,48 @@ namespace {
 using detail::PassScratch;
 using detail::RunState;
 
-// Runs the pass of every property of every backend, highest priority
-// first, skipping the inference-only ones when partitioning for training.
+// The properties of backend `b` that partitioning runs, in registration
+// order: not the inference-only ones when partitioning for training.
+StatusOr<std::vector<SubgraphProperty*>> activeProperties(RunState& run,
+                                                          const SubgraphBackend& backend,
+                                                          const PartitionOptions& options) {
+  std::vector<SubgraphProperty*> active;
+  for (const auto& property : backend.properties) {
+    if (!property)
+      return Status::invalid("subgraph backend '" + backend.name + "' has a null property");
+    if (options.forTraining && property->options().inferenceOnly) {
+      run.report.skipped.push_back(backend.name + "/" + property->name() +
+                                   ": inference-only, and the graph is partitioned for training");
+      continue;
+    }
+    active.push_back(property.get());
+  }
+  return active;
+}
+
+// How many of `properties` (at least one) share the next traversal: a run
+// of properties without hooks, or a property with hooks alone, whose
+// hooks must see the graph as the properties before it fused it.
+size_t segmentSize(std::span<SubgraphProperty* const> properties, Traversal traversal) {
+  if (traversal == Traversal::kPerProperty || properties.front()->HasPartitionHooks()) return 1;
+  size_t size = 1;
+  while (size < properties.size() && !properties[size]->HasPartitionHooks()) ++size;
+  return size;
+}
+
+// Runs the traversals of every backend (backend_pass.h), highest priority
+// first: one per run of properties without hooks, one per property with
+// hooks, or one per property where the options ask for the older order.
 Status runPasses(RunState& run, PassScratch& tables, std::span<SubgraphBackend> backends,
                  const PartitionOptions& options) {
   for (size_t b = 0; b < backends.size(); ++b) {
     run.report.backends.push_back(backends[b].name);
-    for (auto& property : backends[b].properties) {
-      if (!property)
-        return Status::invalid("subgraph backend '" + backends[b].name + "' has a null property");
-      if (options.forTraining && property->options().inferenceOnly) {
-        run.report.skipped.push_back(backends[b].name + "/" + property->name() +
-                                     ": inference-only, and the graph is partitioned for training");
-        continue;
-      }
-      detail::PropertyPass pass(run, tables, backends[b].name, b, *property);
+    StatusOr<std::vector<SubgraphProperty*>> active = activeProperties(run, backends[b], options);
+    if (!active) return active.status();
+    std::span<SubgraphProperty* const> all(active.value());
+    for (size_t first = 0, size = 0; first < all.size(); first += size) {
+      size = segmentSize(all.subspan(first), options.traversal);
+      detail::BackendPass pass(run, tables, backends[b].name, b, all.subspan(first, size));
       Status passed = pass.run();
       if (!passed.isOk()) {
         if (options.failedBackend) *options.failedBackend = backends[b].name;

@@ -1,4 +1,4 @@
-//===- subgraph/property_pass.cpp - One property's pass: the policy -------===//
+//===- subgraph/property_pass.cpp - A property's regions: the policy ------===//
 //
 // Seeds, growth, cycle retries, Filter, minimum size, acceptance and the
 // reason each node left out gets; see property_pass.h for the methodology
@@ -14,56 +14,6 @@
 #include <deque>
 
 namespace subgraph::partition::detail {
-namespace {
-
-// What tells whether a hook or the surgery changed the graph: every added
-// edge is counted, and node ids are never reused.
-struct GraphMark {
-  uint64_t edgesAdded = 0;
-  NodeId idBound = 0;
-  size_t nodes = 0;
-
-  static GraphMark of(const Graph& graph) {
-    return GraphMark{graph.edgesAdded(), graph.nodeIdBound(), graph.numNodes()};
-  }
-  bool operator==(const GraphMark&) const = default;
-};
-
-// Starts the loads that offering the seed `r` positions ahead will wait
-// for, one step of a pointer chase per distance: its node object 16 ahead,
-// the node's operand lists 8 ahead (their addresses are in the node, which
-// has arrived by then), its first input and output values 4 ahead, and the
-// output's use list 2 ahead. Select, the pattern match and the region's
-// growth read exactly these. The rank order is nearly allocation order,
-// but every node is four separate heap blocks, and on a graph larger than
-// the cache the seed loop otherwise waits for each in turn; prefetching
-// the node alone did not help, the chase did (docs/partitioning.md has
-// the measurements). It has no effect on what is computed.
-void prefetchSeedsAhead(const std::vector<Node*>& order, size_t r) {
-  const size_t n = order.size();
-  if (r + 16 < n) {
-    const char* node = reinterpret_cast<const char*>(order[r + 16]);
-    __builtin_prefetch(node);
-    __builtin_prefetch(node + 64);
-  }
-  if (r + 8 < n) {
-    __builtin_prefetch(order[r + 8]->outputs().data());
-    __builtin_prefetch(order[r + 8]->inputs().data());
-  }
-  if (r + 4 < n) {
-    const Node* node = order[r + 4];
-    if (!node->outputs().empty()) {
-      const char* out = reinterpret_cast<const char*>(node->outputs()[0]);
-      __builtin_prefetch(out);
-      __builtin_prefetch(out + 64);
-    }
-    if (!node->inputs().empty() && node->inputs()[0]) __builtin_prefetch(node->inputs()[0]);
-  }
-  if (r + 2 < n && !order[r + 2]->outputs().empty())
-    __builtin_prefetch(order[r + 2]->outputs()[0]->uses().data());
-}
-
-}  // namespace
 
 PropertyPass::PropertyPass(RunState& run, PassScratch& tables, const std::string& backend,
                            size_t backendIndex, SubgraphProperty& property)
@@ -85,34 +35,6 @@ PropertyPass::PropertyPass(RunState& run, PassScratch& tables, const std::string
   info_.property = property.name();
 }
 
-Status PropertyPass::run() {
-  SUBGRAPH_RETURN_IF_ERROR(start());
-  // Whatever happens next may change the graph.
-  tables_.dagIsCurrent = false;
-  const GraphMark before = GraphMark::of(graph_);
-  SUBGRAPH_RETURN_IF_ERROR(offerSeeds());
-  Status selection = property_.SelectionStatus();
-  if (!selection) return fail("selection failed: " + selection.message());
-
-  SUBGRAPH_RETURN_IF_ERROR(surgery_.connectAll());
-  std::vector<FusedRegion> fused = surgery_.materializeAll();
-  const uint64_t fusedEdges = recordFused(fused);
-  const GraphMark afterSurgery = GraphMark::of(graph_);
-  Status post = property_.PostPartition(graph_, fused);
-  if (!post) return fail("PostPartition failed: " + post.message());
-  const GraphMark after = GraphMark::of(graph_);
-  tables_.onlyFusedEdgesAdded =
-      afterSurgery.edgesAdded - before.edgesAdded == fusedEdges && after == afterSurgery;
-  // A pass that fused nothing, and whose hook added no edge and added or
-  // removed no node (ids are never reused), leaves the graph as init()
-  // ranked it: the next pass and the final acyclicity check can trust the
-  // ranks instead of reading every edge again. A model that no property of
-  // a backend applies to is the common case. Every contracted region is
-  // pending, so no pending region means no contraction.
-  if (surgery_.empty() && after == before) tables_.dagIsCurrent = true;
-  return Status::ok();
-}
-
 Status PropertyPass::start() {
   Status pre = property_.PrePartition(graph_);
   if (!pre) return fail("PrePartition failed: " + pre.message());
@@ -120,49 +42,29 @@ Status PropertyPass::start() {
   if (!selector_)
     return fail(
         "creates no selector (override CreateSubgraphSelector or CreateSubgraphSelectorV2)");
-  if (!tables_.dagIsCurrent) {
-    Status init = dag_.init(graph_);
-    if (!init) return fail(init.message());
-    tables_.seeds.invalidate();
-  }
   return Status::ok();
 }
 
-Status PropertyPass::offerSeeds() {
-  // Contraction never changes the order, so the loop may read it in place.
-  const std::vector<Node*>& order = dag_.order();
-  const std::vector<std::string> seedOps = property_.SeedOpTypes();
-  if (seedOps.empty()) {
-    for (size_t r = 0; r < order.size(); ++r) {
-      prefetchSeedsAhead(order, r);
-      Node* seed = order[r];
-      if (!available(*seed)) continue;
-      SUBGRAPH_RETURN_IF_ERROR(formRegionFrom(seed));
-    }
-  } else {
-    // Only the nodes that can seed it, in the same order (seed_index.h).
-    for (uint32_t r : tables_.seeds.positions(order, seedOps)) {
-      Node* seed = order[r];
-      if (!available(*seed)) continue;
-      SUBGRAPH_RETURN_IF_ERROR(formRegionFrom(seed));
-    }
-  }
+Status PropertyPass::connect() {
+  Status selection = property_.SelectionStatus();
+  if (!selection) return fail("selection failed: " + selection.message());
+  return surgery_.connectAll();
+}
+
+std::vector<FusedRegion> PropertyPass::materialize() { return surgery_.materializeAll(); }
+
+Status PropertyPass::postPartition(const std::vector<FusedRegion>& fused) {
+  Status post = property_.PostPartition(graph_, fused);
+  if (!post) return fail("PostPartition failed: " + post.message());
   return Status::ok();
 }
 
-uint64_t PropertyPass::recordFused(const std::vector<FusedRegion>& fused) {
-  // The surgery adds exactly the fused nodes' edges (an input use each and
-  // a producer per output); everything else it does removes edges.
-  uint64_t fusedEdges = 0;
-  tables_.lastFused.clear();
-  for (const FusedRegion& region : fused) {
-    tables_.lastFused.push_back(region.node);
-    for (const Value* in : region.node->inputs()) fusedEdges += in != nullptr;
-    fusedEdges += region.node->numOutputs();
-  }
-  return fusedEdges;
-}
-
+// The id-indexed tables of taking, growing and extracting regions are
+// filled at the first seed any selector of the traversal takes, not when
+// it starts: a traversal that selects nothing, as for a backend that
+// matches none of the model, never writes them, tens of megabytes on a
+// large graph written only to be dropped (docs/partitioning.md, "Lazy
+// tables").
 void PropertyPass::prepareRegionTables() {
   // The seed loop does not change the graph, so its bounds are those of
   // the pass's start.
@@ -171,13 +73,14 @@ void PropertyPass::prepareRegionTables() {
   excluded_.assign(bound, 0);
   candidate_.assign(bound, 0);
   scratch_.assign(bound, 0);
-  tables_.inlined.assign(graph_.valueIdBound(), 0);
+  tables_.inlinedBy.assign(graph_.valueIdBound(), 0);
+  tables_.readByFused.assign(graph_.valueIdBound(), 0);
   tables_.bodies.reset(graph_, tables_.captured);
-  regionTables_ = true;
+  tables_.regionTables = true;
 }
 
 Status PropertyPass::formRegionFrom(Node* seed) {
-  ++seedMark_;
+  ++tables_.seedMark;
   for (bool retry = false;; retry = true) {
     selector_->Reset();
     Decision select = selector_->Select(NodeView(*seed, *this));
@@ -194,7 +97,7 @@ Status PropertyPass::formRegionFrom(Node* seed) {
       }
       return Status::ok();
     }
-    if (!regionTables_) prepareRegionTables();
+    if (!tables_.regionTables) prepareRegionTables();
     grow(seed);
     std::sort(region_.begin(), region_.end(),
               [&](const Node* a, const Node* b) { return dag_.rank(*a) < dag_.rank(*b); });
@@ -205,17 +108,17 @@ Status PropertyPass::formRegionFrom(Node* seed) {
 }
 
 void PropertyPass::grow(Node* seed) {
-  ++candidateMark_;
+  ++tables_.candidateMark;
   region_.clear();
   region_.push_back(seed);
-  candidate_[seed->id()] = candidateMark_;
+  candidate_[seed->id()] = tables_.candidateMark;
   auto offer = [&](Node* n, Node* other, bool isProducer) {
-    if (candidate_[other->id()] == candidateMark_ || !available(*other)) return;
+    if (candidate_[other->id()] == tables_.candidateMark || !available(*other)) return;
     NodeView nodeView(*n, *this), otherView(*other, *this);
     Decision d = isProducer ? selector_->SelectInput(nodeView, otherView)
                             : selector_->SelectOutput(nodeView, otherView);
     if (!d) return;
-    candidate_[other->id()] = candidateMark_;
+    candidate_[other->id()] = tables_.candidateMark;
     region_.push_back(other);
   };
   for (size_t i = 0; i < region_.size(); ++i) {
@@ -232,8 +135,7 @@ void PropertyPass::grow(Node* seed) {
 std::string PropertyPass::cycleReason(const Reentry& r) const {
   const Node& via = *r.via;
   int region = run_.regionOfFused(via);
-  if (region < 0 && via.id() < taken_.size() && taken_[via.id()] >= 0)
-    region = surgery_.regionId(static_cast<size_t>(taken_[via.id()]));
+  if (region < 0 && via.id() < taken_.size() && taken_[via.id()] >= 0) region = taken_[via.id()];
   std::string where = via.qualifiedOpType() + " '" + via.displayName() + "'";
   if (region >= 0)
     return "would form a cycle with region " + std::to_string(region) + " through node " + where +
@@ -263,7 +165,7 @@ void PropertyPass::excludeForCycle(Node* seed, std::vector<Reentry> reentered) {
     }
   }
   for (const Reentry& r : drop) {
-    excluded_[r.member->id()] = seedMark_;
+    excluded_[r.member->id()] = tables_.seedMark;
     run_.note(*r.member, ReasonKind::kCycle, cycleReason(r));
   }
 }
@@ -291,16 +193,16 @@ Status PropertyPass::filterAndCommit() {
 // if it holds a node that was not offered, or one twice: the partitioner
 // owns the region, and a selector cannot widen it.
 Status PropertyPass::markKept(const std::vector<const Node*>& kept) {
-  ++scratchMark_;
+  ++tables_.scratchMark;
   for (const Node* k : kept) {
-    if (!k || k->graph() != &graph_ || candidate_[k->id()] != candidateMark_)
+    if (!k || k->graph() != &graph_ || candidate_[k->id()] != tables_.candidateMark)
       return fail("Filter returned " +
                   (k ? k->qualifiedOpType() + " node '" + k->displayName() + "'"
                      : std::string("a null node")) +
                   ", which is not one of its candidates");
-    if (scratch_[k->id()] == scratchMark_)
+    if (scratch_[k->id()] == tables_.scratchMark)
       return fail("Filter returned node '" + k->displayName() + "' twice");
-    scratch_[k->id()] = scratchMark_;
+    scratch_[k->id()] = tables_.scratchMark;
   }
   return Status::ok();
 }
@@ -310,7 +212,7 @@ Status PropertyPass::markKept(const std::vector<const Node*>& kept) {
 std::vector<Node*> PropertyPass::dropFiltered() {
   std::vector<Node*> keptNodes;
   for (Node* n : region_) {
-    if (scratch_[n->id()] == scratchMark_) {
+    if (scratch_[n->id()] == tables_.scratchMark) {
       keptNodes.push_back(n);
       continue;
     }
@@ -340,11 +242,9 @@ void PropertyPass::commitUnsplit(const std::vector<Node*>& kept) {
 }
 
 std::vector<std::vector<Node*>> PropertyPass::connectedComponents(const std::vector<Node*>& nodes) {
-  ++scratchMark_;
-  const uint32_t inSet = scratchMark_;
+  const uint32_t inSet = ++tables_.scratchMark;
   for (Node* n : nodes) scratch_[n->id()] = inSet;
-  ++scratchMark_;
-  const uint32_t seen = scratchMark_;
+  const uint32_t seen = ++tables_.scratchMark;
   std::vector<std::vector<Node*>> components;
   for (Node* start : nodes) {
     if (scratch_[start->id()] == seen) continue;
@@ -386,10 +286,10 @@ void PropertyPass::commitConvexParts(std::vector<Node*> kept) {
       commit(component);
       continue;
     }
-    ++scratchMark_;
-    for (const Reentry& r : reentered) scratch_[r.member->id()] = scratchMark_;
+    ++tables_.scratchMark;
+    for (const Reentry& r : reentered) scratch_[r.member->id()] = tables_.scratchMark;
     std::vector<Node*> rest, cut;
-    for (Node* n : component) (scratch_[n->id()] == scratchMark_ ? cut : rest).push_back(n);
+    for (Node* n : component) (scratch_[n->id()] == tables_.scratchMark ? cut : rest).push_back(n);
     for (auto* side : {&rest, &cut})
       for (auto& c : connectedComponents(*side)) work.push_back(std::move(c));
   }

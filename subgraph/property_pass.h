@@ -1,4 +1,4 @@
-//===- subgraph/property_pass.h - One property's pass: the policy -*- C++ -*-===//
+//===- subgraph/property_pass.h - A property's regions: the policy -*- C++ -*-===//
 //
 // The region-forming policy of the partitioner (internal to
 // subgraph_partition): which nodes a property's selector is offered as
@@ -26,75 +26,92 @@
 
 namespace subgraph::partition::detail {
 
-/// One property's pass over the graph.
+/// One property's part of a backend's traversal (backend_pass.h): its
+/// selector, the regions it forms from the seeds it is offered, and their
+/// surgery.
 ///
-/// Methodology:
-///  1. Rank the nodes by a deterministic, locality-preserving topological
-///     order and make each node its own group of the quotient DAG
-///     (QuotientDag::init). O(V + E).
-///  2. Offer every available node, in rank order, to Select as a seed;
-///     nodes already in a region, fused nodes and nodes of other graphs
-///     are never offered. One Select per node: O(V).
-///  3. Grow the region breadth-first from the seed through SelectInput and
+/// Methodology, per seed offered:
+///  1. Select the seed (nodes already in a region, fused nodes and nodes
+///     of other graphs are never offered).
+///  2. Grow the region breadth-first from the seed through SelectInput and
 ///     SelectOutput over available neighbours. Each member's edges are
 ///     scanned once per attempt: O(region + its edges).
-///  4. Check the region for cycles against the quotient DAG, i.e. against
-///     the graph and every region committed so far: a path that leaves
-///     the region and re-enters it only visits groups ranked inside the
-///     region's rank window, so the search from its escaping edges is
-///     bounded by that window, and a region whose escaping edges all leave
-///     the window (such as a single-consumer chain) needs no search.
-///  5. If members are re-entered, exclude them (the re-entered side, or
+///  3. Check the region for cycles against the quotient DAG, i.e. against
+///     the graph and every region committed so far, by any property: a
+///     path that leaves the region and re-enters it only visits groups
+///     ranked inside the region's rank window, so the search from its
+///     escaping edges is bounded by that window, and a region whose
+///     escaping edges all leave the window (such as a single-consumer
+///     chain) needs no search.
+///  4. If members are re-entered, exclude them (the re-entered side, or
 ///     the re-entering side when the seed itself is re-entered), Reset the
-///     selector and retry from step 3. Each retry excludes at least one
+///     selector and retry from step 2. Each retry excludes at least one
 ///     node, and what remains after removing the re-entered members is
 ///     convex, so one retry almost always suffices.
-///  6. Pass the convex region to Filter. If Filter keeps everything the
+///  5. Pass the convex region to Filter. If Filter keeps everything the
 ///     region stands; otherwise the kept set is split into connected
 ///     components and each component, while not convex, into its convex
 ///     parts by the same re-entry search (or rejected, per FilterSplit).
 ///     Each part is checked after the previous ones were committed, since
 ///     parts that are convex one by one can still form a cycle together.
-///  7. For each part of at least minRegionSize nodes, extract its body and
+///  6. For each part of at least minRegionSize nodes, extract its body and
 ///     ask CreateSubgraphNode. On acceptance contract the part into one
 ///     group, restoring the rank order with a Pearce-Kelly reorder
 ///     confined to the window (QuotientDag::contract).
-///  8. After all seeds, run the connection hooks, then replace each region
-///     by its fused node, reusing the escaping values so that names, graph
-///     inputs and graph outputs are unchanged (RegionSurgery). Contracting
-///     only convex sets keeps the quotient DAG acyclic, so the fused graph
-///     is too.
+/// After the traversal, the connection hooks run and each region is
+/// replaced by its fused node, reusing the escaping values so that names,
+/// graph inputs and graph outputs are unchanged (RegionSurgery).
+/// Contracting only convex sets keeps the quotient DAG acyclic, so the
+/// fused graph is too.
 ///
-/// Cost: O((V + E) + sum over regions of (edges of the region + groups and
-/// edges visited in its rank window) x retries). Neural-network graphs have
-/// bounded width, the depth-first ranks keep producer-consumer chains
-/// adjacent, and retries are rare, so windows and retries are O(1) and the
-/// pass is linear in practice; see docs/partitioning.md for the argument
+/// Cost: O(sum over regions of (edges of the region + groups and edges
+/// visited in its rank window) x retries) plus one Select per seed
+/// offered. Neural-network graphs have bounded width, the depth-first
+/// ranks keep producer-consumer chains adjacent, and retries are rare, so
+/// windows and retries are O(1); see docs/partitioning.md for the argument
 /// and the measured scaling.
 class PropertyPass final : private PartitionState {
  public:
-  /// The pass of `property`, the property of backend `backend` (index
-  /// `backendIndex` in priority order), over `run.graph`.
+  /// The part of `property`, a property of backend `backend` (index
+  /// `backendIndex` in priority order), in a traversal of `run.graph`.
   PropertyPass(RunState& run, PassScratch& tables, const std::string& backend, size_t backendIndex,
                SubgraphProperty& property);
 
-  /// Runs the pass: PrePartition, the seeds, the surgery, PostPartition.
-  /// Leaves PassScratch::dagIsCurrent, lastFused and onlyFusedEdgesAdded
-  /// saying what the final acyclicity check may trust.
-  Status run();
+  /// PrePartition and the selector; before the traversal.
+  Status start();
+  /// Offers `seed`, an available node of the traversal, to Select, and
+  /// forms, checks and commits its region if selected.
+  Status offer(Node* seed) { return formRegionFrom(seed); }
+  /// After the traversal: the selector's SelectionStatus, then the
+  /// connection hooks of every region (before the graph changes).
+  Status connect();
+  /// Replaces the committed regions by their fused nodes, in region order.
+  std::vector<FusedRegion> materialize();
+  /// PostPartition with this property's fused regions.
+  Status postPartition(const std::vector<FusedRegion>& fused);
+  /// True if this part committed no region.
+  bool empty() const { return surgery_.empty(); }
+  /// True if the property fuses without bodies: its surgery moves the
+  /// members into bodies, for which the body builder must know the graph
+  /// as it is then (RegionBodyBuilder::reset).
+  bool lateBodies() const { return lateBodies_; }
+  /// The ops the property's seeds may have (empty: any).
+  std::vector<std::string> seedOpTypes() const { return property_.SeedOpTypes(); }
+  /// backend/property, as reasons name the property.
+  const std::string& label() const { return label_; }
+  /// An error of this property, naming it.
+  Status fail(const std::string& message) const { return propertyError(label_, message); }
 
  private:
   bool available(const Node& node) const override {
     if (node.graph() != &graph_ || run_.isFused(node)) return false;
     // Before the first selected seed nothing is taken or excluded, and the
     // tables saying so are not filled yet.
-    return !regionTables_ || (taken_[node.id()] < 0 && excluded_[node.id()] != seedMark_);
+    return !tables_.regionTables ||
+           (taken_[node.id()] < 0 && excluded_[node.id()] != tables_.seedMark);
   }
   void prepareRegionTables();
-  Status fail(const std::string& message) const { return propertyError(label_, message); }
 
-  Status start();
-  Status offerSeeds();
   Status formRegionFrom(Node* seed);
   void grow(Node* seed);
   void excludeForCycle(Node* seed, std::vector<Reentry> reentered);
@@ -106,16 +123,15 @@ class PropertyPass final : private PartitionState {
   void commitConvexParts(std::vector<Node*> kept);
   std::vector<std::vector<Node*>> connectedComponents(const std::vector<Node*>& nodes);
   void commit(std::span<Node* const> part);
-  uint64_t recordFused(const std::vector<FusedRegion>& fused);
 
   RunState& run_;
   Graph& graph_;
   PassScratch& tables_;
   QuotientDag& dag_;
-  std::vector<int>& taken_;           // pending region index by node id, or -1
-  std::vector<uint32_t>& excluded_;   // == seedMark_: excluded for this seed
-  std::vector<uint32_t>& candidate_;  // == candidateMark_: in the grown region
-  std::vector<uint32_t>& scratch_;    // == scratchMark_: Filter result, components
+  std::vector<int>& taken_;           // pending region id by node id, or -1
+  std::vector<uint32_t>& excluded_;   // == seedMark: excluded for this seed
+  std::vector<uint32_t>& candidate_;  // == candidateMark: in the grown region
+  std::vector<uint32_t>& scratch_;    // == scratchMark: Filter result, components
   size_t backendIndex_;
   SubgraphProperty& property_;
   const PropertyOptions options_;
@@ -125,17 +141,6 @@ class PropertyPass final : private PartitionState {
   const bool lateBodies_;
 
   std::unique_ptr<SubgraphSelectorV2> selector_;
-  // The id-indexed tables of taking, growing and extracting regions (taken_,
-  // excluded_, candidate_, scratch_, the inlined marks and the body
-  // builder's) are filled at the first seed the selector takes, not when
-  // the pass starts: a pass that selects nothing, as for a backend that
-  // matches none of the model, never writes them, tens of megabytes on a
-  // large graph written only to be dropped (docs/partitioning.md, "Lazy
-  // tables").
-  bool regionTables_ = false;
-  uint32_t seedMark_ = 1;  // excluded_ starts at 0: nothing excluded
-  uint32_t candidateMark_ = 0;
-  uint32_t scratchMark_ = 0;
   std::vector<Node*> region_;
   RegionInfo info_;                      // reused for every CreateSubgraphNode call
   std::vector<const Node*> candidates_;  // what Filter is offered

@@ -28,7 +28,8 @@ RegionSurgery::RegionSurgery(RunState& run, PassScratch& tables, const std::stri
       property_(property),
       options_(options),
       label_(label),
-      lateBodies_(lateBodies) {
+      lateBodies_(lateBodies),
+      serial_(++tables.surgerySerial) {
   info_.backend = backend;
   info_.property = property.name();
 }
@@ -47,8 +48,7 @@ void RegionSurgery::discardBody() { inlined_.resize(inlinedMark_); }
 void RegionSurgery::add(int regionId, std::span<Node* const> part, RegionBody body,
                         FusedNode fused) {
   if (!lateBodies_) keepNewInlined(inlinedMark_);
-  const int index = static_cast<int>(pending_.size());
-  for (Node* n : part) tables_.taken[n->id()] = index;
+  for (Node* n : part) tables_.taken[n->id()] = regionId;
   PendingRegion& region = pending_.emplace_back();
   region.id = regionId;
   region.firstMember = members_.size();
@@ -59,12 +59,13 @@ void RegionSurgery::add(int regionId, std::span<Node* const> part, RegionBody bo
 }
 
 void RegionSurgery::keepNewInlined(size_t from) {
-  // List each inlined constant once per pass, not once per region.
+  // List each inlined constant once per surgery, not once per region, as
+  // far as the shared marks tell (removeDeadValues() drops the rest).
   size_t kept = from;
   for (size_t k = from; k < inlined_.size(); ++k) {
     Value* c = inlined_[k];
-    if (!tables_.inlined[c->id()]) {
-      tables_.inlined[c->id()] = 1;
+    if (tables_.inlinedBy[c->id()] != serial_) {
+      tables_.inlinedBy[c->id()] = serial_;
       inlined_[kept++] = c;
     }
   }
@@ -86,7 +87,7 @@ Status RegionSurgery::connectAll() {
     if (!in) return fail("ConnectSubgraphInputs failed for " + which + ": " + in.message());
     Status out = property_.ConnectSubgraphOutputs(body, region.body.outputs);
     if (!out) return fail("ConnectSubgraphOutputs failed for " + which + ": " + out.message());
-    SUBGRAPH_RETURN_IF_ERROR(checkInputs(region, index, which));
+    SUBGRAPH_RETURN_IF_ERROR(checkInputs(region, which));
     SUBGRAPH_RETURN_IF_ERROR(checkOutputs(region, which));
     if (!region.fused.op)
       region.fused.op = OpRegistry::global().intern(fusedDomain(backend_), info_.property);
@@ -96,8 +97,7 @@ Status RegionSurgery::connectAll() {
   return Status::ok();
 }
 
-Status RegionSurgery::checkInputs(const PendingRegion& region, size_t index,
-                                  const std::string& which) const {
+Status RegionSurgery::checkInputs(const PendingRegion& region, const std::string& which) const {
   const Graph& body = *region.body.body;
   if (region.body.inputs.size() != body.inputs().size())
     return fail("ConnectSubgraphInputs gave " + which + " " +
@@ -109,7 +109,7 @@ Status RegionSurgery::checkInputs(const PendingRegion& region, size_t index,
       return fail("ConnectSubgraphInputs gave " + which +
                   " an input that is not a value of graph '" + graph_.name() + "'");
     if (v->producer() && v->producer()->id() < taken.size() &&
-        taken[v->producer()->id()] == static_cast<int>(index))
+        taken[v->producer()->id()] == region.id)
       return fail("ConnectSubgraphInputs connected " + which + " to its own value '" + v->name() +
                   "'");
   }
@@ -238,20 +238,27 @@ void RegionSurgery::removeDeadValues(std::vector<Value*> internal) {
   // of the name index, and freeing them first keeps them out of the peak.
   // A connection hook may have wired a fused node to any outer value, so
   // a value some fused node will read stays (bit 2 of the by-value table).
-  std::vector<uint8_t>& marks = tables_.inlined;
+  std::vector<uint32_t>& marks = tables_.readByFused;
   for (const PendingRegion& region : pending_)
     for (const Value* v : region.body.inputs)
-      if (v && v->id() < marks.size()) marks[v->id()] |= 2;
+      if (v && v->id() < marks.size()) marks[v->id()] = serial_;
   // So does a value a nested graph reads by name, a use no list shows.
   for (const std::string& name : tables_.captured)
-    if (const Value* v = graph_.findValue(name); v && v->id() < marks.size()) marks[v->id()] |= 2;
+    if (const Value* v = graph_.findValue(name); v && v->id() < marks.size())
+      marks[v->id()] = serial_;
   std::vector<Value*> dead;
   dead.reserve(internal.size() + inlined_.size());
   auto unused = [&](const Value* v) {
-    return !(marks[v->id()] & 2) && !v->hasUses() && !v->isGraphInput() && !v->isGraphOutput();
+    return marks[v->id()] != serial_ && !v->hasUses() && !v->isGraphInput() && !v->isGraphOutput();
   };
   for (Value* v : internal)
     if (unused(v)) dead.push_back(v);
+  // Surgeries of one traversal list constants interleaved, so a constant
+  // that regions of two properties inline may be listed here more than
+  // once (keepNewInlined() drops only the repeats it can see).
+  std::sort(inlined_.begin(), inlined_.end(),
+            [](const Value* a, const Value* b) { return a->id() < b->id(); });
+  inlined_.erase(std::unique(inlined_.begin(), inlined_.end()), inlined_.end());
   for (Value* c : inlined_)
     if (unused(c)) dead.push_back(c);
   graph_.removeValues(dead);

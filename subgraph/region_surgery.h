@@ -50,13 +50,11 @@ class RegionSurgery {
   /// Takes region `regionId`, whose members `part` (in rank order) were
   /// just contracted in the quotient DAG, with its body and fused node
   /// (both empty where the bodies come late), and marks its members taken
-  /// (PassScratch::taken).
+  /// by it (PassScratch::taken holds the region id).
   void add(int regionId, std::span<Node* const> part, RegionBody body, FusedNode fused);
 
   /// True if no region was added.
   bool empty() const { return pending_.empty(); }
-  /// The region id of the region at `index` in PassScratch::taken.
-  int regionId(size_t index) const { return pending_[index].id; }
 
   /// Runs the connection hooks of every region and checks what they gave,
   /// before anything changes the graph, so a hook that breaks its contract
@@ -85,7 +83,7 @@ class RegionSurgery {
   Status fail(const std::string& message) const { return propertyError(label_, message); }
 
   // connectAll()'s checks of what the hooks gave the region at `index`.
-  Status checkInputs(const PendingRegion& region, size_t index, const std::string& which) const;
+  Status checkInputs(const PendingRegion& region, const std::string& which) const;
   Status checkOutputs(const PendingRegion& region, const std::string& which);
 
   // materializeAll()'s steps, in order.
@@ -109,6 +107,9 @@ class RegionSurgery {
   const PropertyOptions& options_;
   const std::string& label_;
   const bool lateBodies_;
+  // Tells this surgery's marks in PassScratch::inlinedBy and readByFused
+  // from those of the surgeries before it.
+  const uint32_t serial_;
   // For defaultFusedNode() of late bodies: the backend and property, and
   // the id of the region at hand.
   RegionInfo info_;

@@ -2,12 +2,13 @@
 //
 // A property that declares its seed ops (SubgraphProperty::SeedOpTypes; a
 // pattern's anchor) says no, without a reason, to every other node. Its
-// pass then need not offer it every node: this index lists, per op kind,
+// walk then need not offer it every node: this index lists, per op kind,
 // the positions in the quotient DAG's order of the nodes of that kind, so
-// a pass visits only the nodes that can seed it, still in rank order.
+// a walk visits only the nodes that can seed it, still in rank order.
 // Built in one look at each node on first use after the order changes (a
-// pass that fused something), it turns a backend with many properties from
-// one full traversal per property into one per fusing pass plus the seeds.
+// backend that fused something), it turns a backend with many properties
+// from one full traversal per property into one per backend plus the
+// seeds.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -225,6 +225,14 @@ class PluginProperty final : public partition::SubgraphProperty {
     return pattern_ ? pattern_->nodes()[0].opTypes() : std::vector<std::string>{};
   }
 
+  // A property without create_subgraph_node accepts every region as
+  // defaultFusedNode() would, so the partitioner builds no body to ask it
+  // and moves the members into the bodies after partitioning.
+  bool FusesWithoutBody() const override { return !desc_->create_subgraph_node; }
+  // The ABI has no per-property hooks (a plugin's transforms run before
+  // and after all partitioning).
+  bool HasPartitionHooks() const override { return false; }
+
   partition::SubgraphNodeResult CreateSubgraphNode(
       std::shared_ptr<Graph> subgraph, const partition::RegionInfo& region) const override {
     const Graph* body = subgraph.get();

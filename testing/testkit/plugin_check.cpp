@@ -129,6 +129,7 @@ class WatchedProperty final : public partition::SubgraphProperty {
   Status PostPartition(Graph& graph, std::span<const partition::FusedRegion> regions) override {
     return inner_->PostPartition(graph, regions);
   }
+  bool HasPartitionHooks() const override { return inner_->HasPartitionHooks(); }
 
  private:
   std::unique_ptr<SubgraphProperty> inner_;

@@ -401,5 +401,41 @@ TEST(PatternSelector, DoesNotMatchWhenAUseLeavesTheMatch) {
   EXPECT_THAT(reasonFor(report, "bias"), HasSubstr("is a graph output"));
 }
 
+//   %x -> Sigmoid(s) -> Add(add) <- Conv(c) <- %x
+/// The properties of one backend share one traversal, yet the first
+/// registered still sees all of its seeds first: conv_add takes the Add
+/// although sigmoid_add's seed comes first in the order. Negative: the
+/// later property never takes a node the earlier one fused, and the
+/// per-property order gives exactly the same regions.
+TEST(PatternSelector, FirstRegisteredPropertyWinsInOneTraversal) {
+  const char* text = R"(
+    graph @g(%x: f32[1, 4, 8, 8]) {
+      %s = Sigmoid(%x) @sig
+      %w = const f32[4, 4, 1, 1] splat(0.5)
+      %c = Conv(%x, %w) @conv
+      %y = Add(%s, %c) @add
+      return %y
+    })";
+  for (Traversal traversal : {Traversal::kPerBackend, Traversal::kPerProperty}) {
+    auto g = parseGraphOrThrow(text);
+    std::vector<std::unique_ptr<SubgraphProperty>> properties;
+    PatternBuilder convAdd("conv_add");
+    convAdd.connect(convAdd.add("Conv"), convAdd.add("Add"));  // through any input
+    properties.push_back(std::make_unique<PatternProperty>("conv_add", convAdd.build().value()));
+    properties.push_back(std::make_unique<PatternProperty>(
+        "sigmoid_add", Pattern::chain("sigmoid_add", {"Sigmoid", "Add"})));
+    std::vector<SubgraphBackend> backends;
+    backends.push_back(makeBackend("pat", std::move(properties)));
+    PartitionOptions options;
+    options.traversal = traversal;
+    auto report = partitionGraph(*g, std::span(backends), options);
+    ASSERT_TRUE(report.isOk()) << report.status().message();
+    EXPECT_EQ(regionSets(*report), (Regions{{"add", "conv"}}));
+    EXPECT_EQ(report->regions[0].property, "conv_add");
+    // The Sigmoid is left out by the property that could not have it.
+    EXPECT_THAT(reasonFor(*report, "sig"), HasSubstr("sigmoid_add"));
+  }
+}
+
 }  // namespace
 }  // namespace subgraph::partition

@@ -68,6 +68,7 @@ struct PartitionCommandOptions {
   bool inlineConstants = false;
   std::vector<std::string> shapes;
   std::string passes = "default";
+  std::string traversal = "per-backend";
 };
 
 std::string joined(const std::vector<std::string>& names) {
@@ -195,8 +196,8 @@ void runPartition(const PartitionCommandOptions& options) {
   load.allowUnknownOps = options.allowUnknownOps;
   auto phase = std::chrono::steady_clock::now();
   std::unique_ptr<Graph> graph = loadModel(options.file, load);
-  spdlog::info("loaded {}: {} nodes in {:.2f} s", options.file, graph->numNodes(),
-               secondsSince(phase));
+  spdlog::debug("loaded {}: {} nodes in {:.2f} s", options.file, graph->numNodes(),
+                secondsSince(phase));
   simplifyBeforePartition(*graph, options.passes);
   std::unique_ptr<Graph> original =
       options.dot.empty() && options.svg.empty() ? nullptr : graph->clone();
@@ -204,6 +205,9 @@ void runPartition(const PartitionCommandOptions& options) {
 
   partition::PartitionOptions partitionOptions;
   partitionOptions.forTraining = options.training;
+  partitionOptions.traversal = options.traversal == "per-property"
+                                   ? partition::Traversal::kPerProperty
+                                   : partition::Traversal::kPerBackend;
 #ifdef SUBGRAPH_CLI_HAVE_PLUGINS
   std::vector<std::string> dropped;
   auto report = selection->partitionWithFallback(graph, dropped, partitionOptions);
@@ -212,8 +216,8 @@ void runPartition(const PartitionCommandOptions& options) {
   auto report = partition::partitionGraph(*graph, std::span(backends.value()), partitionOptions);
 #endif
   if (!report) throw Error(report.status());
-  spdlog::info("partitioned in {:.2f} s ({:.1f} ms in the partitioner)", secondsSince(phase),
-               report->partitionMs);
+  spdlog::debug("partitioned in {:.2f} s ({:.1f} ms in the partitioner)", secondsSince(phase),
+                report->partitionMs);
   phase = std::chrono::steady_clock::now();
 
   if (options.json)
@@ -225,7 +229,7 @@ void runPartition(const PartitionCommandOptions& options) {
                 [&](std::ostream& os) { os << partition::reportToJson(*report) << "\n"; });
     if (options.report != "-") spdlog::info("wrote {}", options.report);
   }
-  spdlog::info("report written in {:.2f} s", secondsSince(phase));
+  spdlog::debug("report written in {:.2f} s", secondsSince(phase));
   if (original) writePicture(*original, *report, options);
   if (!options.output.empty()) {
     writeModelFile(*graph, options.output, options.inlineConstants);
@@ -267,6 +271,12 @@ const CommandRegistration kPartition("partition", [](CLI::App& app) {
   cmd->add_flag("--allow-fallback", options->allowFallback,
                 "Skip a backend plugin that cannot be used or fails while partitioning (with a "
                 "warning) instead of failing; also SUBGRAPH_BACKEND_FALLBACK=1");
+  cmd->add_option("--traversal", options->traversal,
+                  "When the graph changes between a backend's properties: per-backend (one "
+                  "ranking and one surgery per backend) or per-property (after each property, "
+                  "the older and slower order; for comparison)")
+      ->check(CLI::IsMember({"per-backend", "per-property"}))
+      ->default_str("per-backend");
   addShapeOption(*cmd, options->shapes);
   addPassesOption(*cmd, options->passes);
   cmd->callback([options] { runPartition(*options); });

@@ -27,8 +27,23 @@
 
 namespace subgraph::partition {
 
+/// When the graph changes between the properties of one backend.
+enum class Traversal {
+  /// One ranking and one surgery per backend (the default): each property,
+  /// in registration order, walks the nodes it can seed, and the regions
+  /// of all of them become fused nodes at the end.
+  kPerBackend,
+  /// One ranking, walk and surgery per property, each over the graph the
+  /// previous one fused: the older and slower order. The regions differ
+  /// from kPerBackend's only for a selector that tells a fused neighbour
+  /// from a neighbour taken by an earlier region of the same backend.
+  kPerProperty,
+};
+
 /// Options of one partitioning run.
 struct PartitionOptions {
+  /// When the graph changes between the properties of one backend.
+  Traversal traversal = Traversal::kPerBackend;
   /// The graph is partitioned for training: properties with
   /// PropertyOptions::inferenceOnly are skipped.
   bool forTraining = false;
@@ -44,10 +59,12 @@ struct PartitionOptions {
   std::string* failedBackend = nullptr;
 };
 
-/// Partitions `graph` in place for `backends`, highest priority first: each
-/// property of each backend runs as one full pass over the graph as the
-/// previous passes left it; fused nodes are never offered to selectors, so
-/// a node is claimed by at most one region. On error (a cycle in the input,
+/// Partitions `graph` in place for `backends`, highest priority first, and
+/// each backend's properties in registration order: each property is
+/// offered the nodes it can seed that no earlier property or backend took
+/// (PartitionOptions::traversal says when the graph changes); fused nodes
+/// are never offered to selectors, so a node is claimed by at most one
+/// region. On error (a cycle in the input,
 /// a selector or hook breaking its contract) the graph may be partly
 /// partitioned but stays valid and acyclic, and the message names the
 /// property and node involved.

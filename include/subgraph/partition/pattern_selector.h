@@ -226,6 +226,13 @@ class PatternProperty : public SubgraphProperty {
   Status ConnectSubgraphOutputs(Graph& subgraph, std::vector<Value*>& outputs) const final {
     return SubgraphProperty::ConnectSubgraphOutputs(subgraph, outputs);
   }
+  /// No hooks, so the properties of a backend made of patterns share one
+  /// ranking and one surgery.
+  bool HasPartitionHooks() const final { return false; }
+  Status PrePartition(const Graph& graph) final { return SubgraphProperty::PrePartition(graph); }
+  Status PostPartition(Graph& graph, std::span<const FusedRegion> regions) final {
+    return SubgraphProperty::PostPartition(graph, regions);
+  }
 
   /// The pattern.
   const Pattern& pattern() const { return *pattern_; }

@@ -195,6 +195,13 @@ class SubgraphProperty {
     (void)regions;
     return Status::ok();
   }
+  /// False promises that PrePartition and PostPartition are the defaults,
+  /// which change nothing: the partitioner may then rank the graph once
+  /// for this property and its neighbours of the same backend and fuse
+  /// their regions in one surgery at the end (Traversal::kPerBackend).
+  /// True, the default, gives the property a pass of its own, between the
+  /// graphs its hooks and the fusions before it leave.
+  virtual bool HasPartitionHooks() const { return true; }
 
   /// This property's options.
   const PropertyOptions& options() const { return options_; }

@@ -855,7 +855,11 @@ struct PluginState {
         e.desc.filter_reason = &filterReason;
         e.desc.reset = &reset;
       }
-      e.desc.create_subgraph_node = &createSubgraphNode;
+      // No slot: the host accepts every region with the defaults, and
+      // need not copy a body for each one to ask (it moves the members
+      // into the bodies once partitioning is over).
+      e.desc.create_subgraph_node =
+          e.property->AcceptsEveryRegion() ? nullptr : &createSubgraphNode;
       propertyTable.push_back(&e.desc);
     }
     for (OpDef& op : plugin.ops_) opTable.push_back(&op.toC());

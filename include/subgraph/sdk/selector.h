@@ -259,6 +259,11 @@ class SubgraphProperty {
     (void)regionId;
     return FusedNode::accept();
   }
+  /// True if CreateSubgraphNode accepts every region with the defaults, so
+  /// that the host need not build a body per region to ask (the plugin
+  /// then registers no create_subgraph_node slot). PatternProperty says
+  /// so; a property that overrides CreateSubgraphNode must not.
+  virtual bool AcceptsEveryRegion() const { return false; }
 
  protected:
   /// Makes this a declarative property.
@@ -270,7 +275,9 @@ class SubgraphProperty {
   std::shared_ptr<Pattern> pattern_;
 };
 
-/// A property that is just a pattern.
+/// A property that is just a pattern: it accepts every region it matches.
+/// Sealed, so that no subclass breaks AcceptsEveryRegion's promise;
+/// derive from SubgraphProperty to decide on regions.
 class PatternProperty : public SubgraphProperty {
  public:
   /// A property called `name` fusing `pattern`.
@@ -278,6 +285,8 @@ class PatternProperty : public SubgraphProperty {
       : SubgraphProperty(std::move(name), options) {
     setPattern(std::move(pattern));
   }
+  FusedNode CreateSubgraphNode(const GraphView&, int) const final { return FusedNode::accept(); }
+  bool AcceptsEveryRegion() const final { return true; }
 };
 
 }  // namespace subgraph::sdk
