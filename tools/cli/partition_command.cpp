@@ -216,13 +216,18 @@ void runPartition(const PartitionCommandOptions& options) {
                report->partitionMs);
   phase = std::chrono::steady_clock::now();
 
-  if (options.json)
-    std::cout << partition::reportToJson(*report) << "\n";
-  else if (options.output != "-" && options.dot != "-")
+  // Streamed: the report of a large graph is never held as one string.
+  if (options.json) {
+    partition::writeReportJson(*report, std::cout);
+    std::cout << "\n";
+  } else if (options.output != "-" && options.dot != "-") {
     partition::printReportSummary(*report, std::cout);
+  }
   if (!options.report.empty()) {
-    writeOutput(options.report,
-                [&](std::ostream& os) { os << partition::reportToJson(*report) << "\n"; });
+    writeOutput(options.report, [&](std::ostream& os) {
+      partition::writeReportJson(*report, os);
+      os << "\n";
+    });
     if (options.report != "-") spdlog::info("wrote {}", options.report);
   }
   spdlog::info("report written in {:.2f} s", secondsSince(phase));
