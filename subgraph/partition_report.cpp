@@ -2,7 +2,8 @@
 //
 // Serializes PartitionReport. The JSON is written as it goes, never built
 // as a document first: a run that leaves 10^6 nodes out has a report of
-// some 150 MB of text, and an nlohmann DOM of it had cost ~0.5 GB and ~2 s.
+// 130 MB of text, and an nlohmann DOM of it had cost ~480 MB of peak
+// memory and 2-5 s.
 // The bytes are still exactly those of nlohmann::ordered_json's dump() of
 // the same report (keys in a fixed order, so reports diff cleanly between
 // runs), which tests/subgraph/report_json_test.cpp checks against a DOM.

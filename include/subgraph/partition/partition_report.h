@@ -81,6 +81,7 @@ struct RejectedNode {
 /// that go through a long list once, such as the JSON writer, where
 /// copying four strings per entry would cost more than writing them.
 struct RejectedNodeView {
+  /// The fields of RejectedNode, of the same names and meanings.
   std::string_view node;
   NodeId nodeId = RejectedNode::kNoId;
   std::string_view op;
