@@ -195,8 +195,8 @@ void runPartition(const PartitionCommandOptions& options) {
   load.allowUnknownOps = options.allowUnknownOps;
   auto phase = std::chrono::steady_clock::now();
   std::unique_ptr<Graph> graph = loadModel(options.file, load);
-  spdlog::info("loaded {}: {} nodes in {:.2f} s", options.file, graph->numNodes(),
-               secondsSince(phase));
+  spdlog::debug("loaded {}: {} nodes in {:.2f} s", options.file, graph->numNodes(),
+                secondsSince(phase));
   simplifyBeforePartition(*graph, options.passes);
   std::unique_ptr<Graph> original =
       options.dot.empty() && options.svg.empty() ? nullptr : graph->clone();
@@ -212,8 +212,8 @@ void runPartition(const PartitionCommandOptions& options) {
   auto report = partition::partitionGraph(*graph, std::span(backends.value()), partitionOptions);
 #endif
   if (!report) throw Error(report.status());
-  spdlog::info("partitioned in {:.2f} s ({:.1f} ms in the partitioner)", secondsSince(phase),
-               report->partitionMs);
+  spdlog::debug("partitioned in {:.2f} s ({:.1f} ms in the partitioner)", secondsSince(phase),
+                report->partitionMs);
   phase = std::chrono::steady_clock::now();
 
   // Streamed: the report of a large graph is never held as one string.
@@ -230,7 +230,7 @@ void runPartition(const PartitionCommandOptions& options) {
     });
     if (options.report != "-") spdlog::info("wrote {}", options.report);
   }
-  spdlog::info("report written in {:.2f} s", secondsSince(phase));
+  spdlog::debug("report written in {:.2f} s", secondsSince(phase));
   if (original) writePicture(*original, *report, options);
   if (!options.output.empty()) {
     writeModelFile(*graph, options.output, options.inlineConstants);
