@@ -217,17 +217,18 @@ void runPartition(const PartitionCommandOptions& options) {
   phase = std::chrono::steady_clock::now();
 
   // Streamed: the report of a large graph is never held as one string.
-  if (options.json) {
-    partition::writeReportJson(*report, std::cout);
-    std::cout << "\n";
-  } else if (options.output != "-" && options.dot != "-") {
+  // writeOutput() fails the command on a write error (a full disk), on
+  // stdout as in a file.
+  auto writeJson = [&](std::ostream& os) {
+    partition::writeReportJson(*report, os);
+    os << "\n";
+  };
+  if (options.json)
+    writeOutput("-", writeJson);
+  else if (options.output != "-" && options.dot != "-")
     partition::printReportSummary(*report, std::cout);
-  }
   if (!options.report.empty()) {
-    writeOutput(options.report, [&](std::ostream& os) {
-      partition::writeReportJson(*report, os);
-      os << "\n";
-    });
+    writeOutput(options.report, writeJson);
     if (options.report != "-") spdlog::info("wrote {}", options.report);
   }
   spdlog::debug("report written in {:.2f} s", secondsSince(phase));
