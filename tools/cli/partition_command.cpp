@@ -220,13 +220,19 @@ void runPartition(const PartitionCommandOptions& options) {
                 report->partitionMs);
   phase = std::chrono::steady_clock::now();
 
+  // Streamed: the report of a large graph is never held as one string.
+  // writeOutput() fails the command on a write error (a full disk), on
+  // stdout as in a file.
+  auto writeJson = [&](std::ostream& os) {
+    partition::writeReportJson(*report, os);
+    os << "\n";
+  };
   if (options.json)
-    std::cout << partition::reportToJson(*report) << "\n";
+    writeOutput("-", writeJson);
   else if (options.output != "-" && options.dot != "-")
     partition::printReportSummary(*report, std::cout);
   if (!options.report.empty()) {
-    writeOutput(options.report,
-                [&](std::ostream& os) { os << partition::reportToJson(*report) << "\n"; });
+    writeOutput(options.report, writeJson);
     if (options.report != "-") spdlog::info("wrote {}", options.report);
   }
   spdlog::debug("report written in {:.2f} s", secondsSince(phase));

@@ -5,13 +5,15 @@
 // for the decision that left it out. It prints as JSON (for tools and the
 // `--report` file) and as a summary table (for people).
 //
-// JSON layout:
-//   { "regions": [{"id", "backend", "property", "fused_node",
-//                  "nodes": [names], "inputs": [names], "outputs": [names]}],
+// JSON layout, keys in this order:
+//   { "backends": [names],
+//     "regions": [{"id", "backend", "property", "fused_node",
+//                  "nodes": [names], "inputs": [names], "outputs": [names],
+//                  "scope" (only for a region of a nested graph)}],
 //     "nodes_total", "nodes_in_regions",
 //     "rejected": [{"node", "op", "kind", "reason"}],
 //     "contested": [{"node", "backend", "claimed_by", "region"}],
-//     "skipped": [strings], "backends": [names], "partition_ms" }
+//     "skipped": [strings], "partition_ms" }
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -72,6 +74,19 @@ struct RejectedNode {
   /// The reason of the decision that left it out, e.g. "dropped by Filter
   /// of convbn/conv_bn: pattern incomplete".
   std::string reason;
+};
+
+/// A RejectedNode read in place: views of the texts of a RejectedNodes
+/// entry, valid while that list lives and is not appended to. For readers
+/// that go through a long list once, such as the JSON writer, where
+/// copying four strings per entry would cost more than writing them.
+struct RejectedNodeView {
+  /// The fields of RejectedNode, of the same names and meanings.
+  std::string_view node;
+  NodeId nodeId = RejectedNode::kNoId;
+  std::string_view op;
+  std::string_view kind;
+  std::string_view reason;
 };
 
 /// A node that a lower-priority backend would have seeded a region at, but
@@ -145,6 +160,8 @@ class RejectedNodes {
   const_iterator end() const { return {this, size_}; }
   /// Entry `i` (i < size()), built as a value.
   RejectedNode operator[](size_t i) const;
+  /// Entry `i` (i < size()) as views of this list's texts, copying nothing.
+  RejectedNodeView view(size_t i) const;
   /// Room for `n` entries in all, and `nameBytes` bytes of names.
   void reserve(size_t n, size_t nameBytes = 0);
   /// Appends a copy of `node`.
@@ -213,7 +230,14 @@ struct PartitionReport {
   double partitionMs = 0.0;
 };
 
-/// The report as JSON text (layout in the file comment).
+/// Writes the report as JSON text (layout in the file comment) to `os`,
+/// as it goes: nothing the size of the report is built first. The bytes
+/// are those nlohmann::ordered_json's dump(indent) gives for the report
+/// (keys in the documented order; indent < 0 for one line), with invalid
+/// UTF-8 in a name replaced by U+FFFD, as dump's error_handler_t::replace
+/// does. Check `os` for write errors afterwards.
+void writeReportJson(const PartitionReport& report, std::ostream& os, int indent = 2);
+/// The report as JSON text, as writeReportJson() writes it.
 std::string reportToJson(const PartitionReport& report, int indent = 2);
 /// A human-readable summary: totals, a per-backend/property table, and the
 /// most common reasons for nodes left out.

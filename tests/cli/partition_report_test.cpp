@@ -1,0 +1,79 @@
+//===- tests/cli/partition_report_test.cpp - `subgraph partition` reports -===//
+//
+// Where the partition report goes: --json on stdout and --report FILE write
+// the same streamed JSON, and a write that fails halfway fails the command
+// instead of leaving a cut report behind an exit status of 0.
+//
+//===----------------------------------------------------------------------===//
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_runner.h"
+
+namespace subgraph::cli::testing {
+namespace {
+
+using ::testing::EndsWith;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+//   x   w (const)
+//    \ /
+//   MatMul @mm -> a -> Relu @act -> y
+constexpr const char* kGraph = R"(graph @small(%x: f32[1, 4]) {
+  %w = const f32[4, 4] splat(1.0)
+  %a: f32[1, 4] = MatMul(%x, %w) @mm
+  %y: f32[1, 4] = Relu(%a) @act
+  return %y
+}
+)";
+
+/// --json prints the report indented by two, with one newline after it,
+/// and --report FILE holds the same report (all but the time it took).
+TEST(CliPartitionReport, JsonOnStdoutAndReportFileAgree) {
+  TempDir dir;
+  std::string in = dir.write("small.sg", kGraph);
+  std::string file = (dir.path() / "report.json").string();
+  CliResult json = runCli({"partition", in, "--backend", "NONE", "--json", "-q"});
+  ASSERT_EQ(json.exitCode, 0) << json.err;
+  CliResult report = runCli({"partition", in, "--backend", "NONE", "--report", file, "-q"});
+  ASSERT_EQ(report.exitCode, 0) << report.err;
+  EXPECT_THAT(json.out, StartsWith("{\n  \"backends\": [],\n  \"regions\": [],\n"
+                                   "  \"nodes_total\": 2,\n  \"nodes_in_regions\": 0,\n"
+                                   "  \"rejected\": [\n    {\n      \"node\": \"mm\",\n"));
+  EXPECT_THAT(json.out, EndsWith("\n}\n"));
+  nlohmann::json fromStdout = nlohmann::json::parse(json.out);
+  nlohmann::json fromFile = nlohmann::json::parse(readFile(file));
+  fromStdout.erase("partition_ms");
+  fromFile.erase("partition_ms");
+  EXPECT_EQ(fromStdout, fromFile);
+  EXPECT_EQ(fromFile["rejected"].size(), 2u);
+}
+
+/// Negative: a full disk under the report is an error naming the file, not
+/// a cut report and exit status 0, and so is a full disk under stdout.
+TEST(CliPartitionReport, WriteFailureIsReported) {
+  TempDir dir;
+  std::string in = dir.write("small.sg", kGraph);
+  ASSERT_TRUE(std::filesystem::exists("/dev/full"));
+  EXPECT_TRUE(
+      failsWithOneLine(runCli({"partition", in, "--backend", "NONE", "--report", "/dev/full"}), 1,
+                       "/dev/full: write failed"));
+
+  std::string err = (dir.path() / "err.txt").string();
+  std::string command = "exec '" + std::string(SUBGRAPH_CLI_PATH) + "' partition '" + in +
+                        "' --backend NONE --json >/dev/full 2>'" + err + "'";
+  int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by a signal";
+  EXPECT_EQ(WEXITSTATUS(status), 1) << readFile(err);
+  EXPECT_THAT(readFile(err), HasSubstr("<stdout>: write failed"));
+}
+
+}  // namespace
+}  // namespace subgraph::cli::testing
