@@ -81,12 +81,34 @@ struct Definition {
 struct GraphScope {
   Graph* graph = nullptr;
   std::vector<Definition> definitions;
+  // Values by a hash of their name, last mentioned first: an operand is
+  // nearly always a value mentioned a few lines above (or a shared weight),
+  // found here in a table that stays in cache, where the graph's name index
+  // costs a cache miss a lookup on a large graph. Made once the graph is
+  // past kRecentFrom values, so that small bodies carry none.
+  std::vector<Value*> recent;
+  static constexpr size_t kRecentSlots = 4096;
+  static constexpr size_t kRecentFrom = 256;
 
   Definition& definitionOf(const Value& value) {
     if (value.id() >= definitions.size()) definitions.resize(value.id() + 1);
     return definitions[value.id()];
   }
+  /// The value named `name`, creating it if the graph has none.
+  Value* findOrCreate(std::string_view name);
 };
+
+Value* GraphScope::findOrCreate(std::string_view name) {
+  if (recent.empty()) {
+    if (graph->valueIdBound() < kRecentFrom) return graph->findOrCreateValue(name);
+    recent.assign(kRecentSlots, nullptr);
+  }
+  uint32_t hash = 2166136261U;  // FNV-1a: names are short, and this is cheap
+  for (char c : name) hash = (hash ^ static_cast<unsigned char>(c)) * 16777619U;
+  Value*& slot = recent[hash & (kRecentSlots - 1)];
+  if (slot == nullptr || slot->name() != name) slot = graph->findOrCreateValue(name);
+  return slot;
+}
 
 /// A result on the left of `=`: name token and optional declared type.
 struct ResultDecl {
@@ -409,12 +431,12 @@ const OpKey* Parser::opKeyFor(std::string_view spelling, std::string_view domain
 
 Value* Parser::useValue(GraphScope& scope, const Token& name) {
   if (name.text.empty()) fail(name.loc, "value name must not be empty");
-  return scope.graph->findOrCreateValue(name.text);
+  return scope.findOrCreate(name.text);
 }
 
 Value* Parser::defineValue(GraphScope& scope, const Token& name, DefinitionKind kind) {
   if (name.text.empty()) fail(name.loc, "value name must not be empty");
-  Value* value = scope.graph->findOrCreateValue(name.text);
+  Value* value = scope.findOrCreate(name.text);
   Definition& definition = scope.definitionOf(*value);
   // The one legal redefinition: an input that also has constant data.
   if (definition.kind != DefinitionKind::kNone &&
