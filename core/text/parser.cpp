@@ -86,7 +86,13 @@ struct GraphScope {
   // found here in a table that stays in cache, where the graph's name index
   // costs a cache miss a lookup on a large graph. Made once the graph is
   // past kRecentFrom values, so that small bodies carry none.
-  std::vector<Value*> recent;
+  // A slot keeps the name's hash, so that a slot another name holds is
+  // passed over without loading that (long evicted) value.
+  struct RecentSlot {
+    uint32_t hash = 0;
+    Value* value = nullptr;
+  };
+  std::vector<RecentSlot> recent;
   static constexpr size_t kRecentSlots = 4096;
   static constexpr size_t kRecentFrom = 256;
 
@@ -101,13 +107,14 @@ struct GraphScope {
 Value* GraphScope::findOrCreate(std::string_view name) {
   if (recent.empty()) {
     if (graph->valueIdBound() < kRecentFrom) return graph->findOrCreateValue(name);
-    recent.assign(kRecentSlots, nullptr);
+    recent.assign(kRecentSlots, RecentSlot{});
   }
   uint32_t hash = 2166136261U;  // FNV-1a: names are short, and this is cheap
   for (char c : name) hash = (hash ^ static_cast<unsigned char>(c)) * 16777619U;
-  Value*& slot = recent[hash & (kRecentSlots - 1)];
-  if (slot == nullptr || slot->name() != name) slot = graph->findOrCreateValue(name);
-  return slot;
+  RecentSlot& slot = recent[hash & (kRecentSlots - 1)];
+  if (slot.value == nullptr || slot.hash != hash || slot.value->name() != name)
+    slot = RecentSlot{hash, graph->findOrCreateValue(name)};
+  return slot.value;
 }
 
 /// A result on the left of `=`: name token and optional declared type.
