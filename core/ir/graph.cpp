@@ -55,6 +55,9 @@ std::unique_ptr<Node> allocateNode(const OpKey* op) {
   return std::make_unique<PlainNode>();
 }
 
+// The smallest reservation of values that sizes the name index (reserve()).
+constexpr size_t kReservedNameIndex = 1024;
+
 constexpr uint64_t kEmptySlot = 0;
 constexpr uint64_t kTombstone = ~uint64_t{0};
 
@@ -337,10 +340,12 @@ void Graph::reserve(size_t nodes, size_t values) {
   nodes_.reserve(nodes_.size() + nodes);
   values_.reserve(values_.size() + values);
   // Sized for all of them now, the index is not rebuilt (every name hashed
-  // again) each time it would have doubled on the way.
+  // again) each time it would have doubled on the way. Only for a large
+  // reservation: a bound may overestimate (a region body's counts each
+  // member's operands), and a small graph should keep scanning its values
+  // instead of carrying an index it may never need.
   const size_t entries = liveValues_ + values;
-  if (values_.size() + values > kLinearNameLookup && nameSlots_.size() < entries * 2)
-    rebuildNameIndex(entries);
+  if (values >= kReservedNameIndex && nameSlots_.size() < entries * 2) rebuildNameIndex(entries);
 }
 
 Node* Graph::addNode(std::string_view op, std::vector<Value*> inputs, size_t numOutputs,
