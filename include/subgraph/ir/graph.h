@@ -275,8 +275,8 @@ class Graph {
 
   /// Reserves room for `nodes` more nodes and `values` more values, so a
   /// builder that knows its sizes (such as a partitioner extracting region
-  /// bodies, or the text parser from a count of lines) allocates each table,
-  /// the name index included, once.
+  /// bodies, or the text parser from a count of lines) allocates each table
+  /// once; a reservation of 1024 values or more sizes the name index too.
   void reserve(size_t nodes, size_t values);
 
   /// Nodes in a topological order (ties broken by id, so the order is
