@@ -82,20 +82,55 @@ std::string allowedTypesText(const TypeConstraint& constraint) {
   return text;
 }
 
+// A fixed set of addresses, for membership tests of pointers that may
+// dangle (they are compared, never followed). Flat open addressing sized
+// once: a node-based set cost a heap block per member, two million of them
+// to verify a 10^6-node graph, and more memory than the graph's own tables.
+class AddressSet {
+ public:
+  template <typename Range>
+  AddressSet(const Range& members, size_t count) {
+    size_t capacity = 16;
+    while (capacity < count * 2) capacity *= 2;
+    slots_.assign(capacity, 0);
+    for (const void* p : members) insert(reinterpret_cast<uintptr_t>(p));
+  }
+  /// True if `p` is a member.
+  bool contains(const void* p) const {
+    const auto key = reinterpret_cast<uintptr_t>(p);
+    if (key == 0) return false;
+    for (size_t i = home(key);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i] == key) return true;
+      if (slots_[i] == 0) return false;
+    }
+  }
+
+ private:
+  size_t home(uintptr_t key) const {
+    // Fibonacci hashing: heap addresses differ mostly in their middle bits.
+    return static_cast<size_t>((key * 0x9E3779B97F4A7C15ULL) >> 32) & (slots_.size() - 1);
+  }
+  void insert(uintptr_t key) {
+    size_t i = home(key);
+    while (slots_[i] != 0 && slots_[i] != key) i = (i + 1) & (slots_.size() - 1);
+    slots_[i] = key;
+  }
+  std::vector<uintptr_t> slots_;
+};
+
 // The live objects of one graph, for pointer-membership tests, and its link
 // to the enclosing graph for outer-scope name lookup.
 struct Scope {
   const Graph* graph = nullptr;
   const Scope* parent = nullptr;
-  std::unordered_set<const Node*> nodes;
-  std::unordered_set<const Value*> values;
+  AddressSet nodes;
+  AddressSet values;
 
-  Scope(const Graph& g, const Scope* enclosing) : graph(&g), parent(enclosing) {
-    nodes.reserve(g.numNodes());
-    values.reserve(g.numValues());
-    for (Node* n : g.nodes()) nodes.insert(n);
-    for (Value* v : g.values()) values.insert(v);
-  }
+  Scope(const Graph& g, const Scope* enclosing)
+      : graph(&g),
+        parent(enclosing),
+        nodes(g.nodes(), g.numNodes()),
+        values(g.values(), g.numValues()) {}
   // True if an enclosing graph defines a value named `name`.
   bool capturesFromOuter(const std::string& name) const {
     for (const Scope* s = parent; s; s = s->parent)
@@ -105,7 +140,7 @@ struct Scope {
   // The enclosing graph that owns `value`, or null.
   const Graph* outerOwner(const Value* value) const {
     for (const Scope* s = parent; s; s = s->parent)
-      if (s->values.count(value)) return s->graph;
+      if (s->values.contains(value)) return s->graph;
     return nullptr;
   }
 };
@@ -175,7 +210,7 @@ class Verifier {
     checkGraphOutputLinks(scope);
   }
 
-  static bool isLive(const Scope& scope, const Value* v) { return scope.values.count(v) != 0; }
+  static bool isLive(const Scope& scope, const Value* v) { return scope.values.contains(v); }
 
   // Reports a pointer to a value that is not live in this graph; such a
   // pointer must not be followed any further.
@@ -227,7 +262,7 @@ class Verifier {
                                         "' but believes it belongs to another graph");
     size_t matching = 0;
     for (const Use& use : v.uses()) {
-      if (!scope.nodes.count(use.user)) {
+      if (!scope.nodes.contains(use.user)) {
         report(StatusCode::kInternal, "value '" + v.name() +
                                           "' lists a use by a node that is not in graph '" +
                                           g.name() + "' (removed?)");
@@ -242,7 +277,7 @@ class Verifier {
     }
     if (matching == v.uses().size() && matching != slotsReading) diagnoseUseCount(scope, v);
     if (Node* p = v.producer()) {
-      if (!scope.nodes.count(p))
+      if (!scope.nodes.contains(p))
         report(StatusCode::kInternal, "value '" + v.name() + "' names a producer that is not in " +
                                           "graph '" + g.name() + "' (removed?)");
       else if (p->output(v.producerIndex()) != &v)
@@ -269,7 +304,7 @@ class Verifier {
         report(StatusCode::kInternal, where + " is null");
         continue;
       }
-      if (!scope.values.count(v)) {
+      if (!scope.values.contains(v)) {
         report(StatusCode::kInternal, where + " is not a value of graph '" + g.name() + "'");
         continue;
       }

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdint>
 #include <functional>
 #include <queue>
 
@@ -53,6 +54,9 @@ std::unique_ptr<Node> allocateNode(const OpKey* op) {
   struct PlainNode : Node {};
   return std::make_unique<PlainNode>();
 }
+
+// The smallest reservation of values that sizes the name index (reserve()).
+constexpr size_t kReservedNameIndex = 1024;
 
 constexpr uint64_t kEmptySlot = 0;
 constexpr uint64_t kTombstone = ~uint64_t{0};
@@ -148,6 +152,12 @@ Value* Graph::newValue(std::string name, TensorType type) {
   if (name.empty()) name = uniqueValueName("v" + std::to_string(values_.size()));
   if (lookupName(name))
     throw Error("graph '" + name_ + "': a value named '" + name + "' already exists");
+  Value* raw = appendValue(std::move(name), std::move(type));
+  indexName(raw);
+  return raw;
+}
+
+Value* Graph::appendValue(std::string name, TensorType type) {
   auto value = std::unique_ptr<Value>(new Value());
   value->graph_ = this;
   value->id_ = static_cast<ValueId>(values_.size());
@@ -156,8 +166,40 @@ Value* Graph::newValue(std::string name, TensorType type) {
   Value* raw = value.get();
   values_.push_back(std::move(value));
   ++liveValues_;
-  indexName(raw);
   return raw;
+}
+
+Value* Graph::findOrCreateValue(std::string_view name) {
+  if (name.empty()) throw Error("graph '" + name_ + "': findOrCreateValue() needs a name");
+  // Without an index, or when this insert would push it past its load
+  // limit, the plain path builds or grows it.
+  if (nameSlots_.empty() || (nameSlotsUsed_ + 1) * 4 > nameSlots_.size() * 3) {
+    if (Value* v = lookupName(name)) return v;
+    return newValue(std::string(name), {});
+  }
+  const uint64_t hash = nameHash(name);
+  const uint64_t high = hash & 0xffffffff00000000ULL;
+  const size_t mask = nameSlots_.size() - 1;
+  size_t reusable = SIZE_MAX;  // the first tombstone on the probe path
+  size_t i = static_cast<size_t>(hash) & mask;
+  for (;; i = (i + 1) & mask) {
+    const uint64_t slot = nameSlots_[i];
+    if (slot == kEmptySlot) break;
+    if (slot == kTombstone) {
+      if (reusable == SIZE_MAX) reusable = i;
+      continue;
+    }
+    if ((slot & 0xffffffff00000000ULL) != high) continue;
+    Value* v = values_[(slot & 0xffffffffULL) - 1].get();
+    if (v && v->name_ == name) return v;
+  }
+  Value* created = appendValue(std::string(name), {});
+  if (reusable == SIZE_MAX) {
+    reusable = i;
+    ++nameSlotsUsed_;
+  }
+  nameSlots_[reusable] = makeSlot(hash, created->id_);
+  return created;
 }
 
 Value* Graph::addInput(std::string name, TensorType type) {
@@ -297,6 +339,13 @@ void Graph::dropUse(Value* value, Node* user, uint32_t index) {
 void Graph::reserve(size_t nodes, size_t values) {
   nodes_.reserve(nodes_.size() + nodes);
   values_.reserve(values_.size() + values);
+  // Sized for all of them now, the index is not rebuilt (every name hashed
+  // again) each time it would have doubled on the way. Only for a large
+  // reservation: a bound may overestimate (a region body's counts each
+  // member's operands), and a small graph should keep scanning its values
+  // instead of carrying an index it may never need.
+  const size_t entries = liveValues_ + values;
+  if (values >= kReservedNameIndex && nameSlots_.size() < entries * 2) rebuildNameIndex(entries);
 }
 
 Node* Graph::addNode(std::string_view op, std::vector<Value*> inputs, size_t numOutputs,

@@ -83,17 +83,21 @@ StatusOr<std::string> readRegularFile(const std::string& path, uint64_t maxBytes
   size_t done = 0;
   while (true) {
     if (done == data.size()) {
-      if (done >= maxBytes) {
-        char probe = 0;
-        ssize_t n = ::read(fd.get(), &probe, 1);
-        if (n < 0 && errno == EINTR) continue;
-        if (n > 0) return tooBig(done + 1);
-        if (n < 0)
-          return Status::invalid(path + ": reading the " + what + " failed: " + errnoText());
-        break;
-      }
+      // Full: probe for one more byte before growing, so that a file of
+      // the stated size (the usual case) ends in a buffer of exactly its
+      // size. Growing first would copy it into a zeroed buffer twice as
+      // large and keep that capacity, doubling the memory a large file
+      // holds.
+      char probe = 0;
+      ssize_t n = ::read(fd.get(), &probe, 1);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return Status::invalid(path + ": reading the " + what + " failed: " + errnoText());
+      if (n == 0) break;
+      if (done >= maxBytes) return tooBig(done + 1);
       data.resize(
           static_cast<size_t>(std::min<uint64_t>(maxBytes, std::max<size_t>(4096, 2 * done))));
+      data[done++] = probe;
+      continue;
     }
     ssize_t n = ::read(fd.get(), data.data() + done, data.size() - done);
     if (n < 0 && errno == EINTR) continue;

@@ -8,6 +8,9 @@
 //===----------------------------------------------------------------------===//
 #include "lexer.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "syntax.h"
 
 namespace subgraph::text {
@@ -29,11 +32,11 @@ std::string describeToken(const Token& token) {
   switch (token.kind) {
     case TokenKind::kEnd: return "end of input";
     case TokenKind::kError: return "invalid input";
-    case TokenKind::kIdentifier: return "identifier '" + token.text + "'";
+    case TokenKind::kIdentifier: return "identifier '" + std::string(token.text) + "'";
     case TokenKind::kValueName: return "value " + sigilName('%', token.text);
     case TokenKind::kAtName: return "name " + sigilName('@', token.text);
-    case TokenKind::kInteger: return "integer " + token.text;
-    case TokenKind::kFloat: return "float " + token.text;
+    case TokenKind::kInteger: return "integer " + std::string(token.text);
+    case TokenKind::kFloat: return "float " + std::string(token.text);
     case TokenKind::kString: return "string " + quoteString(token.text);
     case TokenKind::kLParen: return "'('";
     case TokenKind::kRParen: return "')'";
@@ -50,41 +53,63 @@ std::string describeToken(const Token& token) {
   return "token";
 }
 
-void Lexer::advance(size_t n) {
-  for (size_t i = 0; i < n && pos_ < source_.size(); ++i, ++pos_) {
-    if (source_[pos_] == '\n') {
-      ++loc_.line;
-      loc_.column = 1;
-    } else {
-      ++loc_.column;
+size_t reservedStatementCount(std::string_view source, uint64_t maxStatements) {
+  const auto lines = static_cast<uint64_t>(std::count(source.begin(), source.end(), '\n')) + 1;
+  const uint64_t bySize = source.size() / kBytesPerReservedStatement;
+  return static_cast<size_t>(std::min({lines, bySize, maxStatements}));
+}
+
+std::string_view TokenTextStore::keep(std::string_view text) {
+  if (text.empty()) return {};
+  if (text.size() > freeBytes_) {
+    // A long text gets a block of its own, so the tail of the current
+    // chunk stays in use for the short ones that follow.
+    size_t bytes = text.size() > kChunkBytes / 4 ? text.size() : kChunkBytes;
+    chunks_.push_back(std::make_unique<char[]>(bytes));
+    if (bytes != kChunkBytes) {
+      std::memcpy(chunks_.back().get(), text.data(), text.size());
+      return {chunks_.back().get(), text.size()};
     }
+    free_ = chunks_.back().get();
+    freeBytes_ = bytes;
   }
+  std::memcpy(free_, text.data(), text.size());
+  std::string_view kept(free_, text.size());
+  free_ += text.size();
+  freeBytes_ -= text.size();
+  return kept;
 }
 
 void Lexer::skipSpaceAndComments() {
-  while (!atEnd()) {
-    char c = peekChar();
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-      advance();
+  const char* data = source_.data();
+  const size_t size = source_.size();
+  while (pos_ < size) {
+    char c = data[pos_];
+    if (c == '\n') {
+      ++line_;
+      lineStart_ = ++pos_;
+    } else if (c == ' ' || c == '\t' || c == '\r') {
+      ++pos_;
     } else if (c == '#') {
-      while (!atEnd() && peekChar() != '\n') advance();
+      const void* eol = std::memchr(data + pos_, '\n', size - pos_);
+      pos_ = eol ? static_cast<size_t>(static_cast<const char*>(eol) - data) : size;
     } else {
       break;
     }
   }
 }
 
-Token Lexer::makeError(SourceLoc loc, std::string message) const {
+Token Lexer::makeError(SourceLoc loc, const std::string& message) {
   Token t;
   t.kind = TokenKind::kError;
-  t.text = std::move(message);
+  t.text = store_.keep(message);
   t.loc = loc;
   return t;
 }
 
 Token Lexer::next() {
   skipSpaceAndComments();
-  SourceLoc loc = loc_;
+  SourceLoc loc = here();
   Token t;
   t.loc = loc;
   if (atEnd()) return t;
@@ -137,7 +162,7 @@ Token Lexer::lexNumber(SourceLoc loc) {
                                 "', found '" + std::string(word) + "'");
     Token t;
     t.kind = TokenKind::kFloat;
-    t.text = std::string(source_.substr(start, pos_ - start));
+    t.text = source_.substr(start, pos_ - start);
     t.loc = loc;
     return t;
   }
@@ -166,11 +191,10 @@ Token Lexer::lexNumber(SourceLoc loc) {
     }
   }
   if (isIdentChar(peekChar()) || peekChar() == '.') {
-    SourceLoc bad = loc_;
-    return makeError(bad, "unexpected " + printableChar(peekChar()) + " after number '" +
-                              std::string(source_.substr(start, pos_ - start)) + "'");
+    return makeError(here(), "unexpected " + printableChar(peekChar()) + " after number '" +
+                                 std::string(source_.substr(start, pos_ - start)) + "'");
   }
-  t.text = std::string(source_.substr(start, pos_ - start));
+  t.text = source_.substr(start, pos_ - start);
   return t;
 }
 
@@ -187,7 +211,7 @@ Token Lexer::lexIdentifier(SourceLoc loc) {
   }
   Token t;
   t.kind = TokenKind::kIdentifier;
-  t.text = std::string(source_.substr(start, pos_ - start));
+  t.text = source_.substr(start, pos_ - start);
   t.loc = loc;
   return t;
 }
@@ -199,7 +223,7 @@ Token Lexer::lexSigilName(SourceLoc loc, TokenKind kind, char sigil) {
   t.loc = loc;
   if (peekChar() == '"') {
     t.quoted = true;
-    std::string error = lexQuoted(t.text, loc_);
+    std::string error = lexQuoted(t.text, here());
     if (!error.empty()) return makeError(quotedErrorLoc_, error);
     return t;
   }
@@ -210,12 +234,37 @@ Token Lexer::lexSigilName(SourceLoc loc, TokenKind kind, char sigil) {
     return makeError(loc, std::string("expected a name or a quoted string after '") + sigil +
                               "', found " + found);
   }
-  t.text = std::string(source_.substr(start, pos_ - start));
+  t.text = source_.substr(start, pos_ - start);
   return t;
 }
 
-std::string Lexer::lexQuoted(std::string& out, SourceLoc openLoc) {
+std::string Lexer::lexQuoted(std::string_view& out, SourceLoc openLoc) {
   advance();  // opening quote
+  quotedErrorLoc_ = openLoc;
+  // Nearly every string has no escapes: its bytes are the source's, and
+  // the token views them there.
+  const size_t start = pos_;
+  while (!atEnd()) {
+    char c = source_[pos_];
+    if (c == '\n') return "unterminated string: missing closing '\"' before end of line";
+    if (c == '"') {
+      out = source_.substr(start, pos_ - start);
+      advance();
+      return {};
+    }
+    if (c == '\\') {
+      std::string decoded(source_.substr(start, pos_ - start));
+      std::string error = lexEscapedRest(decoded);
+      if (error.empty()) out = store_.keep(decoded);
+      return error;
+    }
+    advance();
+  }
+  return "unterminated string: missing closing '\"' before end of input";
+}
+
+std::string Lexer::lexEscapedRest(std::string& out) {
+  const SourceLoc openLoc = quotedErrorLoc_;
   while (true) {
     quotedErrorLoc_ = openLoc;
     if (atEnd()) return "unterminated string: missing closing '\"' before end of input";
@@ -233,7 +282,7 @@ std::string Lexer::lexQuoted(std::string& out, SourceLoc openLoc) {
     if (pos_ + 1 >= source_.size())
       return "unterminated string: missing closing '\"' before end of input";
     char e = peekChar(1);
-    quotedErrorLoc_ = loc_;
+    quotedErrorLoc_ = here();
     switch (e) {
       case '"': out += '"'; break;
       case '\\': out += '\\'; break;

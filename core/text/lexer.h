@@ -5,12 +5,20 @@
 // becomes an Error token carrying a message, which the parser reports at
 // the token's position, so that errors come out in source order.
 //
+// A token's text is a view, not a string of its own: into the source for
+// everything written without escapes (nearly every token of a real file),
+// else into text the lexer keeps for its own lifetime. A large graph has
+// millions of tokens, and a heap block per token was a visible share of
+// the time to load one.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace subgraph::text {
 
@@ -43,10 +51,11 @@ enum class TokenKind : uint8_t {
   kEllipsis,  ///< `...`, which marks elided constant data.
 };
 
-/// One token and where it starts.
+/// One token and where it starts. Cheap to copy; its text stays valid as
+/// long as the Lexer that made it and the source it lexes.
 struct Token {
   TokenKind kind = TokenKind::kEnd;
-  std::string text;
+  std::string_view text;
   SourceLoc loc;
   /// True for a `%`/`@` name or string written in quotes, so that `"graph"`
   /// is not mistaken for the keyword.
@@ -57,6 +66,32 @@ struct Token {
 /// as "identifier 'Conv'", "'}'" or "end of input".
 std::string describeToken(const Token& token);
 
+/// How many statements to make room for before parsing `source`: its
+/// number of lines, which is the statement count of a printed graph, but
+/// at most `maxStatements` and at most one per kBytesPerReservedStatement
+/// bytes. Room costs about 60 bytes a statement (node and value tables,
+/// name index, definition table), so a file of empty lines that lies about
+/// its size makes the parser reserve less memory than the file itself.
+size_t reservedStatementCount(std::string_view source, uint64_t maxStatements);
+/// The input bytes each reserved statement needs; see reservedStatementCount().
+inline constexpr size_t kBytesPerReservedStatement = 64;
+
+/// Text the lexer decoded (a string with escapes) or composed (an error
+/// message), kept at a stable address for the lexer's lifetime. It holds
+/// at most what the source spells out plus the one error message a parse
+/// stops at, so input cannot make it outgrow the source.
+class TokenTextStore {
+ public:
+  /// A stable copy of `text`.
+  std::string_view keep(std::string_view text);
+
+ private:
+  static constexpr size_t kChunkBytes = size_t{64} << 10;
+  std::vector<std::unique_ptr<char[]>> chunks_;
+  char* free_ = nullptr;
+  size_t freeBytes_ = 0;
+};
+
 /// Produces tokens from a source string, skipping whitespace and `#`
 /// comments.
 class Lexer {
@@ -64,7 +99,7 @@ class Lexer {
   /// `source` must outlive the lexer. A leading UTF-8 byte order mark,
   /// which some editors add, is skipped without moving the column.
   explicit Lexer(std::string_view source) : source_(source) {
-    if (source_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = 3;
+    if (source_.substr(0, 3) == "\xEF\xBB\xBF") pos_ = lineStart_ = 3;
   }
 
   /// Lexes and returns the next token; after the end, returns kEnd forever.
@@ -75,21 +110,31 @@ class Lexer {
     return pos_ + ahead < source_.size() ? source_[pos_ + ahead] : '\0';
   }
   bool atEnd() const { return pos_ >= source_.size(); }
-  void advance(size_t n = 1);
+  /// Where the next character is. Lines start after each '\n', which only
+  /// whitespace and comments contain (a token never spans lines), so only
+  /// skipSpaceAndComments() moves to a new line.
+  SourceLoc here() const { return SourceLoc{line_, static_cast<uint32_t>(pos_ - lineStart_ + 1)}; }
+  /// Moves past `n` characters of the current line (clamped to the end).
+  void advance(size_t n = 1) { pos_ = pos_ + n < source_.size() ? pos_ + n : source_.size(); }
   void skipSpaceAndComments();
-  Token makeError(SourceLoc loc, std::string message) const;
+  Token makeError(SourceLoc loc, const std::string& message);
   Token lexNumber(SourceLoc loc);
   Token lexIdentifier(SourceLoc loc);
   Token lexSigilName(SourceLoc loc, TokenKind kind, char sigil);
   /// Reads a quoted string starting at the opening quote (at `openLoc`)
   /// into `out`; returns an error message, or empty on success, in which
   /// case quotedErrorLoc_ says where the problem is.
-  std::string lexQuoted(std::string& out, SourceLoc openLoc);
+  std::string lexQuoted(std::string_view& out, SourceLoc openLoc);
+  /// The slow path of lexQuoted() for a string with escapes, from the
+  /// first backslash; `decoded` holds the bytes before it.
+  std::string lexEscapedRest(std::string& decoded);
 
   std::string_view source_;
   size_t pos_ = 0;
-  SourceLoc loc_;
+  uint32_t line_ = 1;
+  size_t lineStart_ = 0;
   SourceLoc quotedErrorLoc_;
+  TokenTextStore store_;
 };
 
 }  // namespace subgraph::text

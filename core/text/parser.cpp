@@ -15,6 +15,7 @@
 //     input ends in an error, never in a crash, hang or huge allocation.
 //
 //===----------------------------------------------------------------------===//
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -24,8 +25,12 @@
 #include <fstream>
 #include <limits>
 #include <new>
+#include <span>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
+
+#include <boost/container/small_vector.hpp>
 
 #include "external_data.h"
 #include "lexer.h"
@@ -62,18 +67,55 @@ struct IntLiteral {
 /// How a value got defined in the graph being parsed; a constant may also
 /// be a graph input (old ONNX style), every other second definition is an
 /// error.
-enum class DefinitionKind { kInput, kConstant, kNodeResult };
+enum class DefinitionKind : uint8_t { kNone, kInput, kConstant, kNodeResult };
 
 struct Definition {
-  DefinitionKind kind;
   SourceLoc loc;
+  DefinitionKind kind = DefinitionKind::kNone;
 };
 
-/// Per-graph parse state: the graph and where each value was defined.
+/// Per-graph parse state: the graph and where each value was defined,
+/// indexed by value id. Every value of a graph being parsed is made by
+/// the parser, so ids are dense, and a table by id costs 12 bytes a value
+/// where a map by name cost a heap block and a copy of the name.
 struct GraphScope {
   Graph* graph = nullptr;
-  std::unordered_map<std::string, Definition> definitions;
+  std::vector<Definition> definitions;
+  // Values by a hash of their name, last mentioned first: an operand is
+  // nearly always a value mentioned a few lines above (or a shared weight),
+  // found here in a table that stays in cache, where the graph's name index
+  // costs a cache miss a lookup on a large graph. Made once the graph is
+  // past kRecentFrom values, so that small bodies carry none.
+  // A slot keeps the name's hash, so that a slot another name holds is
+  // passed over without loading that (long evicted) value.
+  struct RecentSlot {
+    uint32_t hash = 0;
+    Value* value = nullptr;
+  };
+  std::vector<RecentSlot> recent;
+  static constexpr size_t kRecentSlots = 4096;
+  static constexpr size_t kRecentFrom = 256;
+
+  Definition& definitionOf(const Value& value) {
+    if (value.id() >= definitions.size()) definitions.resize(value.id() + 1);
+    return definitions[value.id()];
+  }
+  /// The value named `name`, creating it if the graph has none.
+  Value* findOrCreate(std::string_view name);
 };
+
+Value* GraphScope::findOrCreate(std::string_view name) {
+  if (recent.empty()) {
+    if (graph->valueIdBound() < kRecentFrom) return graph->findOrCreateValue(name);
+    recent.assign(kRecentSlots, RecentSlot{});
+  }
+  uint32_t hash = 2166136261U;  // FNV-1a: names are short, and this is cheap
+  for (char c : name) hash = (hash ^ static_cast<unsigned char>(c)) * 16777619U;
+  RecentSlot& slot = recent[hash & (kRecentSlots - 1)];
+  if (slot.value == nullptr || slot.hash != hash || slot.value->name() != name)
+    slot = RecentSlot{hash, graph->findOrCreateValue(name)};
+  return slot.value;
+}
 
 /// A result on the left of `=`: name token and optional declared type.
 struct ResultDecl {
@@ -82,9 +124,14 @@ struct ResultDecl {
   SourceLoc typeLoc;
 };
 
+/// Most statements define one result; room for two keeps the list of a
+/// statement off the heap.
+using ResultList = boost::container::small_vector<ResultDecl, 2>;
+
 class Parser {
  public:
-  Parser(std::string_view source, const ParseOptions& options) : lexer_(source), options_(options) {
+  Parser(std::string_view source, const ParseOptions& options)
+      : source_(source), lexer_(source), options_(options) {
     current_ = lexer_.next();
   }
 
@@ -113,7 +160,7 @@ class Parser {
   /// Reports "expected <what>, found <current token>"; a lexer error token
   /// reports its own message instead.
   [[noreturn]] void failExpected(std::string_view what) const {
-    if (at(TokenKind::kError)) fail(cur().loc, cur().text);
+    if (at(TokenKind::kError)) fail(cur().loc, std::string(cur().text));
     fail(cur().loc, "expected " + std::string(what) + ", found " + describeToken(cur()));
   }
   Token expect(TokenKind kind, std::string_view what) {
@@ -138,17 +185,20 @@ class Parser {
   void parseGraphBody(GraphScope& scope, int depth);
   void parseReturn(GraphScope& scope);
   void parseDefinition(GraphScope& scope, int depth);
-  void parseConstant(GraphScope& scope, const std::vector<ResultDecl>& results);
-  void parseNode(GraphScope& scope, const std::vector<ResultDecl>& results, int depth);
+  void parseConstant(GraphScope& scope, std::span<const ResultDecl> results);
+  void parseNode(GraphScope& scope, std::span<const ResultDecl> results, int depth);
   Value* useValue(GraphScope& scope, const Token& name);
   Value* defineValue(GraphScope& scope, const Token& name, DefinitionKind kind);
   std::vector<Attribute> parseAttributes(int depth);
-  AttrValue parseAttrValue(const std::string& attrName, int depth);
-  AttrValue parseTypedList(const Token& kindWord, const std::string& attrName, int depth);
-  AttrValue parseUntypedList(const std::string& attrName, int depth);
+  AttrValue parseAttrValue(std::string_view attrName, int depth);
+  AttrValue parseTypedList(const Token& kindWord, std::string_view attrName, int depth);
+  AttrValue parseUntypedList(std::string_view attrName, int depth);
 
   TensorType parseType();
+  /// Dims of a shape, on the stack while they are parsed.
+  using DimList = boost::container::small_vector<Dim, 8>;
   Shape parseDims();
+  void parseDimList(DimList& dims);
   DataType parseDataTypeName();
   Tensor parseTensorLiteral();
   Tensor parseExternalTensor(DataType dtype, std::vector<int64_t> dims, int64_t count,
@@ -175,8 +225,21 @@ class Parser {
   void parseElement(DataType dtype, std::vector<std::byte>& bytes,
                     std::vector<std::string>& strings);
 
+  /// The interned key of an op as the source spells it. A file names a
+  /// few dozen ops a million times; interning takes the registry's lock
+  /// and builds a string.
+  const OpKey* opKeyFor(std::string_view spelling, std::string_view domain,
+                        std::string_view opName);
+
+  std::string_view source_;
   text::Lexer lexer_;
   const ParseOptions& options_;
+  // Statements the top-level graph makes room for (reservedStatementCount).
+  size_t reserveStatements_ = 0;
+  // Keys by spelling; the views point into the source or the lexer's store.
+  std::unordered_map<std::string_view, const OpKey*> opKeys_;
+  // The shape parseType() made last (interned), for the next to reuse.
+  OptionalShape lastShape_;
   Token current_;
   SourceLoc lastLoc_;
   // Nodes seen so far in every graph, for ParseOptions::maxNodes.
@@ -188,6 +251,7 @@ class Parser {
 
 std::unique_ptr<Graph> Parser::parseTopLevel() {
   if (!atKeyword("graph")) failExpected("'graph' at the start of the input");
+  reserveStatements_ = text::reservedStatementCount(source_, options_.maxNodes);
   std::unique_ptr<Graph> graph = parseGraph("main", 1);
   if (!at(TokenKind::kEnd)) failExpected("end of input after the graph's closing '}'");
   return graph;
@@ -203,9 +267,14 @@ std::unique_ptr<Graph> Parser::parseGraph(std::string defaultName, int depth) {
                         "ParseOptions::maxGraphDepth says");
   expectKeyword("graph");
   auto graph = std::make_unique<Graph>(std::move(defaultName));
-  if (at(TokenKind::kAtName)) graph->setName(take().text);
+  if (at(TokenKind::kAtName)) graph->setName(std::string(take().text));
   GraphScope scope;
   scope.graph = graph.get();
+  if (depth == 1 && reserveStatements_ != 0) {
+    // Each statement makes about one node and one value.
+    graph->reserve(reserveStatements_, reserveStatements_);
+    scope.definitions.reserve(reserveStatements_);
+  }
   if (accept(TokenKind::kLParen)) parseGraphInputs(scope);
   if (atKeyword("opset")) parseOpsetImports(*graph);
   expect(TokenKind::kLBrace, "'{' to open the graph body");
@@ -278,7 +347,7 @@ void Parser::parseReturn(GraphScope& scope) {
 }
 
 void Parser::parseDefinition(GraphScope& scope, int depth) {
-  std::vector<ResultDecl> results;
+  ResultList results;
   if (at(TokenKind::kValueName)) {
     while (true) {
       ResultDecl decl;
@@ -293,13 +362,13 @@ void Parser::parseDefinition(GraphScope& scope, int depth) {
     }
   }
   if (!results.empty() && atKeyword("const")) {
-    parseConstant(scope, results);
+    parseConstant(scope, {results.data(), results.size()});
     return;
   }
-  parseNode(scope, results, depth);
+  parseNode(scope, {results.data(), results.size()}, depth);
 }
 
-void Parser::parseConstant(GraphScope& scope, const std::vector<ResultDecl>& results) {
+void Parser::parseConstant(GraphScope& scope, std::span<const ResultDecl> results) {
   take();  // `const`
   if (results.size() != 1) fail(results[1].name.loc, "a constant defines exactly one value");
   if (results[0].type)
@@ -311,15 +380,17 @@ void Parser::parseConstant(GraphScope& scope, const std::vector<ResultDecl>& res
   scope.graph->setInitializer(value, std::move(data));
 }
 
-void Parser::parseNode(GraphScope& scope, const std::vector<ResultDecl>& results, int depth) {
+void Parser::parseNode(GraphScope& scope, std::span<const ResultDecl> results, int depth) {
   std::vector<Value*> outputs;
+  outputs.reserve(results.size());
   for (const ResultDecl& r : results) {
     Value* v = defineValue(scope, r.name, DefinitionKind::kNodeResult);
     if (r.type) v->setType(*r.type);
     outputs.push_back(v);
   }
   if (atKeyword("const") || atKeyword("return") || atKeyword("graph"))
-    fail(cur().loc, "'" + cur().text + "' is a reserved word; quote it to use it as an op name");
+    fail(cur().loc,
+         "'" + std::string(cur().text) + "' is a reserved word; quote it to use it as an op name");
   if (!at(TokenKind::kIdentifier) && !at(TokenKind::kString))
     failExpected(results.empty() ? "a statement ('%name = ...', an op call or 'return')"
                                  : "an op name or 'const' after '='");
@@ -330,24 +401,26 @@ void Parser::parseNode(GraphScope& scope, const std::vector<ResultDecl>& results
                      " (ParseOptions::maxNodes)");
   size_t dot = op.text.rfind('.');
   std::string_view domain =
-      dot == std::string::npos ? std::string_view() : std::string_view(op.text).substr(0, dot);
-  std::string_view opName = dot == std::string::npos ? std::string_view(op.text)
-                                                     : std::string_view(op.text).substr(dot + 1);
+      dot == std::string_view::npos ? std::string_view() : op.text.substr(0, dot);
+  std::string_view opName = dot == std::string_view::npos ? op.text : op.text.substr(dot + 1);
   if (opName.empty()) fail(op.loc, "op name " + text::nameForMessage(op.text) + " ends with '.'");
-  const OpKey* key = OpRegistry::global().intern(domain, opName);
+  const OpKey* key = opKeyFor(op.text, domain, opName);
 
   expect(TokenKind::kLParen, "'(' after op name " + text::nameForMessage(op.text));
-  std::vector<Value*> inputs;
+  // Collected on the stack, then copied once into a vector of the exact
+  // size: growing a vector operand by operand allocated up to four times.
+  boost::container::small_vector<Value*, 8> operands;
   while (!accept(TokenKind::kRParen)) {
-    if (!inputs.empty()) expect(TokenKind::kComma, "',' or ')' in the operand list");
+    if (!operands.empty()) expect(TokenKind::kComma, "',' or ')' in the operand list");
     if (atKeyword("_")) {
       take();
-      inputs.push_back(nullptr);
+      operands.push_back(nullptr);
     } else {
-      inputs.push_back(useValue(
+      operands.push_back(useValue(
           scope, expect(TokenKind::kValueName, "an operand such as '%x' or '_' for none")));
     }
   }
+  std::vector<Value*> inputs(operands.begin(), operands.end());
   std::vector<Attribute> attrs;
   if (at(TokenKind::kLBrace)) attrs = parseAttributes(depth);
   std::string name;
@@ -356,28 +429,31 @@ void Parser::parseNode(GraphScope& scope, const std::vector<ResultDecl>& results
                        std::move(name));
 }
 
+const OpKey* Parser::opKeyFor(std::string_view spelling, std::string_view domain,
+                              std::string_view opName) {
+  auto [it, inserted] = opKeys_.try_emplace(spelling, nullptr);
+  if (inserted) it->second = OpRegistry::global().intern(domain, opName);
+  return it->second;
+}
+
 Value* Parser::useValue(GraphScope& scope, const Token& name) {
   if (name.text.empty()) fail(name.loc, "value name must not be empty");
-  if (Value* v = scope.graph->findValue(name.text)) return v;
-  return scope.graph->createValue(name.text);
+  return scope.findOrCreate(name.text);
 }
 
 Value* Parser::defineValue(GraphScope& scope, const Token& name, DefinitionKind kind) {
   if (name.text.empty()) fail(name.loc, "value name must not be empty");
-  auto it = scope.definitions.find(name.text);
-  if (it != scope.definitions.end()) {
-    // The one legal redefinition: an input that also has constant data.
-    if (kind == DefinitionKind::kConstant && it->second.kind == DefinitionKind::kInput) {
-      it->second = Definition{kind, name.loc};
-      return scope.graph->findValue(name.text);
-    }
-    const SourceLoc& first = it->second.loc;
+  Value* value = scope.findOrCreate(name.text);
+  Definition& definition = scope.definitionOf(*value);
+  // The one legal redefinition: an input that also has constant data.
+  if (definition.kind != DefinitionKind::kNone &&
+      !(kind == DefinitionKind::kConstant && definition.kind == DefinitionKind::kInput)) {
+    const SourceLoc& first = definition.loc;
     fail(name.loc, "value " + text::sigilName('%', name.text) + " is already defined at " +
                        std::to_string(first.line) + ":" + std::to_string(first.column));
   }
-  scope.definitions.emplace(name.text, Definition{kind, name.loc});
-  if (Value* v = scope.graph->findValue(name.text)) return v;
-  return scope.graph->createValue(name.text);
+  definition = Definition{name.loc, kind};
+  return value;
 }
 
 //===--- Attributes -------------------------------------------------------===//
@@ -385,30 +461,45 @@ Value* Parser::defineValue(GraphScope& scope, const Token& name, DefinitionKind 
 std::vector<Attribute> Parser::parseAttributes(int depth) {
   take();  // `{`
   std::vector<Attribute> attrs;
-  std::unordered_map<std::string, SourceLoc> seen;
+  // Nodes carry a handful of attributes, which a scan checks for repeats
+  // without allocating; past kScanLimit (a hostile file can give one node
+  // hundreds of thousands) a hash set keeps the check linear. Token texts
+  // are stable, so the set holds views.
+  constexpr size_t kScanLimit = 16;
+  boost::container::small_vector<std::string_view, kScanLimit> names;
+  std::unordered_set<std::string_view> seen;
   while (!accept(TokenKind::kRBrace)) {
     if (!attrs.empty()) expect(TokenKind::kComma, "',' or '}' in the attribute list");
     if (!at(TokenKind::kIdentifier) && !at(TokenKind::kString)) failExpected("an attribute name");
     Token name = take();
     if (name.text.empty()) fail(name.loc, "attribute name must not be empty");
-    if (!seen.emplace(name.text, name.loc).second)
+    bool repeated = false;
+    if (names.size() < kScanLimit) {
+      repeated = std::find(names.begin(), names.end(), name.text) != names.end();
+      names.push_back(name.text);
+    } else {
+      if (seen.empty()) seen.insert(names.begin(), names.end());
+      repeated = !seen.insert(name.text).second;
+    }
+    if (repeated)
       fail(name.loc, "attribute " + text::nameForMessage(name.text) + " is given twice");
     expect(TokenKind::kEquals, "'=' after attribute name " + text::nameForMessage(name.text));
-    attrs.emplace_back(name.text, parseAttrValue(name.text, depth));
+    attrs.emplace_back(std::string(name.text), parseAttrValue(name.text, depth));
   }
   return attrs;
 }
 
-AttrValue Parser::parseAttrValue(const std::string& attrName, int depth) {
+AttrValue Parser::parseAttrValue(std::string_view attrName, int depth) {
   if (at(TokenKind::kInteger))
     return toSigned(take(), std::numeric_limits<int64_t>::min(),
                     std::numeric_limits<int64_t>::max(), "an int attribute");
-  if (at(TokenKind::kString)) return take().text;
+  if (at(TokenKind::kString)) return std::string(take().text);
   if (at(TokenKind::kLBracket)) return parseUntypedList(attrName, depth);
   if (atNumber()) return toF32(parseNumber("a float"));
   if (at(TokenKind::kIdentifier)) {
-    const std::string& word = cur().text;
-    if (word == "graph") return std::shared_ptr<Graph>(parseGraph(attrName, depth + 1));
+    std::string_view word = cur().text;
+    if (word == "graph")
+      return std::shared_ptr<Graph>(parseGraph(std::string(attrName), depth + 1));
     if (word == "ints" || word == "floats" || word == "strings" || word == "graphs")
       return parseTypedList(take(), attrName, depth);
     if (parseDataType(word)) return parseTensorLiteral();
@@ -416,9 +507,9 @@ AttrValue Parser::parseAttrValue(const std::string& attrName, int depth) {
   failExpected("an attribute value (number, string, list, tensor or graph)");
 }
 
-AttrValue Parser::parseTypedList(const Token& kindWord, const std::string& attrName, int depth) {
-  expect(TokenKind::kLBracket, "'[' after '" + kindWord.text + "'");
-  const std::string& kind = kindWord.text;
+AttrValue Parser::parseTypedList(const Token& kindWord, std::string_view attrName, int depth) {
+  expect(TokenKind::kLBracket, "'[' after '" + std::string(kindWord.text) + "'");
+  std::string_view kind = kindWord.text;
   std::vector<int64_t> ints;
   std::vector<float> floats;
   std::vector<std::string> strings;
@@ -434,9 +525,9 @@ AttrValue Parser::parseTypedList(const Token& kindWord, const std::string& attrN
     } else if (kind == "floats") {
       floats.push_back(toF32(parseNumber("a number")));
     } else if (kind == "strings") {
-      strings.push_back(expect(TokenKind::kString, "a string").text);
+      strings.emplace_back(expect(TokenKind::kString, "a string").text);
     } else {
-      graphs.push_back(parseGraph(attrName, depth + 1));
+      graphs.push_back(parseGraph(std::string(attrName), depth + 1));
     }
   }
   if (kind == "ints") return ints;
@@ -445,14 +536,14 @@ AttrValue Parser::parseTypedList(const Token& kindWord, const std::string& attrN
   return graphs;
 }
 
-AttrValue Parser::parseUntypedList(const std::string& attrName, int depth) {
+AttrValue Parser::parseUntypedList(std::string_view attrName, int depth) {
   SourceLoc open = take().loc;  // `[`
   if (at(TokenKind::kRBracket))
     fail(open, "an empty list needs its kind: write ints[], floats[], strings[] or graphs[]");
   if (atKeyword("graph")) {
     std::vector<std::shared_ptr<Graph>> graphs;
     do {
-      graphs.push_back(parseGraph(attrName, depth + 1));
+      graphs.push_back(parseGraph(std::string(attrName), depth + 1));
     } while (accept(TokenKind::kComma));
     expect(TokenKind::kRBracket, "',' or ']' in the list of graphs");
     return graphs;
@@ -460,7 +551,7 @@ AttrValue Parser::parseUntypedList(const std::string& attrName, int depth) {
   if (at(TokenKind::kString)) {
     std::vector<std::string> strings;
     do {
-      strings.push_back(expect(TokenKind::kString, "a string (the list holds strings)").text);
+      strings.emplace_back(expect(TokenKind::kString, "a string (the list holds strings)").text);
     } while (accept(TokenKind::kComma));
     expect(TokenKind::kRBracket, "',' or ']' in the list");
     return strings;
@@ -493,7 +584,7 @@ DataType Parser::parseDataTypeName() {
   if (!at(TokenKind::kIdentifier)) failExpected("an element type such as 'f32'");
   std::optional<DataType> dtype = parseDataType(cur().text);
   if (!dtype || *dtype == DataType::kUndefined)
-    fail(cur().loc, "unknown element type '" + cur().text +
+    fail(cur().loc, "unknown element type '" + std::string(cur().text) +
                         "' (expected f16, bf16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64, "
                         "bool or str)");
   take();
@@ -502,29 +593,40 @@ DataType Parser::parseDataTypeName() {
 
 TensorType Parser::parseType() {
   TensorType type(parseDataTypeName());
-  if (at(TokenKind::kLBracket)) type.shape = parseDims();
+  if (!at(TokenKind::kLBracket)) return type;
+  DimList dims;
+  parseDimList(dims);
+  // Neighbouring statements mostly share a shape; reusing the last one
+  // skips building a Shape and interning it (a lock and a hash) per value.
+  if (!lastShape_ || !std::equal(dims.begin(), dims.end(), lastShape_->begin(), lastShape_->end()))
+    lastShape_ = Shape(dims.begin(), dims.end());
+  type.shape = lastShape_;
   return type;
 }
 
 Shape Parser::parseDims() {
+  DimList dims;
+  parseDimList(dims);
+  return Shape(dims.begin(), dims.end());
+}
+
+void Parser::parseDimList(DimList& dims) {
   take();  // `[`
-  Shape shape;
   while (!accept(TokenKind::kRBracket)) {
-    if (!shape.empty()) expect(TokenKind::kComma, "',' or ']' in the shape");
+    if (!dims.empty()) expect(TokenKind::kComma, "',' or ']' in the shape");
     if (accept(TokenKind::kQuestion)) {
-      shape.push_back(Dim::unknown());
+      dims.push_back(Dim::unknown());
     } else if (at(TokenKind::kInteger)) {
-      shape.push_back(Dim(
+      dims.push_back(Dim(
           toSigned(take(), 0, std::numeric_limits<int64_t>::max(), "a dimension (dims are >= 0)")));
     } else if (at(TokenKind::kIdentifier) || at(TokenKind::kString)) {
       Token sym = take();
       if (sym.text.empty()) fail(sym.loc, "a symbolic dimension needs a name");
-      shape.push_back(Dim::symbol(sym.text));
+      dims.push_back(Dim::symbol(sym.text));
     } else {
       failExpected("a dimension (an integer, a symbol such as 'N', or '?')");
     }
   }
-  return shape;
 }
 
 std::vector<int64_t> Parser::parseStaticDims(DataType dtype, SourceLoc loc) {
@@ -624,7 +726,7 @@ Tensor Parser::parseExternalTensor(DataType dtype, std::vector<int64_t> dims, in
                              std::string(dataTypeName(dtype)) +
                              text::shapeText(Shape(dims.begin(), dims.end())) + " needs " +
                              std::to_string(expected));
-  StatusOr<std::vector<std::byte>> data = external_.read(location.text, offset, bytes);
+  StatusOr<std::vector<std::byte>> data = external_.read(std::string(location.text), offset, bytes);
   if (!data.isOk()) fail(location.loc, data.status().message());
   return Tensor(dtype, std::move(dims), std::move(data).value());
 }
@@ -643,7 +745,7 @@ void Parser::parseElement(DataType dtype, std::vector<std::byte>& bytes,
   };
   switch (dtype) {
     case DataType::kString:
-      strings.push_back(expect(TokenKind::kString, "a string element").text);
+      strings.emplace_back(expect(TokenKind::kString, "a string element").text);
       return;
     case DataType::kBool:
       if (atKeyword("true") || atKeyword("false")) {
@@ -733,9 +835,9 @@ IntLiteral Parser::toIntLiteral(const Token& token) const {
   }
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), lit.magnitude, base);
   if (ec == std::errc::result_out_of_range)
-    fail(token.loc, "integer " + token.text + " is out of range");
+    fail(token.loc, "integer " + std::string(token.text) + " is out of range");
   if (ec != std::errc() || ptr != s.data() + s.size())
-    fail(token.loc, "invalid integer '" + token.text + "'");
+    fail(token.loc, "invalid integer '" + std::string(token.text) + "'");
   return lit;
 }
 
@@ -746,8 +848,9 @@ int64_t Parser::toSigned(const Token& token, int64_t min, int64_t max,
          "expected an integer for " + std::string(typeName) + ", found " + describeToken(token));
   IntLiteral lit = toIntLiteral(token);
   auto outOfRange = [&] {
-    fail(token.loc, "integer " + token.text + " is out of range for " + std::string(typeName) +
-                        " [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    fail(token.loc, "integer " + std::string(token.text) + " is out of range for " +
+                        std::string(typeName) + " [" + std::to_string(min) + ", " +
+                        std::to_string(max) + "]");
   };
   if (lit.negative) {
     // -(min + 1) + 1 is |min| without overflowing int64.
@@ -763,8 +866,8 @@ int64_t Parser::toSigned(const Token& token, int64_t min, int64_t max,
 uint64_t Parser::toUnsigned(const Token& token, uint64_t max, std::string_view typeName) const {
   IntLiteral lit = toIntLiteral(token);
   if ((lit.negative && lit.magnitude != 0) || lit.magnitude > max)
-    fail(token.loc, "integer " + token.text + " is out of range for " + std::string(typeName) +
-                        " [0, " + std::to_string(max) + "]");
+    fail(token.loc, "integer " + std::string(token.text) + " is out of range for " +
+                        std::string(typeName) + " [0, " + std::to_string(max) + "]");
   return lit.magnitude;
 }
 
@@ -793,23 +896,26 @@ uint64_t Parser::toFloatBits(const NumberLit& lit, DataType dtype) const {
   }
   if (t.text == "nan" || t.text == "-nan") return text::canonicalNanBits(dtype, t.text[0] == '-');
   if (t.text.size() > 2 &&
-      (t.text.find("0x") != std::string::npos || t.text.find("0X") != std::string::npos))
-    fail(t.loc, "hex integer " + t.text + " cannot be a " + typeName +
+      (t.text.find("0x") != std::string_view::npos || t.text.find("0X") != std::string_view::npos))
+    fail(t.loc, "hex integer " + std::string(t.text) + " cannot be a " + typeName +
                     " value; hex is only for nan(0x...)");
   const char* begin = t.text.data();
   const char* end = begin + t.text.size();
-  auto rangeError = [&] { fail(t.loc, "number " + t.text + " is out of range for " + typeName); };
+  auto rangeError = [&] {
+    fail(t.loc, "number " + std::string(t.text) + " is out of range for " + typeName);
+  };
   if (dtype == DataType::kFloat64) {
     double d = 0;
     auto [ptr, ec] = std::from_chars(begin, end, d);
     if (ec == std::errc::result_out_of_range) rangeError();
-    if (ec != std::errc() || ptr != end) fail(t.loc, "invalid number '" + t.text + "'");
+    if (ec != std::errc() || ptr != end)
+      fail(t.loc, "invalid number '" + std::string(t.text) + "'");
     return std::bit_cast<uint64_t>(d);
   }
   float f = 0;
   auto [ptr, ec] = std::from_chars(begin, end, f);
   if (ec == std::errc::result_out_of_range) rangeError();
-  if (ec != std::errc() || ptr != end) fail(t.loc, "invalid number '" + t.text + "'");
+  if (ec != std::errc() || ptr != end) fail(t.loc, "invalid number '" + std::string(t.text) + "'");
   if (dtype == DataType::kFloat32) return std::bit_cast<uint32_t>(f);
   uint16_t bits =
       dtype == DataType::kFloat16 ? text::floatToHalfBits(f) : text::floatToBFloat16Bits(f);

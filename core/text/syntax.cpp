@@ -60,13 +60,6 @@ std::string shortestNarrow(float value, uint16_t bits, RoundFn round) {
 
 }  // namespace
 
-bool isSigilNameChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '.';
-}
-bool isIdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool isIdentChar(char c) { return isIdentStart(c) || (c >= '0' && c <= '9'); }
-
 bool isBareSigilName(std::string_view name) {
   if (name.empty()) return false;
   for (char c : name)

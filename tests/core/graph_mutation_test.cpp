@@ -656,6 +656,41 @@ TEST(GraphMutation, FindValueAcrossIndexGrowthRenameAndRemoval) {
   EXPECT_EQ(small.findValue("b"), nullptr);
 }
 
+/// findOrCreateValue() finds a name wherever the index holds it and
+/// otherwise creates the value as createValue() would, reusing a removed
+/// name's tombstone, before and after the index exists and when reserve()
+/// sized it up front; its graph then matches one built with createValue().
+TEST(GraphMutation, FindOrCreateValueAgreesWithFindThenCreate) {
+  for (size_t reserved : {size_t{0}, size_t{500}}) {
+    Graph g, plain;
+    g.reserve(0, reserved);
+    std::vector<Value*> made;
+    for (int i = 0; i < 300; ++i) {
+      const std::string name = "v" + std::to_string(i);
+      made.push_back(g.findOrCreateValue(name));
+      plain.createValue(name);
+      ASSERT_EQ(g.findOrCreateValue(name), made.back()) << name;
+      ASSERT_EQ(g.findOrCreateValue("v" + std::to_string(i / 2)), made[static_cast<size_t>(i / 2)]);
+    }
+    for (int i = 0; i < 300; i += 4) g.removeValue(made[static_cast<size_t>(i)]);
+    for (int i = 0; i < 300; i += 8) {
+      Value* again = g.findOrCreateValue("v" + std::to_string(i));  // a tombstone's name
+      EXPECT_EQ(again->id(), g.valueIdBound() - 1);
+      EXPECT_EQ(g.findValue(again->name()), again);
+    }
+    for (int i = 1; i < 300; i += 4)
+      EXPECT_EQ(g.findOrCreateValue("v" + std::to_string(i)), made[static_cast<size_t>(i)]);
+    EXPECT_EQ(g.numValues(), 300u - 300u / 4 + 300u / 8 + 1);
+    EXPECT_TRUE(linksAreConsistent(g));
+    for (int i = 1; i < 300; i += 4)
+      EXPECT_EQ(plain.findValue("v" + std::to_string(i))->id(), made[static_cast<size_t>(i)]->id());
+  }
+  // Negative: an empty name has no value to find, and is not made up.
+  Graph g;
+  EXPECT_THROW(g.findOrCreateValue(""), Error);
+  EXPECT_EQ(g.numValues(), 0u);
+}
+
 //   %v0 .. %v99: producer-less values; %u = Relu(%v5)
 /// removeValues drops a batch with one index rebuild when it is most of
 /// the graph, or by probing when it is not; either way survivors keep

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdio>
@@ -1184,6 +1185,74 @@ TEST(TextFormat, SurvivesRandomlyCorruptedInput) {
   }
   std::printf("SurvivesRandomlyCorruptedInput: %zu of 3000 corrupted inputs still parsed\n",
               accepted);
+}
+
+// A chain of `count` Relu nodes, one statement per line, every name long
+// enough to need a heap string of its own.
+std::string reluChain(int count) {
+  std::string text = "graph @chain(%input_value_of_the_chain: f32[1, 4]) {\n";
+  std::string last = "input_value_of_the_chain";
+  for (int i = 0; i < count; ++i) {
+    std::string next = "relu_output_number_" + std::to_string(i);
+    text +=
+        "  %" + next + ": f32[1, 4] = Relu(%" + last + ") @relu_node_" + std::to_string(i) + "\n";
+    last = next;
+  }
+  return text + "  return %" + last + "\n}\n";
+}
+
+//   %input -> Relu -> Relu -> ... (300 nodes)
+/// The parser makes room for about one statement per line of a large input
+/// before it starts; the same graph written on a single line (room for
+/// none) parses to the very same nodes, values, ids and names.
+TEST(TextFormat, ParsesTheSameGraphWithOrWithoutRoomMadeUpFront) {
+  const std::string perLine = reluChain(300);
+  std::string oneLine = perLine;
+  std::replace(oneLine.begin(), oneLine.end(), '\n', ' ');
+  auto reserved = parseGraphOrThrow(perLine);
+  auto grown = parseGraphOrThrow(oneLine);
+  EXPECT_EQ(printGraph(*reserved), perLine);
+  EXPECT_EQ(printGraph(*grown), perLine);
+  ASSERT_EQ(reserved->valueIdBound(), grown->valueIdBound());
+  for (ValueId id = 0; id < reserved->valueIdBound(); ++id) {
+    EXPECT_EQ(reserved->value(id)->name(), grown->value(id)->name()) << id;
+    EXPECT_EQ(reserved->findValue(grown->value(id)->name()), reserved->value(id)) << id;
+  }
+}
+
+/// Names with escapes are decoded into storage that must outlive many
+/// later tokens; thousands of them (more than one block of that storage)
+/// keep their exact bytes, as do names without escapes next to them.
+TEST(TextFormat, KeepsEveryDecodedNameIntact) {
+  // Value i is spelled %"v\"<i>\n<pad>" and holds v"<i>, a newline, <pad>.
+  const std::string pad(20, 'p');
+  auto spelled = [&](int i) { return "%\"v\\\"" + std::to_string(i) + "\\n" + pad + "\""; };
+  auto decoded = [&](int i) { return "v\"" + std::to_string(i) + "\n" + pad; };
+  std::string text = "graph @g(%\"in\\x01\") {\n";
+  for (int i = 0; i < 3000; ++i)
+    text += "  " + spelled(i) + " = Relu(" + (i ? spelled(i - 1) : "%\"in\\x01\"") + ") @plain" +
+            std::to_string(i) + "\n";
+  text += "}\n";
+  auto g = parseGraphOrThrow(text);
+  ASSERT_EQ(g->numNodes(), 3000u);
+  for (int i = 0; i < 3000; i += 97) {
+    Value* v = g->findValue(decoded(i));
+    ASSERT_NE(v, nullptr) << i;
+    EXPECT_EQ(v->producer()->name(), "plain" + std::to_string(i));
+    EXPECT_EQ(v->producer()->input(0)->name(), i ? decoded(i - 1) : "in\x01");
+  }
+}
+
+/// Negative: a repeated attribute is found however long the list; past a
+/// handful of names the check switches from a scan to a set.
+TEST(TextFormatErrors, RejectsARepeatedAttributeInALongList) {
+  std::string attrs;
+  for (int i = 0; i < 40; ++i) attrs += "a" + std::to_string(i) + " = 1, ";
+  EXPECT_EQ(parseError("graph @g() {\n  %y = Foo() {" + attrs + "a7 = 2}\n}"),
+            "<input>:2:" + std::to_string(15 + attrs.size()) + ": attribute 'a7' is given twice");
+  EXPECT_EQ(parseError("graph @g() {\n  %y = Foo() {a0 = 1, b = 2, a0 = 3}\n}"),
+            "<input>:2:30: attribute 'a0' is given twice");
+  EXPECT_TRUE(parseGraph("graph @g() {\n  %y = Foo() {" + attrs + "z = 2}\n}").isOk());
 }
 
 /// A missing file is a one-line error naming it.

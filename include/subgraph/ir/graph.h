@@ -149,6 +149,11 @@ class Graph {
 
   /// The value named `name`, or null.
   Value* findValue(std::string_view name) const;
+  /// The value named `name`, or else a new one as createValue(name) makes
+  /// it, for importers that meet each name many times (a use before or
+  /// after its definition). One probe of the name index where findValue()
+  /// then createValue() took three. Throws `Error` if `name` is empty.
+  Value* findOrCreateValue(std::string_view name);
   /// The value with id `id`, or null if out of range or removed.
   Value* value(ValueId id) const { return id < values_.size() ? values_[id].get() : nullptr; }
   /// Renames a value. Throws `Error` if the new name is taken.
@@ -270,7 +275,8 @@ class Graph {
 
   /// Reserves room for `nodes` more nodes and `values` more values, so a
   /// builder that knows its sizes (such as a partitioner extracting region
-  /// bodies) allocates each table once.
+  /// bodies, or the text parser from a count of lines) allocates each table
+  /// once; a reservation of 1024 values or more sizes the name index too.
   void reserve(size_t nodes, size_t values);
 
   /// Nodes in a topological order (ties broken by id, so the order is
@@ -284,6 +290,8 @@ class Graph {
 
  private:
   Value* newValue(std::string name, TensorType type);
+  /// Makes and stores a value without indexing its name.
+  Value* appendValue(std::string name, TensorType type);
   void addUse(Value* value, Node* user, uint32_t index);
   void dropUse(Value* value, Node* user, uint32_t index);
 
