@@ -54,12 +54,16 @@ function(subgraph_target_defaults target)
   target_link_libraries(${target} PRIVATE subgraph_build_flags)
 endfunction()
 
-# subgraph_precompile_headers(TARGET HEADER...): precompiles third-party
-# headers that every source of TARGET includes. GoogleTest+GoogleMock cost
-# ~2.4 s of CPU per test source and CLI11+spdlog+fmt+json ~10 s per CLI
-# source with GCC 12; over ~150 such sources and two CI presets that is
-# several minutes of a 2-core CI run. SUBGRAPH_PCH=OFF turns it off (e.g.
-# to check that every source includes what it uses).
+# subgraph_precompile_headers(TARGET HEADER...): precompiles the heavy
+# headers that (nearly) every source of TARGET includes. GoogleTest+
+# GoogleMock cost ~2.4 s of CPU per test source and CLI11+spdlog+fmt+json
+# ~10 s per CLI source with GCC 12; the IR's graph.h preprocesses to about
+# 100,000 lines, the reference kernels' headers to 190,000, for sources of
+# a few hundred lines each. Over ~300 such sources and two CI presets that
+# is several minutes of a 2-core CI run. Project headers are given as
+# [["subgraph/ir/graph.h"]], found through the target's include path.
+# SUBGRAPH_PCH=OFF turns it off (e.g. to check that every source includes
+# what it uses).
 function(subgraph_precompile_headers target)
   if(SUBGRAPH_PCH)
     target_precompile_headers(${target} PRIVATE ${ARGN})
