@@ -7,7 +7,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "subgraph/backend_pass.h"
-#include <chrono>
 
 namespace subgraph::partition::detail {
 
@@ -94,14 +93,6 @@ Status BackendPass::start() {
   return Status::ok();
 }
 
-bool BackendPass::seedAvailable(const Node& node) const {
-  if (run_.isFused(node)) return false;
-  // A node that the previous seed's region excluded to avoid a cycle is
-  // not offered as the next seed either (its epoch is still current).
-  return !tables_.regionTables ||
-         (tables_.taken[node.id()] < 0 && tables_.excluded[node.id()] != tables_.seedMark);
-}
-
 Status BackendPass::walk() {
   // Contraction never changes the order, so the walks may read it in place.
   const std::vector<Node*>& order = tables_.dag.order();
@@ -110,7 +101,7 @@ Status BackendPass::walk() {
     if (seedOps.empty()) {
       for (size_t r = 0; r < order.size(); ++r) {
         prefetchSeedsAhead(order, r, [](size_t i) { return i; });
-        if (seedAvailable(*order[r])) SUBGRAPH_RETURN_IF_ERROR(pass->offer(order[r]));
+        if (isAvailable(run_, tables_, *order[r])) SUBGRAPH_RETURN_IF_ERROR(pass->offer(order[r]));
       }
       continue;
     }
@@ -120,7 +111,7 @@ Status BackendPass::walk() {
       prefetchSeedsAhead(order, i,
                          [&](size_t k) { return k < seeds.size() ? seeds[k] : order.size(); });
       Node* seed = order[seeds[i]];
-      if (seedAvailable(*seed)) SUBGRAPH_RETURN_IF_ERROR(pass->offer(seed));
+      if (isAvailable(run_, tables_, *seed)) SUBGRAPH_RETURN_IF_ERROR(pass->offer(seed));
     }
   }
   return Status::ok();

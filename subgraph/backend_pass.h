@@ -54,7 +54,6 @@ class BackendPass {
   Status start();
   Status walk();
   Status finish(const GraphMark& before);
-  bool seedAvailable(const Node& node) const;
 
   RunState& run_;
   PassScratch& tables_;

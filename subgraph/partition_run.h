@@ -239,4 +239,16 @@ struct PassScratch {
   bool onlyFusedEdgesAdded = false;
 };
 
+/// True if `node`, a node of `run.graph`, may still join a region: not
+/// fused, not taken by a pending region, and not excluded to avoid a cycle
+/// under the current seed epoch (a node the previous seed's region
+/// excluded is not offered as the next seed either). Before the first
+/// selected seed of a traversal nothing is taken or excluded, and the
+/// tables saying so are not filled yet.
+inline bool isAvailable(const RunState& run, const PassScratch& tables, const Node& node) {
+  if (run.isFused(node)) return false;
+  return !tables.regionTables ||
+         (tables.taken[node.id()] < 0 && tables.excluded[node.id()] != tables.seedMark);
+}
+
 }  // namespace subgraph::partition::detail

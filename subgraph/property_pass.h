@@ -104,11 +104,7 @@ class PropertyPass final : private PartitionState {
 
  private:
   bool available(const Node& node) const override {
-    if (node.graph() != &graph_ || run_.isFused(node)) return false;
-    // Before the first selected seed nothing is taken or excluded, and the
-    // tables saying so are not filled yet.
-    return !tables_.regionTables ||
-           (taken_[node.id()] < 0 && excluded_[node.id()] != tables_.seedMark);
+    return node.graph() == &graph_ && isAvailable(run_, tables_, node);
   }
   void prepareRegionTables();
 

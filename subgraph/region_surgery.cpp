@@ -59,8 +59,10 @@ void RegionSurgery::add(int regionId, std::span<Node* const> part, RegionBody bo
 }
 
 void RegionSurgery::keepNewInlined(size_t from) {
-  // List each inlined constant once per surgery, not once per region, as
-  // far as the shared marks tell (removeDeadValues() drops the rest).
+  // List each inlined constant once per surgery, not once per region. A
+  // surgery's regions are added one after another (each property walks its
+  // seeds before the next), and so are its late bodies, so no other
+  // surgery's serial comes between two of its marks.
   size_t kept = from;
   for (size_t k = from; k < inlined_.size(); ++k) {
     Value* c = inlined_[k];
@@ -237,7 +239,8 @@ void RegionSurgery::removeDeadValues(std::vector<Value*> internal) {
   // weight of every region), which removeValues() does with one rebuild
   // of the name index, and freeing them first keeps them out of the peak.
   // A connection hook may have wired a fused node to any outer value, so
-  // a value some fused node will read stays (bit 2 of the by-value table).
+  // a value some fused node will read stays (marked with this surgery's
+  // serial in readByFused).
   std::vector<uint32_t>& marks = tables_.readByFused;
   for (const PendingRegion& region : pending_)
     for (const Value* v : region.body.inputs)
@@ -253,12 +256,6 @@ void RegionSurgery::removeDeadValues(std::vector<Value*> internal) {
   };
   for (Value* v : internal)
     if (unused(v)) dead.push_back(v);
-  // Surgeries of one traversal list constants interleaved, so a constant
-  // that regions of two properties inline may be listed here more than
-  // once (keepNewInlined() drops only the repeats it can see).
-  std::sort(inlined_.begin(), inlined_.end(),
-            [](const Value* a, const Value* b) { return a->id() < b->id(); });
-  inlined_.erase(std::unique(inlined_.begin(), inlined_.end()), inlined_.end());
   for (Value* c : inlined_)
     if (unused(c)) dead.push_back(c);
   graph_.removeValues(dead);

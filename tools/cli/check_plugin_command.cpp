@@ -122,7 +122,7 @@ void runCheckPlugin(const CheckPluginOptions& options) {
 
   auto start = std::chrono::steady_clock::now();
   testkit::CheckSummary summary = testkit::runConformance(backend, check);
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = secondsSince(start);
 
   std::cout << fmt::format("  selectors fuse: {}{}\n", testkit::joinedOrNone(summary.touchedOps),
                            options.ops.empty() ? " (probed)" : " (--ops)")

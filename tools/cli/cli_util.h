@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -180,6 +181,11 @@ void simplifyBeforePartition(Graph& graph, const std::string& spec);
 /// write never truncates or deletes what was there, even when that is the
 /// command's own input. Throws `Error` naming the file on failure.
 void writeOutput(const std::string& path, const std::function<void(std::ostream&)>& write);
+
+/// Seconds of the steady clock since `start`, for progress and timing lines.
+inline double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 /// `message` made safe for a one-line report: line breaks become "; ",
 /// other control characters (e.g. from a binary file name) become '?',

@@ -102,10 +102,6 @@ std::string backendList(const PartitionCommandOptions& options, std::string& ori
   return names.value();
 }
 
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 DotOptions regionPicture(const PartitionReport& report) {
   DotOptions dot;
   dot.showConstants = false;

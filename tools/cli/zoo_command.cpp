@@ -41,10 +41,6 @@ struct ZooCommandOptions {
 
 using Clock = std::chrono::steady_clock;
 
-double secondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 void printModelList() {
   for (const zoo::ModelInfo& m : zoo::listModels())
     std::cout << fmt::format("{:<12} {}\n", m.name, m.description);
