@@ -35,8 +35,9 @@ Pattern convBnAct() {
       {"Conv", "BatchNormalization", OpMatcher::anyOf({"Relu", "Clip", "HardSwish"}).optional()});
 }
 
-// Conv -> BN -> <activation> blocks; the activation is a parameter.
-std::string convBnBlock(const std::string& activation) {
+// %x -> Conv -> <middle> -> %y, with %x also an input of a final Add when
+// the middle has one.
+std::string convThen(const std::string& middle) {
   return R"(
     graph @g(%x: f32[1, 4, 8, 8]) {
       %w = const f32[4, 4, 3, 3] splat(0.5)
@@ -45,11 +46,15 @@ std::string convBnBlock(const std::string& activation) {
       %m = const f32[4] splat(0.0)
       %v = const f32[4] splat(1.0)
       %c = Conv(%x, %w) {pads = [1, 1, 1, 1]} @conv
-      %n = BatchNormalization(%c, %s, %b, %m, %v) @bn
-      %y = )" +
-         activation + R"((%n) @act
-      return %y
+)" + middle +
+         R"(
     })";
+}
+
+// Conv -> BN -> <activation> blocks; the activation is a parameter.
+std::string convBnBlock(const std::string& activation) {
+  return convThen("%n = BatchNormalization(%c, %s, %b, %m, %v) @bn\n %y = " + activation +
+                  "(%n) @act\n return %y");
 }
 
 //   %x -> Conv -> BatchNormalization -> HardSwish -> %y
@@ -239,22 +244,6 @@ TEST(PatternSelector, RejectsMalformedPatterns) {
 Pattern convFamily() {
   return Pattern::chain("conv_family", {"Conv", OpMatcher("BatchNormalization").optional(),
                                         OpMatcher("Add").optional(), OpMatcher("Relu").optional()});
-}
-
-// %x -> Conv -> <middle> -> %y, with %x also an input of a final Add when
-// the middle has one.
-std::string convThen(const std::string& middle) {
-  return R"(
-    graph @g(%x: f32[1, 4, 8, 8]) {
-      %w = const f32[4, 4, 3, 3] splat(0.5)
-      %s = const f32[4] splat(1.0)
-      %b = const f32[4] splat(0.0)
-      %m = const f32[4] splat(0.0)
-      %v = const f32[4] splat(1.0)
-      %c = Conv(%x, %w) {pads = [1, 1, 1, 1]} @conv
-)" + middle +
-         R"(
-    })";
 }
 
 //   Conv -> Add -> Relu; Conv -> BN -> Relu; Conv -> Relu; Conv -> BN -> Add
