@@ -290,6 +290,7 @@ void writeRegion(JsonWriter& json, const RegionReport& r) {
   writeMember(json, "backend", r.backend);
   writeMember(json, "property", r.property);
   writeMember(json, "fused_node", r.fusedNode);
+  writeMember(json, "variant", r.variant);
   writeStrings(json, "nodes", r.nodes);
   writeStrings(json, "inputs", r.inputs);
   writeStrings(json, "outputs", r.outputs);

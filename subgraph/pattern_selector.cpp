@@ -151,14 +151,17 @@ class Matcher {
   }
 
   // Candidates for pattern node k: neighbours of the first matched node it
-  // has a pattern edge with. Returns that edge, or null if no such node is
-  // matched.
-  const Pattern::Edge* candidates(size_t k, std::vector<const Node*>& out) const {
+  // has a pattern edge with (`from`; for an edge from a skipped optional
+  // node, the node it passes through). Returns that edge, or null if no
+  // such node is matched.
+  const Pattern::Edge* candidates(size_t k, std::vector<const Node*>& out,
+                                  const Node*& from) const {
     for (const Pattern::Edge& e : pattern_.edges()) {
       size_t output = e.output;
       const Node* producer =
           e.consumer == k && e.producer < k ? source(e.producer, k, output) : nullptr;
       if (producer) {
+        from = producer;
         if (Value* v = producer->output(output))
           for (const Use& use : v->uses())
             if ((e.input < 0 || use.inputIndex == static_cast<uint32_t>(e.input)) &&
@@ -168,6 +171,7 @@ class Matcher {
       }
       if (e.producer == k && e.consumer < k && assigned_[e.consumer]) {
         const Node* c = assigned_[e.consumer];
+        from = c;
         for (size_t i = 0; i < c->numInputs(); ++i) {
           if (e.input >= 0 && i != static_cast<size_t>(e.input)) continue;
           Value* in = c->input(i);
@@ -204,21 +208,54 @@ class Matcher {
     return true;
   }
 
+  // Every onlyFeedsNext node that another matched node reads through a
+  // pattern edge (resolved past skipped optional nodes) is read by those
+  // successors alone.
+  bool interiorsFeedOnlyNext() {
+    const size_t end = assigned_.size();
+    for (size_t k = 0; k < end; ++k) {
+      const Node* n = assigned_[k];
+      if (!n || !pattern_.nodes()[k].requiresOnlyFeedsNext()) continue;
+      successors_.clear();
+      for (const Pattern::Edge& e : pattern_.edges()) {
+        size_t output = e.output;
+        if (assigned_[e.consumer] && source(e.producer, end, output) == n)
+          successors_.push_back(assigned_[e.consumer]);
+      }
+      if (successors_.empty()) continue;  // it ends the match
+      for (const Value* v : n->outputs()) {
+        if (!v) continue;
+        if (v->isGraphOutput()) {
+          fail(end, [&] { return quoted(*n) + " is a graph output inside the match"; });
+          return false;
+        }
+        for (const Use& use : v->uses())
+          if (std::find(successors_.begin(), successors_.end(), use.user) == successors_.end()) {
+            fail(end, [&] {
+              return quoted(*n) + " is read by " + quoted(*use.user) +
+                     ", which is not the next node of the match";
+            });
+            return false;
+          }
+      }
+    }
+    return true;
+  }
+
   bool solve(size_t k) {
-    if (k == assigned_.size()) return usesStayInside();
+    if (k == assigned_.size()) return usesStayInside() && interiorsFeedOnlyNext();
     if (++steps_ > kMatchStepBudget) {
       fail(assigned_.size(), [] { return std::string("search budget exhausted"); });
       return false;
     }
     const OpMatcher& m = pattern_.nodes()[k];
     std::vector<const Node*> found;
-    if (const Pattern::Edge* e = candidates(k, found)) {
+    const Node* from = nullptr;
+    if (const Pattern::Edge* e = candidates(k, found, from)) {
       if (found.empty())
         fail(k, [&] {
-          return e->consumer == k
-                     ? "no consumer of " + quoted(*assigned_[e->producer]) + " is " + m.describe()
-                     : "no producer of an input of " + quoted(*assigned_[e->consumer]) + " is " +
-                           m.describe();
+          return (e->consumer == k ? "no consumer of " : "no producer of an input of ") +
+                 quoted(*from) + " is " + m.describe();
         });
       for (const Node* x : found) {
         if (used(x)) continue;
@@ -253,6 +290,7 @@ class Matcher {
   const Pattern& pattern_;
   const std::function<bool(const Node&)>& available_;
   std::vector<const Node*> assigned_;
+  std::vector<const Node*> successors_;  // scratch of interiorsFeedOnlyNext
   size_t steps_ = 0;
   bool explain_ = false;
   size_t noteDepth_ = 0;
@@ -280,6 +318,11 @@ OpMatcher& OpMatcher::where(NodePredicate predicate) {
 
 OpMatcher& OpMatcher::usesStayInside(bool inside) {
   usesInside_ = inside;
+  return *this;
+}
+
+OpMatcher& OpMatcher::onlyFeedsNext(bool only) {
+  onlyFeedsNext_ = only;
   return *this;
 }
 

@@ -194,6 +194,9 @@ void RegionSurgery::reportMembers(PendingRegion& region, RegionReport& report) {
   report.nodes.reserve(members.size());
   report.nodeIds.reserve(members.size());
   for (Node* n : members) {
+    if (!report.variant.empty()) report.variant += '+';
+    if (!n->domain().empty()) (report.variant += n->domain()) += '.';
+    report.variant += n->opType();
     report.nodes.push_back(n->displayName());
     report.nodeIds.push_back(n->id());
     if (n->id() < run_.inputBound) run_.regionOf[n->id()] = region.id;

@@ -56,6 +56,9 @@
  *     session's precision and its options for the plugin, so nothing
  *     reaches a plugin through environment variables. Versions 1 and 2
  *     load unchanged; their offsets are frozen below.
+ *  4  Fusion families as one pattern: a pattern node may be "only feeds
+ *     next" (SG_PATTERN_ONLY_FEEDS_NEXT), so one pattern with optional
+ *     steps replaces one property per variant. No struct changed.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef SUBGRAPH_PLUGIN_ABI_H
@@ -69,7 +72,7 @@ extern "C" {
 #endif
 
 /** The ABI version this header describes. */
-#define SG_PLUGIN_ABI_VERSION 3u
+#define SG_PLUGIN_ABI_VERSION 4u
 /** The oldest plugin ABI version this host still loads. */
 #define SG_PLUGIN_ABI_MIN_VERSION 1u
 /** The one symbol a plugin exports. */
@@ -291,6 +294,14 @@ typedef struct SgHostApi {
  * (a value read twice inside a DAG pattern still matches). A host older
  * than this flag ignores it and may fuse more. */
 #define SG_PATTERN_USES_INSIDE 16u
+/* Since 4. When another matched node reads it through a pattern edge, its
+ * outputs are read only by the matched nodes its pattern edges lead to,
+ * and none is a graph output; when it ends the match, anything may read
+ * them. A fusion family with optional steps (Conv -> [BN] -> [Add] ->
+ * [act]) marks its steps so: only the variant's last node may have other
+ * readers. Plugins that set it declare version 4, which older hosts
+ * refuse rather than ignore the flag and fuse too much. */
+#define SG_PATTERN_ONLY_FEEDS_NEXT 32u
 
 /** One node of a declarative pattern (the host's PatternBuilder). */
 typedef struct SgPatternNode {

@@ -703,6 +703,7 @@ StatusOr<partition::Pattern> buildPattern(const SgPatternDesc& desc,
     if (n.flags & SG_PATTERN_STATIC_SHAPES) m.where(partition::predicates::staticShapes());
     if (n.flags & SG_PATTERN_NO_ZERO_DIMS) m.where(partition::predicates::noZeroSizeDims());
     if (n.flags & SG_PATTERN_USES_INSIDE) m.usesStayInside();
+    if (n.flags & SG_PATTERN_ONLY_FEEDS_NEXT) m.onlyFeedsNext();
     for (uint32_t bit = 0; bit < 32; ++bit)
       if (n.constant_inputs & (1u << bit)) m.where(partition::predicates::inputIsConstant(bit));
     if (n.predicate && plugin) {

@@ -137,7 +137,7 @@ TEST(DevicePlugin, ListsItsDevice) {
   BackendSelection s = select("emudev");
   ASSERT_EQ(s.backends().size(), 1u);
   const PluginInfo& info = s.backends()[0].plugin->info();
-  EXPECT_EQ(info.abiVersion, 3u);
+  EXPECT_EQ(info.abiVersion, 4u);  // built against this SDK
   EXPECT_THAT(info.device, ::testing::StartsWith("emu:0 (emulated"));
   EXPECT_THAT(info.copies, ::testing::Contains("host plain -> emu plain (any type)"));
   EXPECT_THAT(info.copies, ::testing::Contains("emu plain -> host plain (any type)"));

@@ -299,6 +299,59 @@ TEST(PatternSelector, RequiredNodeAfterOptionalOnes) {
 }
 
 //   %x -> Conv -> BN -> Relu
+//   %x -> Conv -> %c, for Conv -> [BN] -> Add
+/// The failure after a skipped optional node names the node it passed
+/// through (the explanation once read the skipped node, which is null).
+TEST(PatternSelector, FailureAfterASkippedNodeNamesTheNodePassedThrough) {
+  PatternBuilder b("conv_maybe_bn_add");
+  b.add("Conv");
+  b.add(OpMatcher("BatchNormalization").optional());
+  b.add("Add");
+  b.connect(0, 1, 0).connect(1, 2);
+  Pattern p = b.build().value();
+  auto lone = parseGraphOrThrow(convThen("return %c"));
+  PatternMatch match = matchPattern(p, *lone->findNode("conv"));
+  EXPECT_FALSE(match.ok());
+  EXPECT_THAT(match.failure, HasSubstr("no consumer of Conv 'conv' is Add"));
+}
+
+// Conv -> [BN] -> [Relu] whose steps only feed the next one: the fused
+// kernel of such a family emits the variant's last value only.
+Pattern convChain() {
+  return Pattern::chain("conv_chain", {OpMatcher("Conv").onlyFeedsNext(),
+                                       OpMatcher("BatchNormalization").optional().onlyFeedsNext(),
+                                       OpMatcher("Relu").optional()});
+}
+
+//   %x -> Conv -> BN -> Relu -> %y, with the BN (or the Conv) read again
+/// A step read by anything but the next step of the match ends the match:
+/// the variant is as long as its interior values stay inside. Without
+/// onlyFeedsNext the same pattern takes the value that leaves.
+TEST(PatternSelector, OnlyFeedsNextEndsTheVariantWhereAValueLeaves) {
+  const std::string bn = "%n = BatchNormalization(%c, %s, %b, %m, %v) @bn\n ";
+  const std::pair<std::string, Regions> cases[] = {
+      {bn + "%y = Relu(%n) @relu\n return %y", {{"bn", "conv", "relu"}}},
+      // The BN is also a graph output: the Relu stays out.
+      {bn + "%y = Relu(%n) @relu\n return %y, %n", {{"bn", "conv"}}},
+      // The Conv is also read by a Sigmoid: the BN stays out.
+      {bn + "%t = Sigmoid(%c) @sig\n %y = Relu(%n) @relu\n return %y, %t", {{"conv"}}},
+  };
+  for (const auto& [middle, want] : cases) {
+    SCOPED_TRACE(middle);
+    auto g = parseGraphOrThrow(convThen(middle));
+    EXPECT_EQ(regionSets(partitionOk(*g, patternBackend(convChain()))), want);
+  }
+  // What must not happen: without the flag the Conv's second reader is
+  // ignored, and the region takes the BN and the Relu.
+  auto g = parseGraphOrThrow(
+      convThen(bn + "%t = Sigmoid(%c) @sig\n %y = Relu(%n) @relu\n return %y, %t"));
+  EXPECT_EQ(
+      regionSets(partitionOk(*g, patternBackend(Pattern::chain(
+                                     "plain", {"Conv", OpMatcher("BatchNormalization").optional(),
+                                               OpMatcher("Relu").optional()})))),
+      (Regions{{"bn", "conv", "relu"}}));
+}
+
 /// matchPattern reports the matched node for each pattern node, and null
 /// for a skipped optional one.
 TEST(PatternSelector, MatchPatternReportsAssignment) {

@@ -39,6 +39,7 @@ std::string domJson(const PartitionReport& report, int indent) {
                            {"backend", r.backend},
                            {"property", r.property},
                            {"fused_node", r.fusedNode},
+                           {"variant", r.variant},
                            {"nodes", r.nodes},
                            {"inputs", r.inputs},
                            {"outputs", r.outputs}});
@@ -172,7 +173,7 @@ TEST(ReportJson, AwkwardNamesMatchTheDom) {
     report.contested.push_back(ContestedNode{name, name, name, -3});
     RegionReport region;
     region.id = static_cast<int>(report.regions.size());
-    region.backend = region.property = region.fusedNode = region.scope = name;
+    region.backend = region.property = region.fusedNode = region.variant = region.scope = name;
     region.nodes = region.inputs = region.outputs = {name, name};
     report.regions.push_back(region);
   }

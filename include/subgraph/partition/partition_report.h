@@ -7,7 +7,7 @@
 //
 // JSON layout, keys in this order:
 //   { "backends": [names],
-//     "regions": [{"id", "backend", "property", "fused_node",
+//     "regions": [{"id", "backend", "property", "fused_node", "variant",
 //                  "nodes": [names], "inputs": [names], "outputs": [names],
 //                  "scope" (only for a region of a nested graph)}],
 //     "nodes_total", "nodes_in_regions",
@@ -41,6 +41,10 @@ struct RegionReport {
   std::string property;
   /// Name of the fused node that replaced the region.
   std::string fusedNode;
+  /// The members' op types in topological order, joined by '+'
+  /// ("Conv+BatchNormalization+Relu"): which variant of a property with
+  /// optional members (a fusion family) the region is.
+  std::string variant;
   /// Names of the region's nodes (Node::displayName), in topological order.
   std::vector<std::string> nodes;
   /// Ids of the same nodes in the graph as it was before partitioning; they

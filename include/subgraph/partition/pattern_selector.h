@@ -20,6 +20,9 @@
 //    Conv+Add, Conv+BN+Relu and the rest, and a required node may follow
 //    optional ones (Conv -> [BN] -> Add). A present node is never jumped
 //    over: a consumer must read the skipped node's producer directly.
+//  * A node marked onlyFeedsNext() must, when another matched node reads
+//    it, be read by nothing but its matched pattern successors: the
+//    variant of a family with optional steps decides which node is last.
 //  * Only nodes the partitioner reports available take part, so a retry
 //    after a cycle-forming node was excluded matches around it.
 //
@@ -64,11 +67,21 @@ class OpMatcher {
   /// read twice inside a DAG pattern (the input of GELU's erf form, read
   /// by its Div and its Mul) still matches. Checked on the whole match.
   OpMatcher& usesStayInside(bool inside = true);
+  /// Inside the match (another matched node reads it through a pattern
+  /// edge), its outputs are read only by the matched nodes its pattern
+  /// edges lead to, and none is a graph output; when it ends the match
+  /// they may be read anywhere. A chain with optional steps
+  /// (Conv -> [BN] -> [Add] -> [act]) needs this where a fixed chain
+  /// would say "one use" on every node but its last. Checked on the
+  /// whole match.
+  OpMatcher& onlyFeedsNext(bool only = true);
 
   /// True if this node may be skipped.
   bool isOptional() const { return optional_; }
   /// True if every reader must be in the match (usesStayInside).
   bool requiresUsesInside() const { return usesInside_; }
+  /// True if, inside the match, only its pattern successors may read it.
+  bool requiresOnlyFeedsNext() const { return onlyFeedsNext_; }
   /// True if `node`'s op type is one this matcher accepts.
   bool matchesOpType(const Node& node) const;
   /// The op types it accepts, as written; empty for any op.
@@ -84,6 +97,7 @@ class OpMatcher {
   std::vector<NodePredicate> predicates_;
   bool optional_ = false;
   bool usesInside_ = false;
+  bool onlyFeedsNext_ = false;
 };
 
 /// Common predicates for OpMatcher::where.

@@ -111,6 +111,12 @@ class OpPattern {
   /// output; unlike oneUse(), a value read twice inside the pattern (GELU's
   /// input, read by its Div and its Mul) matches.
   OpPattern& usesInside() { return flag(SG_PATTERN_USES_INSIDE); }
+  /// When a later node of the match reads it, only the nodes its pattern
+  /// edges lead to read it, and it is no graph output; when it ends the
+  /// match, anything may read it. Mark the steps of a chain with optional
+  /// members so (Conv -> [BN] -> [Add] -> [act]): one pattern then covers
+  /// every variant, and only the variant's last node has other readers.
+  OpPattern& onlyFeedsNext() { return flag(SG_PATTERN_ONLY_FEEDS_NEXT); }
   /// Every input and output has a fully static shape.
   OpPattern& staticShapes() { return flag(SG_PATTERN_STATIC_SHAPES); }
   /// No static dim of size 0.

@@ -14,7 +14,7 @@
 // hold 4-D tensors only).
 // Exporters without a HardSwish op (ONNX before opset 14, hence every
 // torch.onnx.export at opset 13) write hardswish as x * HardSigmoid(x)
-// with alpha 1/6 and beta 1/2; the `_hswish` properties take that pair
+// with alpha 1/6 and beta 1/2; the `conv_hswish` property takes that pair
 // as one HardSwish post-op. There the value before it is read twice, by
 // the HardSigmoid and the Mul, and by nothing else.
 //
@@ -33,8 +33,8 @@
 namespace subgraph::onednn {
 namespace {
 
-// The step patterns say what each op must be; step() adds how many
-// readers its output may have, which depends on its place in the chain.
+// The step patterns say what each op must be; addStep() makes a step
+// optional and lets only the next step read it.
 sdk::OpPattern convPattern() { return convLikePattern("Conv", {3, 4}); }
 
 sdk::OpPattern addPattern() {
@@ -64,60 +64,50 @@ sdk::OpPattern hardSwishGatePattern() {
   return m;
 }
 
-// The value feeding a decomposed HardSwish has exactly two readers, its
-// gate and the Mul, both in the pattern.
-predicates::Predicate readByGateAndMul() {
-  return [](const sdk::NodeView& n) {
-    if (n.numOutputs() != 1 || numUses(n.output(0)) != 2 || n.output(0).isGraphOutput())
-      return sdk::Decision::no("its output is not read by exactly a HardSigmoid and a Mul");
-    return sdk::Decision::yes();
-  };
-}
-
-// What ends the chain: nothing, one or two activations (tf2onnx writes
-// Max(LeakyRelu(x), c), both of which are eltwise post-ops), or a
+// What may follow the optional steps: up to two activations (tf2onnx
+// writes Max(LeakyRelu(x), c), both of which are eltwise post-ops), or a
 // decomposed HardSwish.
-enum class Tail { kNone, kActivation, kTwoActivations, kHardSwish };
+enum class Tail { kActivations, kHardSwish };
 
-// Readers of a step's output: one (the next step) inside the chain and
-// before activations, exactly the gate and the Mul before a decomposed
-// HardSwish, any number at the end of the region.
-sdk::OpPattern step(sdk::OpPattern m, bool last, Tail tail) {
-  if (!last || tail == Tail::kActivation || tail == Tail::kTwoActivations)
-    m.oneUse();
-  else if (tail == Tail::kHardSwish)
-    m.where(readByGateAndMul());
-  return m;
+// Which optional steps the family offers (the benchmark's fusion
+// ablation, $SUBGRAPH_ONEDNN_FUSION, turns some off).
+struct Steps {
+  bool bn = true;
+  bool add = true;
+  bool act = true;
+};
+
+// Adds `m` as an optional step reading `prev` (through input `input`) and
+// returns its index. Every step only feeds the next one unless it ends
+// the region: the fused kernel emits its last value only.
+size_t addStep(sdk::Pattern& pattern, size_t prev, sdk::OpPattern m,
+               int32_t input = sdk::Pattern::kAnyInput) {
+  size_t node = pattern.add(std::move(m.optional().onlyFeedsNext()));
+  pattern.connect(prev, node, input);
+  return node;
 }
 
-// Conv, then the optional steps that are present, each reading the previous
-// one's output; only the last node may have other readers.
-std::unique_ptr<sdk::SubgraphProperty> makeProperty(const std::string& name, bool bn, bool add,
+// Conv -> [BN] -> [Add], then the tail. A skipped step passes its input
+// through, so one pattern covers each variant (Conv+Relu, Conv+BN+Add,
+// ...); the match takes every step that is there, BN first, then Add,
+// then the activations, which is the order the family's longest-first
+// properties had when there was one per variant.
+std::unique_ptr<sdk::SubgraphProperty> makeProperty(const std::string& name, Steps steps,
                                                     Tail tail) {
   sdk::Pattern pattern(name);
-  size_t prev = pattern.add(step(convPattern(), !bn && !add, tail));
-  if (bn) {
-    size_t node = pattern.add(step(foldableBatchNormPattern(), !add, tail));
-    pattern.connect(prev, node, 0);
-    prev = node;
-  }
-  if (add) {
-    size_t node = pattern.add(step(addPattern(), true, tail));
-    pattern.connect(prev, node);
-    prev = node;
-  }
-  if (tail == Tail::kTwoActivations) {
-    // Any input: Max(c, x) reads the chain through input 1. An activation's
-    // other inputs are constants, so the chain cannot be one of them.
-    size_t node = pattern.add(activationPattern().oneUse());
-    pattern.connect(prev, node);
-    prev = node;
-  }
-  if (tail == Tail::kActivation || tail == Tail::kTwoActivations) {
-    size_t node = pattern.add(activationPattern());
-    pattern.connect(prev, node);
+  size_t prev = pattern.add(convPattern().onlyFeedsNext());
+  if (steps.bn) prev = addStep(pattern, prev, foldableBatchNormPattern(), 0);
+  if (steps.add) prev = addStep(pattern, prev, addPattern());
+  if (tail == Tail::kActivations && steps.act) {
+    // Any input: Max(c, x) reads the chain through input 1. An
+    // activation's other inputs are constants, so the chain cannot be one
+    // of them.
+    prev = addStep(pattern, prev, activationPattern());
+    addStep(pattern, prev, activationPattern());
   }
   if (tail == Tail::kHardSwish) {
+    // The value before the gate is read by the gate and the Mul, both in
+    // the match, and by nothing else (onlyFeedsNext on the steps).
     size_t gate = pattern.add(hardSwishGatePattern());
     pattern.connect(prev, gate, 0);
     size_t mul = pattern.add(sdk::OpPattern("Mul"));
@@ -125,7 +115,7 @@ std::unique_ptr<sdk::SubgraphProperty> makeProperty(const std::string& name, boo
   }
   // Folding BN statistics into weights is valid for inference only.
   return std::make_unique<sdk::PatternProperty>(name, std::move(pattern),
-                                                sdk::PropertyOptions{.inferenceOnly = bn});
+                                                sdk::PropertyOptions{.inferenceOnly = steps.bn});
 }
 
 // The Conv's geometry and constants as a 2-D spec; a 1-D conv gets H = 1
@@ -296,35 +286,26 @@ class ConvRegionKernel final : public RegionKernel {
 // The fusion ablation of the benchmark: $SUBGRAPH_ONEDNN_FUSION limits the
 // family to bare convs ("none"), BN folding ("bn"), BN and activation
 // ("act"); unset or "all" fuses everything.
-bool fusionAllowed(bool bn, bool add, bool act) {
+Steps allowedSteps() {
   const char* env = std::getenv("SUBGRAPH_ONEDNN_FUSION");
   std::string level = env ? env : "all";
-  if (level == "none") return !bn && !add && !act;
-  if (level == "bn") return !add && !act;
-  if (level == "act") return !add;
-  return true;
+  if (level == "none") return {.bn = false, .add = false, .act = false};
+  if (level == "bn") return {.bn = true, .add = false, .act = false};
+  if (level == "act") return {.bn = true, .add = false, .act = true};
+  return {};
 }
 
 }  // namespace
 
 Family convFamily() {
   Family family;
-  // Longest chains first: each property is a full pass, and a shorter one
-  // must not take the Conv a longer one would have fused further.
-  // A decomposed HardSwish comes before a single activation: conv_act
-  // would take the HardSigmoid alone only if the Mul were not there, but
-  // the shorter conv (or conv_bn) would stop before both.
-  for (int bn : {1, 0})
-    for (int add : {1, 0})
-      for (Tail tail : {Tail::kHardSwish, Tail::kTwoActivations, Tail::kActivation, Tail::kNone}) {
-        if (!fusionAllowed(bn, add, tail != Tail::kNone)) continue;
-        std::string name = std::string("conv") + (bn ? "_bn" : "") + (add ? "_add" : "") +
-                           (tail == Tail::kActivation       ? "_act"
-                            : tail == Tail::kTwoActivations ? "_act_act"
-                            : tail == Tail::kHardSwish      ? "_hswish"
-                                                            : "");
-        family.properties.push_back(makeProperty(name, bn, add, tail));
-      }
+  // Two properties, each one pattern with optional steps (the report's
+  // region variant says which steps a region took). A decomposed
+  // HardSwish comes first: its value before the gate has two readers, so
+  // `conv` would stop before both and leave the pair.
+  const Steps steps = allowedSteps();
+  if (steps.act) family.properties.push_back(makeProperty("conv_hswish", steps, Tail::kHardSwish));
+  family.properties.push_back(makeProperty("conv", steps, Tail::kActivations));
   family.creator = creatorOf<ConvRegionKernel>();
   return family;
 }

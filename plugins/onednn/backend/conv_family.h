@@ -1,9 +1,11 @@
 //===- plugins/onednn/backend/conv_family.h - Conv/BN/sum/activation regions -*- C++ -*-===//
 //
-// Internal to the onednn plugin: the convolution fusion family. Its
-// properties propose Conv -> [BatchNormalization] -> [Add residual] ->
-// [one or two activations] regions (2-D or 1-D; plain, grouped and
-// depthwise convs alike), longest first; its kernel runs such a region as
+// Internal to the onednn plugin: the convolution fusion family. Its two
+// properties, one pattern with optional steps each, propose Conv ->
+// [BatchNormalization] -> [Add residual] -> [one or two activations]
+// (`conv`) or -> decomposed HardSwish (`conv_hswish`) regions (2-D or 1-D;
+// plain, grouped and depthwise convs alike), taking every step that is
+// there; its kernel runs such a region as
 // one oneDNN convolution with the BN folded into the weights, the residual
 // as a `sum` post-op and the activations as eltwise post-ops, in blocked
 // layout (1-D: plain).

@@ -96,8 +96,31 @@ inline std::unique_ptr<Graph> randomized(const char* text, std::mt19937& rng) {
   return g;
 }
 
+// A conv-family region named by the steps it took, as the family's one
+// property per variant used to be: `conv` with variant
+// Conv+BatchNormalization+Relu is "conv_bn_act", `conv_hswish` with
+// Conv+Add+HardSigmoid+Mul is "conv_add_hswish". Other regions keep their
+// property's name. Asserting these pins which variant matched.
+inline std::string regionLabel(const std::string& property, const std::string& variant) {
+  if (property != "conv" && property != "conv_hswish") return property;
+  std::string label = "conv";
+  size_t begin = 0;
+  for (bool first = true; begin <= variant.size(); first = false) {
+    size_t end = variant.find('+', begin);
+    if (end == std::string::npos) end = variant.size();
+    std::string_view op = std::string_view(variant).substr(begin, end - begin);
+    begin = end + 1;
+    if (first || op == "Mul") continue;  // the Conv; a HardSwish gate's Mul
+    label += op == "BatchNormalization"                         ? "_bn"
+             : op == "Add"                                      ? "_add"
+             : op == "HardSigmoid" && property == "conv_hswish" ? "_hswish"
+                                                                : "_act";
+  }
+  return label;
+}
+
 struct Outcome {
-  std::vector<std::string> regions;  // fused ops, in step order
+  std::vector<std::string> regions;  // fused ops (regionLabel), in step order
   std::vector<std::string> leftOps;  // ops left outside any region
   size_t copies = 0;
   double maxDiff = 0;
@@ -134,9 +157,12 @@ inline Outcome partitionAndRun(const char* text, int threads = 0, int64_t symbol
   if (backends.isOk()) options.backendInstances = std::move(backends).value();
   Session fused(options);
   EXPECT_TRUE(fused.load(*graph).isOk());
+  std::map<std::string, std::string> variants;  // fused node -> variant
   Status st = fused.partition([&](Graph& g) -> Status {
     auto report = plugin.partition(g);
-    return report.isOk() ? Status::ok() : report.status();
+    if (!report.isOk()) return report.status();
+    for (const partition::RegionReport& r : report->regions) variants[r.fusedNode] = r.variant;
+    return Status::ok();
   });
   EXPECT_TRUE(st.isOk()) << st.message();
   st = fused.compile();
@@ -144,7 +170,8 @@ inline Outcome partitionAndRun(const char* text, int threads = 0, int64_t symbol
   Outcome out;
   for (const StepInfo& s : fused.steps()) {
     if (s.isRegion) {
-      out.regions.push_back(s.op.substr(std::string("subgraph.onednn.").size()));
+      out.regions.push_back(
+          regionLabel(s.op.substr(std::string("subgraph.onednn.").size()), variants[s.name]));
       EXPECT_EQ(s.backend, kBackendName) << s.op << " fell back to " << s.provider;
     } else if (s.isCopy) {
       ++out.copies;
