@@ -23,7 +23,7 @@
 namespace subgraph::onednn {
 namespace {
 
-sdk::OpPattern deconvPattern(bool interior) {
+sdk::OpPattern deconvPattern() {
   sdk::OpPattern m = convLikePattern("ConvTranspose");
   m.where([](const sdk::NodeView& n) {
     if (n.hasAttr("output_shape")) return sdk::Decision::no("output_shape is not supported");
@@ -35,28 +35,22 @@ sdk::OpPattern deconvPattern(bool interior) {
         return sdk::Decision::no("output_padding is larger than the end pad");
     return sdk::Decision::yes();
   });
-  if (interior) m.oneUse();
   return m;
 }
 
-// ConvTranspose [-> BatchNormalization] [-> activation]; every node but
-// the last must have its output read only by the next.
-std::unique_ptr<sdk::SubgraphProperty> makeProperty(const std::string& name, bool bn, bool act) {
-  sdk::Pattern p(name);
-  size_t last = p.add(deconvPattern(bn || act));
-  if (bn) {
-    sdk::OpPattern m = foldableBatchNormPattern();
-    if (act) m.oneUse();
-    size_t node = p.add(std::move(m));
-    p.connect(last, node, 0);
-    last = node;
-  }
-  if (act) {
-    size_t node =
-        p.add(sdk::OpPattern(activationOps()).where(predicates::isTranslatableActivation()));
-    p.connect(last, node, 0);
-  }
-  return std::make_unique<sdk::PatternProperty>(name, std::move(p));
+// ConvTranspose -> [BatchNormalization] -> [activation], one pattern for
+// the four variants: every step is taken when it is there, and only the
+// last one may have readers outside the region.
+std::unique_ptr<sdk::SubgraphProperty> makeProperty() {
+  sdk::Pattern p("deconv");
+  size_t deconv = p.add(deconvPattern().onlyFeedsNext());
+  size_t bn = p.add(foldableBatchNormPattern().optional().onlyFeedsNext());
+  p.connect(deconv, bn, 0);
+  size_t act = p.add(sdk::OpPattern(activationOps())
+                         .where(predicates::isTranslatableActivation())
+                         .optional());
+  p.connect(bn, act, 0);
+  return std::make_unique<sdk::PatternProperty>("deconv", std::move(p));
 }
 
 class DeconvRegionKernel final : public UnaryRegionKernel<Deconvolution> {
@@ -109,13 +103,8 @@ class DeconvRegionKernel final : public UnaryRegionKernel<Deconvolution> {
 }  // namespace
 
 Family deconvFamily() {
-  // The longer fusions first, so the BatchNormalization and the activation
-  // are not left behind.
   Family f;
-  f.properties.push_back(makeProperty("deconv_bn_act", true, true));
-  f.properties.push_back(makeProperty("deconv_bn", true, false));
-  f.properties.push_back(makeProperty("deconv_act", false, true));
-  f.properties.push_back(makeProperty("deconv", false, false));
+  f.properties.push_back(makeProperty());
   f.creator = creatorOf<DeconvRegionKernel>();
   return f;
 }

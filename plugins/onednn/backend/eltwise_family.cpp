@@ -30,7 +30,7 @@ std::optional<Activation> stepOf(const sdk::NodeView& n) {
   return std::nullopt;
 }
 
-sdk::OpPattern stepPattern(bool interior) {
+sdk::OpPattern stepPattern() {
   sdk::OpPattern m(activationOps() + "|Mul|Add|Div|Sub");
   m.where([](const sdk::NodeView& n) {
     if (!stepOf(n)) return sdk::Decision::no("not a unary step with f32 scalar constants");
@@ -39,22 +39,23 @@ sdk::OpPattern stepPattern(bool interior) {
       return sdk::Decision::no("the input is not f32");
     return sdk::Decision::yes();
   });
-  if (interior) m.oneUse();
   return m;
 }
 
-std::unique_ptr<sdk::SubgraphProperty> makeProperty(size_t length) {
-  std::string name = "eltwise" + std::to_string(length);
-  // Not sdk::Pattern::chain: a step may read the previous one through any
-  // input (c + x as well as x + c).
-  sdk::Pattern p(name);
-  size_t prev = p.add(stepPattern(length > 1));
-  for (size_t i = 1; i < length; ++i) {
-    size_t next = p.add(stepPattern(i + 1 < length));
+// A chain of up to kMaxSteps steps as one pattern: the steps after the
+// first are optional, and each step but the chain's last is read only by
+// the next. Not sdk::Pattern::chain: a step may read the previous one
+// through any input (c + x as well as x + c).
+std::unique_ptr<sdk::SubgraphProperty> makeProperty() {
+  constexpr size_t kMaxSteps = 4;
+  sdk::Pattern p("eltwise");
+  size_t prev = p.add(stepPattern().onlyFeedsNext());
+  for (size_t i = 1; i < kMaxSteps; ++i) {
+    size_t next = p.add(stepPattern().optional().onlyFeedsNext());
     p.connect(prev, next);
     prev = next;
   }
-  return std::make_unique<sdk::PatternProperty>(name, std::move(p));
+  return std::make_unique<sdk::PatternProperty>("eltwise", std::move(p));
 }
 
 class EltwiseRegionKernel final : public RegionKernel {
@@ -103,8 +104,7 @@ class EltwiseRegionKernel final : public RegionKernel {
 
 Family eltwiseFamily() {
   Family f;
-  // Longest first, so that a chain is one region rather than several.
-  for (size_t length = 4; length >= 1; --length) f.properties.push_back(makeProperty(length));
+  f.properties.push_back(makeProperty());
   f.creator = creatorOf<EltwiseRegionKernel>();
   return f;
 }

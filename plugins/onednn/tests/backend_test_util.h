@@ -11,12 +11,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <map>
 #include <random>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "runtime_test_util.h"
 #include "subgraph/ir/shape_inference.h"
@@ -96,25 +98,29 @@ inline std::unique_ptr<Graph> randomized(const char* text, std::mt19937& rng) {
   return g;
 }
 
-// A conv-family region named by the steps it took, as the family's one
-// property per variant used to be: `conv` with variant
+// A region of a family with optional steps named by the steps it took, as
+// the family's one property per variant used to be: `conv` with variant
 // Conv+BatchNormalization+Relu is "conv_bn_act", `conv_hswish` with
-// Conv+Add+HardSigmoid+Mul is "conv_add_hswish". Other regions keep their
-// property's name. Asserting these pins which variant matched.
+// Conv+Add+HardSigmoid+Mul is "conv_add_hswish", `deconv` with
+// ConvTranspose+Relu is "deconv_act", `eltwise` with Relu+Mul is
+// "eltwise2". Other regions keep their property's name. Asserting these
+// pins which variant matched.
 inline std::string regionLabel(const std::string& property, const std::string& variant) {
-  if (property != "conv" && property != "conv_hswish") return property;
-  std::string label = "conv";
-  size_t begin = 0;
-  for (bool first = true; begin <= variant.size(); first = false) {
-    size_t end = variant.find('+', begin);
-    if (end == std::string::npos) end = variant.size();
-    std::string_view op = std::string_view(variant).substr(begin, end - begin);
+  std::vector<std::string_view> ops;
+  for (size_t begin = 0; begin <= variant.size();) {
+    size_t end = std::min(variant.find('+', begin), variant.size());
+    ops.push_back(std::string_view(variant).substr(begin, end - begin));
     begin = end + 1;
-    if (first || op == "Mul") continue;  // the Conv; a HardSwish gate's Mul
-    label += op == "BatchNormalization"                         ? "_bn"
-             : op == "Add"                                      ? "_add"
-             : op == "HardSigmoid" && property == "conv_hswish" ? "_hswish"
-                                                                : "_act";
+  }
+  if (property == "eltwise") return "eltwise" + std::to_string(ops.size());
+  if (property != "conv" && property != "conv_hswish" && property != "deconv") return property;
+  std::string label = property == "deconv" ? "deconv" : "conv";
+  for (size_t i = 1; i < ops.size(); ++i) {
+    if (ops[i] == "Mul" && property == "conv_hswish") continue;  // the gate's Mul
+    label += ops[i] == "BatchNormalization"                       ? "_bn"
+             : ops[i] == "Add" && property != "deconv"            ? "_add"
+             : ops[i] == "HardSigmoid" && property == "conv_hswish" ? "_hswish"
+                                                                    : "_act";
   }
   return label;
 }
