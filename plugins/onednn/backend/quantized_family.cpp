@@ -92,11 +92,11 @@ sdk::OpPattern exactActivationPattern() {
   return m;
 }
 
-// The region: see the file comment. Only the last node's output may have
+// The region: see the file comment. The bias Add and the activation are
+// optional steps, taken when there; only the variant's last node may have
 // other readers.
-std::unique_ptr<sdk::SubgraphProperty> makeProperty(bool conv, bool bias, bool act) {
-  std::string name = std::string("int8_") + (conv ? "conv" : "matmul") + (bias ? "_bias" : "") +
-                     (act ? "_act" : "");
+std::unique_ptr<sdk::SubgraphProperty> makeProperty(bool conv) {
+  std::string name = std::string("int8_") + (conv ? "conv" : "matmul");
   sdk::Pattern p(name);
   size_t integer = p.add(integerOpPattern(conv));
   size_t quantize = p.add(sdk::OpPattern("DynamicQuantizeLinear").oneUse());
@@ -105,21 +105,12 @@ std::unique_ptr<sdk::SubgraphProperty> makeProperty(bool conv, bool bias, bool a
   p.connect(integer, cast, 0);
   size_t scales = p.add(withConstant("Mul").oneUse());
   p.connect(quantize, scales, sdk::Pattern::kAnyInput, 1);
-  sdk::OpPattern scaled("Mul");
-  if (bias || act) scaled.oneUse();
-  size_t last = p.add(std::move(scaled));
-  p.connect(cast, last).connect(scales, last);
-  if (bias) {
-    sdk::OpPattern add = withConstant("Add");
-    if (act) add.oneUse();
-    size_t node = p.add(std::move(add));
-    p.connect(last, node);
-    last = node;
-  }
-  if (act) {
-    size_t node = p.add(exactActivationPattern());
-    p.connect(last, node);
-  }
+  size_t scaled = p.add(sdk::OpPattern("Mul").onlyFeedsNext());
+  p.connect(cast, scaled).connect(scales, scaled);
+  size_t bias = p.add(withConstant("Add").optional().onlyFeedsNext());
+  p.connect(scaled, bias);
+  size_t act = p.add(exactActivationPattern().optional());
+  p.connect(bias, act);
   return std::make_unique<sdk::PatternProperty>(name, std::move(p));
 }
 
@@ -279,11 +270,8 @@ class QuantizedRegionKernel final : public RegionKernel {
 
 Family quantizedFamily() {
   Family family;
-  // Longest chains first, so a shorter one does not take a product a
-  // longer one would have fused further.
-  for (int conv : {1, 0})
-    for (int bias : {1, 0})
-      for (int act : {1, 0}) family.properties.push_back(makeProperty(conv, bias, act));
+  family.properties.push_back(makeProperty(true));
+  family.properties.push_back(makeProperty(false));
   family.creator = creatorOf<QuantizedRegionKernel>();
   return family;
 }

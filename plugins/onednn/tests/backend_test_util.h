@@ -103,7 +103,8 @@ inline std::unique_ptr<Graph> randomized(const char* text, std::mt19937& rng) {
 // Conv+BatchNormalization+Relu is "conv_bn_act", `conv_hswish` with
 // Conv+Add+HardSigmoid+Mul is "conv_add_hswish", `deconv` with
 // ConvTranspose+Relu is "deconv_act", `eltwise` with Relu+Mul is
-// "eltwise2". Other regions keep their property's name. Asserting these
+// "eltwise2", `int8_conv` with a bias Add is "int8_conv_bias". Other
+// regions keep their property's name. Asserting these
 // pins which variant matched.
 inline std::string regionLabel(const std::string& property, const std::string& variant) {
   std::vector<std::string_view> ops;
@@ -113,6 +114,12 @@ inline std::string regionLabel(const std::string& property, const std::string& v
     begin = end + 1;
   }
   if (property == "eltwise") return "eltwise" + std::to_string(ops.size());
+  if (property == "int8_conv" || property == "int8_matmul") {
+    // DynamicQuantizeLinear, the integer op, Cast, Mul, Mul, [Add], [act].
+    bool bias = std::find(ops.begin(), ops.end(), "Add") != ops.end();
+    bool act = ops.back() != "Mul" && ops.back() != "Add";
+    return property + (bias ? "_bias" : "") + (act ? "_act" : "");
+  }
   if (property != "conv" && property != "conv_hswish" && property != "deconv") return property;
   std::string label = property == "deconv" ? "deconv" : "conv";
   for (size_t i = 1; i < ops.size(); ++i) {
