@@ -187,6 +187,18 @@ inline double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+/// Keeps `object` alive until the process exits instead of destroying it
+/// (LLVM's BuryPointer): a command that is about to return would spend its
+/// last half second freeing a 10^6-node graph one object at a time, when
+/// the operating system takes the whole heap back at once. The pointer
+/// stays reachable from a static list, so leak checkers stay quiet. Only
+/// for the program's commands, each of which runs once per process.
+template <typename T>
+void keepUntilExit(std::unique_ptr<T> object) {
+  static auto* kept = new std::vector<void*>();  // never freed, on purpose
+  kept->push_back(object.release());
+}
+
 /// `message` made safe for a one-line report: line breaks become "; ",
 /// other control characters (e.g. from a binary file name) become '?',
 /// and trailing whitespace is dropped.

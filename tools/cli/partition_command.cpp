@@ -237,6 +237,10 @@ void runPartition(const PartitionCommandOptions& options) {
     writeModelFile(*graph, options.output, options.inlineConstants);
     if (options.output != "-") spdlog::info("wrote {}", options.output);
   }
+  // Freeing the partitioned graph and its report took ~0.5 s of a 10^6-node
+  // command's wall time; the process is about to end.
+  keepUntilExit(std::move(graph));
+  keepUntilExit(std::make_unique<partition::PartitionReport>(std::move(report).value()));
 }
 
 const CommandRegistration kPartition("partition", [](CLI::App& app) {
