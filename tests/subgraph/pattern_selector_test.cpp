@@ -281,16 +281,21 @@ TEST(PatternSelector, OptionalMembersDoNotJumpOverPresentNodes) {
   EXPECT_EQ(match.nodes[3], nullptr);  // the Relu is not matched
 }
 
-//   %x -> Conv -> Add(%x) -> %y
-/// A required node may follow optional ones it reads through: Conv ->
-/// [BN] -> Add matches Conv -> Add, and still needs the Add.
-TEST(PatternSelector, RequiredNodeAfterOptionalOnes) {
+// Conv -> [BN] -> Add: a required node after an optional one.
+StatusOr<Pattern> convMaybeBnAdd() {
   PatternBuilder b("conv_maybe_bn_add");
   b.add("Conv");
   b.add(OpMatcher("BatchNormalization").optional());
   b.add("Add");
   b.connect(0, 1, 0).connect(1, 2);
-  StatusOr<Pattern> p = b.build();
+  return b.build();
+}
+
+//   %x -> Conv -> Add(%x) -> %y
+/// A required node may follow optional ones it reads through: Conv ->
+/// [BN] -> Add matches Conv -> Add, and still needs the Add.
+TEST(PatternSelector, RequiredNodeAfterOptionalOnes) {
+  StatusOr<Pattern> p = convMaybeBnAdd();
   ASSERT_TRUE(p.isOk()) << p.status().message();
   auto g = parseGraphOrThrow(convThen("%y = Add(%c, %x) @add\n return %y"));
   EXPECT_EQ(regionSets(partitionOk(*g, patternBackend(p.value()))), (Regions{{"add", "conv"}}));
@@ -298,17 +303,11 @@ TEST(PatternSelector, RequiredNodeAfterOptionalOnes) {
   EXPECT_THAT(regionSets(partitionOk(*lone, patternBackend(p.value()))), IsEmpty());
 }
 
-//   %x -> Conv -> BN -> Relu
 //   %x -> Conv -> %c, for Conv -> [BN] -> Add
 /// The failure after a skipped optional node names the node it passed
 /// through (the explanation once read the skipped node, which is null).
 TEST(PatternSelector, FailureAfterASkippedNodeNamesTheNodePassedThrough) {
-  PatternBuilder b("conv_maybe_bn_add");
-  b.add("Conv");
-  b.add(OpMatcher("BatchNormalization").optional());
-  b.add("Add");
-  b.connect(0, 1, 0).connect(1, 2);
-  Pattern p = b.build().value();
+  Pattern p = convMaybeBnAdd().value();
   auto lone = parseGraphOrThrow(convThen("return %c"));
   PatternMatch match = matchPattern(p, *lone->findNode("conv"));
   EXPECT_FALSE(match.ok());
@@ -352,6 +351,7 @@ TEST(PatternSelector, OnlyFeedsNextEndsTheVariantWhereAValueLeaves) {
       (Regions{{"bn", "conv", "relu"}}));
 }
 
+//   %x -> Conv -> BN -> Relu
 /// matchPattern reports the matched node for each pattern node, and null
 /// for a skipped optional one.
 TEST(PatternSelector, MatchPatternReportsAssignment) {

@@ -124,8 +124,8 @@ inline std::string regionLabel(const std::string& property, const std::string& v
   std::string label = property == "deconv" ? "deconv" : "conv";
   for (size_t i = 1; i < ops.size(); ++i) {
     if (ops[i] == "Mul" && property == "conv_hswish") continue;  // the gate's Mul
-    label += ops[i] == "BatchNormalization"                       ? "_bn"
-             : ops[i] == "Add" && property != "deconv"            ? "_add"
+    label += ops[i] == "BatchNormalization"                         ? "_bn"
+             : ops[i] == "Add" && property != "deconv"              ? "_add"
              : ops[i] == "HardSigmoid" && property == "conv_hswish" ? "_hswish"
                                                                     : "_act";
   }
