@@ -134,7 +134,7 @@ INSTANTIATE_TEST_SUITE_P(
                                "synthetic.sg",
                                {"synthetic", "--nodes", "3000", "--unsupported-fraction", "0.1",
                                 "--shape", "residual"}}),
-    [](const ::testing::TestParamInfo<ZooModel>& info) { return info.param.name; });
+    [](const ::testing::TestParamInfo<ZooModel>& model) { return model.param.name; });
 
 /// Negative: an unknown order is a usage error, before the model is read.
 TEST_F(CliTraversal, UnknownTraversalIsAUsageError) {
