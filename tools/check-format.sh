@@ -28,6 +28,18 @@ if [[ ${1:-} == --fix ]]; then
   exit 0
 fi
 
+# One clang-format process checks every file: starting it once per file
+# cost ~75 s of a CI run (~0.15 s each, over 400+ files) for ~3 s of work.
+# Only when that finds something are the files checked one by one, to name
+# them.
+existing=()
+for f in "${files[@]}"; do
+  [[ -f $f ]] && existing+=("$f")
+done
+if "$clang_format" --dry-run --Werror "${existing[@]}" >/dev/null 2>&1; then
+  echo "check-format: all ${#files[@]} files formatted ($("$clang_format" --version))"
+  exit 0
+fi
 bad=()
 for f in "${files[@]}"; do
   [[ -f $f ]] || continue
