@@ -109,25 +109,22 @@ sdk::Pattern biasResidualPattern() {
   return p;
 }
 
-sdk::Pattern biasActivationPattern() {
-  sdk::Pattern p("matmul_bias_act");
+// MatMul -> bias Add -> [activation]: one pattern for matmul_bias and
+// what was matmul_bias_act; the Add only feeds the activation when there
+// is one.
+sdk::Pattern biasPattern() {
+  sdk::Pattern p("matmul_bias");
   size_t mm = p.add(weightsMatMul(true));
-  size_t bias = p.add(biasAdd(true));
-  size_t act = p.add(sdk::OpPattern(activationOps()).where(predicates::isTranslatableActivation()));
+  size_t bias = p.add(biasAdd(false).onlyFeedsNext());
+  size_t act = p.add(
+      sdk::OpPattern(activationOps()).where(predicates::isTranslatableActivation()).optional());
   p.connect(mm, bias).connect(bias, act, 0);
   return p;
 }
 
-sdk::Pattern biasPattern() {
-  sdk::Pattern p("matmul_bias");
-  size_t mm = p.add(weightsMatMul(true));
-  size_t bias = p.add(biasAdd(false));
-  p.connect(mm, bias);
-  return p;
-}
-
-sdk::Pattern gemmPattern(bool act) {
-  sdk::Pattern p(act ? "gemm_act" : "gemm");
+// Gemm -> [activation]: one pattern for gemm and what was gemm_act.
+sdk::Pattern gemmPattern() {
+  sdk::Pattern p("gemm");
   sdk::OpPattern gemm("Gemm");
   gemm.where(intAttrEquals("transA", 0))
       .where(constantMatrixB())
@@ -135,13 +132,12 @@ sdk::Pattern gemmPattern(bool act) {
         if (n.numInputs() > 2 && n.input(2) && !isConstant(n.input(2)))
           return sdk::Decision::no("C is not a constant");
         return sdk::Decision::yes();
-      });
-  if (act) gemm.oneUse();
+      })
+      .onlyFeedsNext();
   size_t g = p.add(gemm);
-  if (act) {
-    size_t a = p.add(sdk::OpPattern(activationOps()).where(predicates::isTranslatableActivation()));
-    p.connect(g, a, 0);
-  }
+  size_t a = p.add(
+      sdk::OpPattern(activationOps()).where(predicates::isTranslatableActivation()).optional());
+  p.connect(g, a, 0);
   return p;
 }
 
@@ -331,10 +327,8 @@ Family matmulFamily() {
   Family f;
   f.properties.push_back(makeProperty(geluPattern()));
   f.properties.push_back(makeProperty(biasResidualPattern()));
-  f.properties.push_back(makeProperty(biasActivationPattern()));
   f.properties.push_back(makeProperty(biasPattern()));
-  f.properties.push_back(makeProperty(gemmPattern(true)));
-  f.properties.push_back(makeProperty(gemmPattern(false)));
+  f.properties.push_back(makeProperty(gemmPattern()));
   f.properties.push_back(makeProperty(scaledPattern()));
   f.properties.push_back(makeProperty(plainPattern()));
   f.creator = creatorOf<MatMulRegionKernel>();

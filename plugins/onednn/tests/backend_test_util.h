@@ -103,7 +103,8 @@ inline std::unique_ptr<Graph> randomized(const char* text, std::mt19937& rng) {
 // Conv+BatchNormalization+Relu is "conv_bn_act", `conv_hswish` with
 // Conv+Add+HardSigmoid+Mul is "conv_add_hswish", `deconv` with
 // ConvTranspose+Relu is "deconv_act", `eltwise` with Relu+Mul is
-// "eltwise2", `int8_conv` with a bias Add is "int8_conv_bias". Other
+// "eltwise2", `int8_conv` with a bias Add is "int8_conv_bias", `gemm`
+// with an activation "gemm_act". Other
 // regions keep their property's name. Asserting these
 // pins which variant matched.
 inline std::string regionLabel(const std::string& property, const std::string& variant) {
@@ -114,6 +115,8 @@ inline std::string regionLabel(const std::string& property, const std::string& v
     begin = end + 1;
   }
   if (property == "eltwise") return "eltwise" + std::to_string(ops.size());
+  if (property == "gemm" || property == "matmul_bias")  // [activation]
+    return property + (ops.size() > (property == "gemm" ? 1u : 2u) ? "_act" : "");
   if (property == "int8_conv" || property == "int8_matmul") {
     // DynamicQuantizeLinear, the integer op, Cast, Mul, Mul, [Add], [act].
     bool bias = std::find(ops.begin(), ops.end(), "Add") != ops.end();
