@@ -19,17 +19,24 @@ namespace {
 // Large graphs are pointer-chasing workloads: partitioning 10^6 nodes walks
 // hundreds of megabytes of node, value and use-list objects in an order the
 // heap does not follow, and with 4 KiB pages most of those steps also miss
-// the TLB. Asking mimalloc for 2 MiB pages (MADV_HUGEPAGE on its segments,
-// which Debian's default transparent-hugepage mode "madvise" honours) took
-// the 10^6-node partition benchmarks 25-35% faster with the 10^4-node ones
-// unchanged (docs/partitioning.md). This is a default, not a forced setting:
-// MIMALLOC_LARGE_OS_PAGES=0 in the environment still turns it off. It runs
-// during static initialization, before main allocates its first graph; the
-// few segments made earlier keep small pages.
-const bool kLargePagesByDefault = [] {
+// the TLB, while every fresh page costs a fault. Asking mimalloc for 2 MiB
+// pages (MADV_HUGEPAGE on its segments, which Debian's default
+// transparent-hugepage mode "madvise" honours) is a default, not a forced
+// setting: MIMALLOC_LARGE_OS_PAGES=0 in the environment still turns it off.
+//
+// mimalloc reads its options once, in its own constructor, which the
+// dynamic loader runs before any constructor of this program; a default
+// set by a static initializer came too late to count (--version said
+// "large OS pages" while the segments had small ones; docs/partitioning.md
+// has the figures). The program's DT_PREINIT_ARRAY runs before every
+// shared library's constructor, and setting a default only writes
+// mimalloc's option table, which is relocated by then.
+void enableLargePages(int, char**, char**) {
   mi_option_set_enabled_default(mi_option_large_os_pages, true);
-  return true;
-}();
+}
+// Executables only: the programs link this static library, nothing else.
+__attribute__((section(".preinit_array"),
+               used)) void (*const kEnableLargePages)(int, char**, char**) = enableLargePages;
 }  // namespace
 #endif
 
