@@ -43,10 +43,6 @@ sdk::OpPattern addPattern() {
   return m;
 }
 
-sdk::OpPattern activationPattern() {
-  return sdk::OpPattern(activationOps()).where(predicates::isTranslatableActivation());
-}
-
 // x * HardSigmoid(x) is HardSwish when the gate is exactly max(0, min(1,
 // x / 6 + 1 / 2)); exporters write alpha as the float nearest 1/6.
 bool isHardSwishGate(const sdk::NodeView& n) {

@@ -46,8 +46,7 @@ std::unique_ptr<sdk::SubgraphProperty> makeProperty() {
   size_t deconv = p.add(deconvPattern().onlyFeedsNext());
   size_t bn = p.add(foldableBatchNormPattern().optional().onlyFeedsNext());
   p.connect(deconv, bn, 0);
-  size_t act = p.add(
-      sdk::OpPattern(activationOps()).where(predicates::isTranslatableActivation()).optional());
+  size_t act = p.add(activationPattern().optional());
   p.connect(bn, act, 0);
   return std::make_unique<sdk::PatternProperty>("deconv", std::move(p));
 }

@@ -116,8 +116,7 @@ sdk::Pattern biasPattern() {
   sdk::Pattern p("matmul_bias");
   size_t mm = p.add(weightsMatMul(true));
   size_t bias = p.add(biasAdd(false).onlyFeedsNext());
-  size_t act = p.add(
-      sdk::OpPattern(activationOps()).where(predicates::isTranslatableActivation()).optional());
+  size_t act = p.add(activationPattern().optional());
   p.connect(mm, bias).connect(bias, act, 0);
   return p;
 }
@@ -135,8 +134,7 @@ sdk::Pattern gemmPattern() {
       })
       .onlyFeedsNext();
   size_t g = p.add(gemm);
-  size_t a = p.add(
-      sdk::OpPattern(activationOps()).where(predicates::isTranslatableActivation()).optional());
+  size_t a = p.add(activationPattern().optional());
   p.connect(g, a, 0);
   return p;
 }

@@ -362,6 +362,10 @@ sdk::OpPattern foldableBatchNormPattern() {
   return m;
 }
 
+sdk::OpPattern activationPattern() {
+  return sdk::OpPattern(activationOps()).where(predicates::isTranslatableActivation());
+}
+
 double elementsOf(std::span<const int64_t> dims) {
   double n = 1;
   for (int64_t d : dims) n *= static_cast<double>(d);

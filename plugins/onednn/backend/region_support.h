@@ -170,6 +170,10 @@ std::vector<int64_t> as2d(std::span<const int64_t> dims);
 /// outputs unused.
 sdk::OpPattern foldableBatchNormPattern();
 
+/// A pattern step that is an activation activationOf() can translate (an
+/// eltwise post-op of the op before it).
+sdk::OpPattern activationPattern();
+
 /// The number of elements of a tensor of `dims`, as a double (a work
 /// estimate, not a size).
 double elementsOf(std::span<const int64_t> dims);
