@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -54,11 +55,13 @@ constexpr size_t kReasonKinds = static_cast<size_t>(ReasonKind::kRejected) + 1;
 /// a hash map: nearly every text names its node, so they are distinct,
 /// and on a graph larger than the cache each map lookup and insertion was
 /// a miss in a chained bucket (docs/partitioning.md, "Reason texts without
-/// hashing"). A text equal to the one noted just before is shared (a
+/// hashing"). A text equal to one of the last few stored is shared (a
 /// rejected region notes the same text for each member, one after the
-/// other); other repeats are stored again. A node's new text takes the
+/// other, and a pattern notes one text for every anchor it turns down for
+/// the same reason); other repeats are stored again. A node's new text takes the
 /// entry of its old one where no other node shares it, and a text no node
-/// holds any more is freed, so the list holds at most a text per node.
+/// holds any more is freed and its entry reused, so the list holds at most
+/// a text per node, and about one per node left out.
 class NodeReasons {
  public:
   /// What textIndex() returns for a node without a text.
@@ -78,31 +81,85 @@ class NodeReasons {
   void set(NodeId id, ReasonKind kind, std::string text) {
     kinds_[id] = kind;
     const uint32_t old = textOf_[id];
-    if (old != kNoText && users_[old] == 1 && !text.empty()) {
+    if (text.empty()) {
+      release(old);
+      textOf_[id] = kNoText;
+      return;
+    }
+    if (const uint32_t same = findRecent(text); same != kNoText) {
+      if (same != old) {
+        release(old);
+        ++users_[same];
+        textOf_[id] = same;
+      }
+      return;
+    }
+    if (old != kNoText && users_[old] == 1) {
       // Its text is its alone: the new one takes the entry. A node that
       // one property after another turns down keeps one entry, not one
       // per property.
       texts_[old] = std::move(text);
+      remember(old);
       return;
     }
-    if (old != kNoText && --users_[old] == 0) std::string().swap(texts_[old]);
-    if (text.empty()) {
-      textOf_[id] = kNoText;
-      return;
-    }
-    if (texts_.empty() || texts_.back() != text) {
-      texts_.push_back(std::move(text));
+    release(old);
+    uint32_t entry;
+    if (free_.empty()) {
+      entry = static_cast<uint32_t>(texts_.size());
+      texts_.emplace_back();
       users_.push_back(0);
+    } else {
+      entry = free_.back();
+      free_.pop_back();
     }
-    ++users_.back();
-    textOf_[id] = static_cast<uint32_t>(texts_.size() - 1);
+    texts_[entry] = std::move(text);
+    users_[entry] = 1;
+    textOf_[id] = entry;
+    remember(entry);
+  }
+
+  /// Drops the node's text, keeping its kind: the node joined a region,
+  /// so the report will not show why others turned it down, and a large
+  /// graph would otherwise keep a text for most of its nodes.
+  void dropText(NodeId id) {
+    release(textOf_[id]);
+    textOf_[id] = kNoText;
   }
 
  private:
+  // A text no node holds any more is freed, and its entry reused.
+  void release(uint32_t text) {
+    if (text != kNoText && --users_[text] == 0) {
+      std::string().swap(texts_[text]);
+      free_.push_back(text);
+    }
+  }
+  // The entry among the last few texts stored that equals `text`, or
+  // kNoText. A property that turns nodes down for a reason that does not
+  // name them (the anchor of a pattern failing a predicate) gives one text
+  // to thousands of nodes, interleaved with the few other reasons of the
+  // same walk; comparing against a handful of recent entries shares those
+  // without hashing every text.
+  uint32_t findRecent(const std::string& text) const {
+    for (uint32_t entry : recent_)
+      if (entry < texts_.size() && texts_[entry] == text) return entry;
+    return kNoText;
+  }
+  void remember(uint32_t entry) {
+    recent_[nextRecent_] = entry;
+    nextRecent_ = (nextRecent_ + 1) % kRecent;
+  }
+
+  static constexpr size_t kRecent = 8;
   std::vector<ReasonKind> kinds_;
   std::vector<uint32_t> textOf_;  // index into texts_, or kNoText
   std::vector<std::string> texts_;
   std::vector<uint32_t> users_;  // by text: the nodes it is the text of
+  std::vector<uint32_t> free_;   // entries no node holds
+  // Entries of recently stored texts; a stale one is harmless, since a
+  // freed entry is empty and a reused one is compared by its text.
+  std::array<uint32_t, kRecent> recent_{};
+  size_t nextRecent_ = 0;
 };
 
 /// True if `node` is a fused node by its op, whoever made it.

@@ -71,9 +71,11 @@ class Matcher {
 
   PatternMatch run(const Node& anchor) {
     PatternMatch result;
-    Decision d = pattern_.nodes()[0].matches(anchor);
+    // The report names the anchor already, so its reason does not: one
+    // text then stands for every anchor the pattern turns down alike.
+    Decision d = pattern_.nodes()[0].matchesUnnamed(anchor);
     if (!d) {
-      result.failure = "pattern '" + pattern_.name() + "': " + d.explain("anchor does not match");
+      result.failure = "pattern '" + pattern_.name() + "': " + d.reason();
       return result;
     }
     assigned_[0] = &anchor;
@@ -348,10 +350,16 @@ bool OpMatcher::matchesOpType(const Node& node) const {
 }
 
 Decision OpMatcher::matches(const Node& node) const {
-  if (!matchesOpType(node)) return Decision::no(quoted(node) + " is not " + describe());
+  Decision d = matchesUnnamed(node);
+  if (d) return d;
+  return Decision::no(quoted(node) + (matchesOpType(node) ? ": " : " ") + d.reason());
+}
+
+Decision OpMatcher::matchesUnnamed(const Node& node) const {
+  if (!matchesOpType(node)) return Decision::no("is not " + describe());
   for (const NodePredicate& p : predicates_) {
     Decision d = p(node);
-    if (!d) return Decision::no(quoted(node) + ": " + d.explain("a predicate failed"));
+    if (!d) return Decision::no(d.explain("a predicate failed"));
   }
   return Decision::yes();
 }

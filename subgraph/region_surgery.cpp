@@ -48,7 +48,10 @@ void RegionSurgery::discardBody() { inlined_.resize(inlinedMark_); }
 void RegionSurgery::add(int regionId, std::span<Node* const> part, RegionBody body,
                         FusedNode fused) {
   if (!lateBodies_) keepNewInlined(inlinedMark_);
-  for (Node* n : part) tables_.taken[n->id()] = regionId;
+  for (Node* n : part) {
+    tables_.taken[n->id()] = regionId;
+    if (n->id() < run_.inputBound) run_.reasons.dropText(n->id());
+  }
   PendingRegion& region = pending_.emplace_back();
   region.id = regionId;
   region.firstMember = members_.size();

@@ -55,6 +55,8 @@ class RegionSurgery {
 
   /// True if no region was added.
   bool empty() const { return pending_.empty(); }
+  /// The number of regions added.
+  size_t size() const { return pending_.size(); }
 
   /// Runs the connection hooks of every region and checks what they gave,
   /// before anything changes the graph, so a hook that breaks its contract

@@ -115,6 +115,60 @@ TEST(PatternSelector, DoesNotFuseWhenAttributePredicateFails) {
   EXPECT_THAT(reasonFor(report, "conv"), HasSubstr("attribute 'group' is not 1"));
 }
 
+//   %x -> Conv(group 2) -> Relu -> Conv -> Sigmoid -> Conv(group 2) -> Relu -> Conv -> Sigmoid
+/// An anchor that fails a predicate gets a reason that does not name it
+/// (the report names it already), so one text stands for every such
+/// anchor; reasons that name another node stay apart, however the two
+/// kinds interleave.
+TEST(PatternSelector, AnchorReasonsLeaveTheAnchorUnnamedAndStayApartFromOthers) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[1, 4, 8, 8]) {
+      %w = const f32[4, 4, 1, 1] splat(0.5)
+      %w2 = const f32[4, 2, 1, 1] splat(0.5)
+      %c1 = Conv(%x, %w2) {group = 2} @grouped1
+      %r1 = Relu(%c1) @relu1
+      %c2 = Conv(%r1, %w) @dense1
+      %s2 = Sigmoid(%c2) @sig1
+      %c3 = Conv(%s2, %w2) {group = 2} @grouped2
+      %r3 = Relu(%c3) @relu2
+      %c4 = Conv(%r3, %w) @dense2
+      %y = Sigmoid(%c4) @sig2
+      return %y
+    })");
+  Pattern p = Pattern::chain(
+      "dense_conv_bn",
+      {OpMatcher("Conv").where(predicates::attrEquals("group", int64_t{1})), "BatchNormalization"});
+  PartitionReport report = partitionOk(*g, patternBackend(std::move(p)));
+  EXPECT_THAT(report.regions, IsEmpty());
+  const std::string anchor =
+      "not selected by pat/dense_conv_bn: pattern 'dense_conv_bn': attribute 'group' is not 1";
+  EXPECT_EQ(reasonFor(report, "grouped1"), anchor);
+  EXPECT_EQ(reasonFor(report, "grouped2"), anchor);
+  EXPECT_EQ(reasonFor(report, "dense1"),
+            "not selected by pat/dense_conv_bn: pattern 'dense_conv_bn': Sigmoid 'sig1' is not "
+            "BatchNormalization");
+  EXPECT_EQ(reasonFor(report, "dense2"),
+            "not selected by pat/dense_conv_bn: pattern 'dense_conv_bn': Sigmoid 'sig2' is not "
+            "BatchNormalization");
+  // Not the anchor's own name, nor the other anchor's text.
+  EXPECT_THAT(reasonFor(report, "grouped1"), Not(HasSubstr("grouped1")));
+  EXPECT_THAT(reasonFor(report, "dense2"), Not(HasSubstr("sig1")));
+}
+
+//   x -> Conv -> Relu, then the same block with a BatchNormalization
+/// A node one property turns down and a later property fuses is not
+/// reported with the first property's reason.
+TEST(PatternSelector, ANodeFusedByALaterPropertyLeavesNoReasonBehind) {
+  auto g = parseGraphOrThrow(convBnBlock("Relu"));
+  std::vector<std::unique_ptr<SubgraphProperty>> properties;
+  properties.push_back(std::make_unique<PatternProperty>(
+      "conv_hswish", Pattern::chain("conv_hswish", {"Conv", "BatchNormalization", "HardSwish"})));
+  properties.push_back(std::make_unique<PatternProperty>("conv_bn_act", convBnAct()));
+  PartitionReport report = partitionOk(*g, makeBackend("pat", std::move(properties)));
+  EXPECT_EQ(regionSets(report), (Regions{{"act", "bn", "conv"}}));
+  EXPECT_THAT(report.rejected, IsEmpty());
+}
+
 //   %x: f32[0, 4, 8, 8] -> Conv -> BatchNormalization -> %y
 /// A zero-size tensor fails the shape predicate, which says which value.
 TEST(PatternSelector, DoesNotFuseZeroSizeTensorsWhenThePatternForbidsThem) {

@@ -436,6 +436,10 @@ void simplifyBeforePartition(Graph& graph, const std::string& spec) {
     spdlog::info("passes before partitioning: nodes {} -> {} in {:.2f} ms",
                  ran.value().nodesBefore(), ran.value().nodesAfter(),
                  ran.value().totalMilliseconds());
+  else
+    spdlog::debug("passes before partitioning changed nothing, in {:.2f} ms",
+                  ran.value().totalMilliseconds());
+  spdlog::trace("passes before partitioning:\n{}", ran.value().toString());
 }
 
 void writeOutput(const std::string& path, const std::function<void(std::ostream&)>& write) {

@@ -86,8 +86,13 @@ class OpMatcher {
   bool matchesOpType(const Node& node) const;
   /// The op types it accepts, as written; empty for any op.
   const std::vector<std::string>& opTypes() const { return opTypes_; }
-  /// Op type and predicates, with the first failure's reason.
+  /// Op type and predicates, with the first failure's reason, which names
+  /// `node` ("Add 'b0.add': ...").
   Decision matches(const Node& node) const;
+  /// As matches(), with a reason that does not name the node (for a reason
+  /// reported against that node already, which then reads the same for
+  /// every node it turns down).
+  Decision matchesUnnamed(const Node& node) const;
   /// "Conv", "Relu|Clip|HardSwish" or "*".
   std::string describe() const;
 
