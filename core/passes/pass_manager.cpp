@@ -144,6 +144,10 @@ StatusOr<PipelineReport> PassManager::run(Graph& graph) {
   using Clock = std::chrono::steady_clock;
   PipelineReport report;
   int maxRounds = options_.runToFixedPoint ? std::max(options_.maxRounds, 1) : 1;
+  // Counting initializers reads every value; a pass that changed nothing
+  // left the count as it found it, so the graph is counted once, then
+  // after each pass that changed it.
+  size_t initializers = countInitializers(graph);
   for (int round = 1; round <= maxRounds; ++round) {
     report.rounds = round;
     bool roundChanged = false;
@@ -153,7 +157,7 @@ StatusOr<PipelineReport> PassManager::run(Graph& graph) {
       entry.passName = std::string(pass->name());
       entry.round = round;
       entry.nodesBefore = graph.numNodes();
-      entry.initializersBefore = countInitializers(graph);
+      entry.initializersBefore = initializers;
       auto start = Clock::now();
       StatusOr<bool> changed = [&]() -> StatusOr<bool> {
         try {
@@ -171,7 +175,8 @@ StatusOr<PipelineReport> PassManager::run(Graph& graph) {
                                                    ") failed: " + changed.status().message());
       entry.changed = *changed;
       entry.nodesAfter = graph.numNodes();
-      entry.initializersAfter = countInitializers(graph);
+      if (entry.changed) initializers = countInitializers(graph);
+      entry.initializersAfter = initializers;
       entry.summary = pass->lastRunSummary();
       roundChanged = roundChanged || entry.changed;
       report.passes.push_back(std::move(entry));
