@@ -125,12 +125,6 @@ Status BackendPass::finish(const GraphMark& before) {
   bool changed = false;
   tables_.lastFused.clear();
   std::vector<std::vector<FusedRegion>> fused(passes_.size());
-  // Room for every report of this traversal at once: a surgery that grew
-  // the list would hold the old and the new array together at the heap's
-  // peak, once every region body exists.
-  size_t regions = run_.report.regions.size();
-  for (auto& pass : passes_) regions += pass->pendingRegions();
-  run_.report.regions.reserve(regions);
   for (size_t p = 0; p < passes_.size(); ++p) {
     if (passes_[p]->empty()) continue;
     // Moving members into bodies needs the builder to know the graph as

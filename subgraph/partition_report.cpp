@@ -19,10 +19,149 @@
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string_view>
 #include <vector>
 
 namespace subgraph::partition {
+
+//===--- RegionReports ----------------------------------------------------===//
+
+namespace {
+// Name bytes are kept in chunks of this size (a longer name gets a chunk of
+// its own), so the list grows without copying what it holds.
+constexpr size_t kNameChunkBytes = size_t{1} << 20;
+}  // namespace
+
+RegionReports::RegionReports(const RegionReports& other)
+    : entries_(other.entries_), names_(other.names_), chunks_(other.chunks_), texts_(other.texts_) {
+  reindex();
+}
+
+RegionReports& RegionReports::operator=(const RegionReports& other) {
+  if (this != &other) {
+    entries_ = other.entries_;
+    names_ = other.names_;
+    chunks_ = other.chunks_;
+    texts_ = other.texts_;
+    reindex();
+  }
+  return *this;
+}
+
+void RegionReports::reindex() {
+  textIndex_.clear();
+  for (size_t i = 0; i < texts_.size(); ++i)
+    textIndex_.emplace(texts_[i], static_cast<uint32_t>(i));
+}
+
+uint32_t RegionReports::intern(std::string_view text) {
+  if (auto it = textIndex_.find(text); it != textIndex_.end()) return it->second;
+  const auto index = static_cast<uint32_t>(texts_.size());
+  textIndex_.emplace(texts_.emplace_back(text), index);
+  return index;
+}
+
+std::string_view RegionReports::name(size_t k) const {
+  const NameRef& ref = names_[k];
+  return std::string_view(chunks_[ref.chunk]).substr(ref.offset, ref.length);
+}
+
+void RegionReports::addName(std::string_view name, NodeId id) {
+  // A copied list's chunks have no spare capacity; a new chunk then
+  // starts, as when the last one is full.
+  if (chunks_.empty() || chunks_.back().capacity() - chunks_.back().size() < name.size()) {
+    chunks_.emplace_back().reserve(std::max(kNameChunkBytes, name.size()));
+  }
+  std::string& chunk = chunks_.back();
+  names_.push_back(NameRef{static_cast<uint32_t>(chunks_.size() - 1),
+                           static_cast<uint32_t>(chunk.size()), static_cast<uint32_t>(name.size()),
+                           id});
+  chunk.append(name);
+}
+
+void RegionReports::beginRegion(int id, std::string_view backend, std::string_view property,
+                                std::string_view scope) {
+  Entry& e = entries_.emplace_back();
+  e.id = id;
+  e.backend = intern(backend);
+  e.property = intern(property);
+  e.scope = intern(scope);
+  e.firstName = names_.size();
+}
+
+void RegionReports::addNode(std::string_view name, NodeId id) {
+  addName(name, id);
+  ++entries_.back().numNodes;
+}
+
+void RegionReports::endNodes(std::string_view fusedNode, std::string_view variant) {
+  addName(fusedNode, 0);
+  entries_.back().variant = intern(variant);
+}
+
+void RegionReports::addInput(std::string_view name) {
+  addName(name, 0);
+  ++entries_.back().numInputs;
+}
+
+void RegionReports::addOutput(std::string_view name) {
+  addName(name, 0);
+  ++entries_.back().numOutputs;
+}
+
+void RegionReports::push_back(const RegionReport& region) {
+  beginRegion(region.id, region.backend, region.property, region.scope);
+  for (size_t k = 0; k < region.nodes.size(); ++k)
+    addNode(region.nodes[k], k < region.nodeIds.size() ? region.nodeIds[k] : 0);
+  endNodes(region.fusedNode, region.variant);
+  for (const std::string& in : region.inputs) addInput(in);
+  for (const std::string& out : region.outputs) addOutput(out);
+}
+
+RegionReportView RegionReports::view(size_t i) const {
+  const Entry& e = entries_[i];
+  RegionReportView v;
+  v.id = e.id;
+  v.backend = texts_[e.backend];
+  v.property = texts_[e.property];
+  v.variant = texts_[e.variant];
+  v.scope = texts_[e.scope];
+  v.numNodes = e.numNodes;
+  v.numInputs = e.numInputs;
+  v.numOutputs = e.numOutputs;
+  v.firstName = e.firstName;
+  v.fusedNode = name(e.firstName + e.numNodes);
+  return v;
+}
+
+RegionReport RegionReports::operator[](size_t i) const {
+  const RegionReportView v = view(i);
+  RegionReport r;
+  r.id = v.id;
+  r.backend = v.backend;
+  r.property = v.property;
+  r.fusedNode = v.fusedNode;
+  r.variant = v.variant;
+  r.scope = v.scope;
+  r.nodes.reserve(v.numNodes);
+  r.nodeIds.reserve(v.numNodes);
+  for (size_t k = 0; k < v.numNodes; ++k) {
+    r.nodes.emplace_back(node(v, k));
+    r.nodeIds.push_back(nodeId(v, k));
+  }
+  for (size_t k = 0; k < v.numInputs; ++k) r.inputs.emplace_back(input(v, k));
+  for (size_t k = 0; k < v.numOutputs; ++k) r.outputs.emplace_back(output(v, k));
+  return r;
+}
+
+RegionReport RegionReports::at(size_t i) const {
+  if (i >= size())
+    throw std::out_of_range("region " + std::to_string(i) + " of " + std::to_string(size()));
+  return (*this)[i];
+}
+
+//===--- RejectedNodes ----------------------------------------------------===//
 
 RejectedNode RejectedNodes::operator[](size_t i) const {
   const Entry& e = entry(i);
@@ -283,7 +422,18 @@ void writeStrings(JsonWriter& json, std::string_view key, const std::vector<std:
   json.endArray();
 }
 
-void writeRegion(JsonWriter& json, const RegionReport& r) {
+// `count` names, name(k) for k in [0, count).
+template <typename Name>
+void writeNames(JsonWriter& json, std::string_view key, size_t count, Name name) {
+  json.key(key);
+  json.beginArray();
+  for (size_t k = 0; k < count; ++k) json.string(name(k));
+  json.endArray();
+}
+
+// Reads the region in place, as writeRejected() does the left-out nodes.
+void writeRegion(JsonWriter& json, const RegionReports& regions, size_t i) {
+  const RegionReportView r = regions.view(i);
   json.beginObject();
   json.key("id");
   json.integer(r.id);
@@ -291,9 +441,9 @@ void writeRegion(JsonWriter& json, const RegionReport& r) {
   writeMember(json, "property", r.property);
   writeMember(json, "fused_node", r.fusedNode);
   writeMember(json, "variant", r.variant);
-  writeStrings(json, "nodes", r.nodes);
-  writeStrings(json, "inputs", r.inputs);
-  writeStrings(json, "outputs", r.outputs);
+  writeNames(json, "nodes", r.numNodes, [&](size_t k) { return regions.node(r, k); });
+  writeNames(json, "inputs", r.numInputs, [&](size_t k) { return regions.input(r, k); });
+  writeNames(json, "outputs", r.numOutputs, [&](size_t k) { return regions.output(r, k); });
   if (!r.scope.empty()) writeMember(json, "scope", r.scope);
   json.endObject();
 }
@@ -335,7 +485,7 @@ void writeReport(JsonWriter& json, const PartitionReport& report) {
   writeStrings(json, "backends", report.backends);
   json.key("regions");
   json.beginArray();
-  for (const RegionReport& r : report.regions) writeRegion(json, r);
+  for (size_t i = 0; i < report.regions.size(); ++i) writeRegion(json, report.regions, i);
   json.endArray();
   json.key("nodes_total");
   json.integer(report.nodesTotal);
@@ -379,12 +529,13 @@ void printReportSummary(const PartitionReport& report, std::ostream& os) {
     size_t regions = 0, nodes = 0, minSize = SIZE_MAX, maxSize = 0;
   };
   std::map<std::pair<std::string, std::string>, Row> rows;
-  for (const RegionReport& r : report.regions) {
-    Row& row = rows[{r.backend, r.property}];
+  for (size_t i = 0; i < report.regions.size(); ++i) {
+    const RegionReportView r = report.regions.view(i);
+    Row& row = rows[{std::string(r.backend), std::string(r.property)}];
     ++row.regions;
-    row.nodes += r.nodes.size();
-    row.minSize = std::min(row.minSize, r.nodes.size());
-    row.maxSize = std::max(row.maxSize, r.nodes.size());
+    row.nodes += r.numNodes;
+    row.minSize = std::min(row.minSize, r.numNodes);
+    row.maxSize = std::max(row.maxSize, r.numNodes);
   }
   if (!rows.empty()) {
     os << fmt::format("\n  {:<16} {:<20} {:>8} {:>8} {:>10}\n", "backend", "property", "regions",

@@ -91,8 +91,6 @@ class PropertyPass final : private PartitionState {
   Status postPartition(const std::vector<FusedRegion>& fused);
   /// True if this part committed no region.
   bool empty() const { return surgery_.empty(); }
-  /// The number of regions accepted and awaiting surgery.
-  size_t pendingRegions() const { return surgery_.size(); }
   /// True if the property fuses without bodies: its surgery moves the
   /// members into bodies, for which the body builder must know the graph
   /// as it is then (RegionBodyBuilder::reset).

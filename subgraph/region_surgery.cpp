@@ -154,8 +154,6 @@ std::vector<Value*> RegionSurgery::reportAndRemoveMembers() {
   // next lets the later reports reuse their memory instead of adding to
   // the peak. The batches only split the removal; the resulting graph,
   // use lists and report are those of one removal at the end.
-  std::vector<RegionReport>& reports = run_.report.regions;
-  reports.reserve(reports.size() + pending_.size());
   // Each batch rescans the surviving readers of every shared value (a
   // cache miss per reader), so the batches are few: four leave a quarter
   // of the reports in the peak for three extra passes over those lists.
@@ -171,13 +169,12 @@ std::vector<Value*> RegionSurgery::reportAndRemoveMembers() {
     removedUpTo = end;
   };
   for (PendingRegion& region : pending_) {
-    RegionReport& report = reports.emplace_back();
-    reportMembers(region, report);
+    reportMembers(region);
     if (lateBodies_)
       moveIntoBody(region);
     else
       listInternal(region, internal);
-    reportConnections(region, report);
+    reportConnections(region);
     const size_t end = region.firstMember + region.numMembers;
     if (!lateBodies_ && end - removedUpTo >= batchNodes) removeBatch(end);
   }
@@ -188,20 +185,20 @@ std::vector<Value*> RegionSurgery::reportAndRemoveMembers() {
   return internal;
 }
 
-void RegionSurgery::reportMembers(PendingRegion& region, RegionReport& report) {
-  report.id = region.id;
-  report.backend = backend_;
-  report.property = info_.property;
+void RegionSurgery::reportMembers(PendingRegion& region) {
+  RegionReports& reports = run_.report.regions;
+  reports.beginRegion(region.id, backend_, info_.property);
   const std::span<Node* const> members = membersOf(region);
   region.rank = tables_.dag.rank(*members.front());
-  report.nodes.reserve(members.size());
-  report.nodeIds.reserve(members.size());
+  variant_.clear();
   for (Node* n : members) {
-    if (!report.variant.empty()) report.variant += '+';
-    if (!n->domain().empty()) (report.variant += n->domain()) += '.';
-    report.variant += n->opType();
-    report.nodes.push_back(n->displayName());
-    report.nodeIds.push_back(n->id());
+    if (!variant_.empty()) variant_ += '+';
+    if (!n->domain().empty()) (variant_ += n->domain()) += '.';
+    variant_ += n->opType();
+    if (n->name().empty())
+      reports.addNode(n->displayName(), n->id());
+    else
+      reports.addNode(n->name(), n->id());
     if (n->id() < run_.inputBound) run_.regionOf[n->id()] = region.id;
   }
 }
@@ -224,14 +221,12 @@ void RegionSurgery::listInternal(const PendingRegion& region, std::vector<Value*
         internal.push_back(v);
 }
 
-void RegionSurgery::reportConnections(const PendingRegion& region, RegionReport& report) const {
-  report.fusedNode = region.fused.name;
-  const std::vector<Value*>& outputs = region.body.outputs;
+void RegionSurgery::reportConnections(const PendingRegion& region) {
+  RegionReports& reports = run_.report.regions;
+  reports.endNodes(region.fused.name, variant_);
   // The fused node's connections are exactly the body's outer values.
-  report.inputs.reserve(region.body.inputs.size());
-  for (Value* v : region.body.inputs) report.inputs.push_back(v ? v->name() : std::string());
-  report.outputs.reserve(outputs.size());
-  for (Value* v : outputs) report.outputs.push_back(v->name());
+  for (Value* v : region.body.inputs) reports.addInput(v ? std::string_view(v->name()) : "");
+  for (Value* v : region.body.outputs) reports.addOutput(v->name());
 }
 
 void RegionSurgery::removeDeadValues(std::vector<Value*> internal) {

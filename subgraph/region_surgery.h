@@ -55,8 +55,6 @@ class RegionSurgery {
 
   /// True if no region was added.
   bool empty() const { return pending_.empty(); }
-  /// The number of regions added.
-  size_t size() const { return pending_.size(); }
 
   /// Runs the connection hooks of every region and checks what they gave,
   /// before anything changes the graph, so a hook that breaks its contract
@@ -90,10 +88,10 @@ class RegionSurgery {
 
   // materializeAll()'s steps, in order.
   std::vector<Value*> reportAndRemoveMembers();
-  void reportMembers(PendingRegion& region, RegionReport& report);
+  void reportMembers(PendingRegion& region);
   void moveIntoBody(PendingRegion& region);
   void listInternal(const PendingRegion& region, std::vector<Value*>& internal) const;
-  void reportConnections(const PendingRegion& region, RegionReport& report) const;
+  void reportConnections(const PendingRegion& region);
   void removeDeadValues(std::vector<Value*> internal);
   std::vector<FusedRegion> addFusedNodes();
   // Drops the entries of inlined_ from `from` on that an earlier region
@@ -123,6 +121,7 @@ class RegionSurgery {
   size_t inlinedMark_ = 0;        // inlined_'s size before the last buildBody()
   std::vector<Value*> escaping_;  // connectAll's copy of a region's outputs
   std::vector<Value*> touched_;   // outer values whose uses name moved nodes
+  std::string variant_;           // the region being reported's variant
 };
 
 }  // namespace subgraph::partition::detail

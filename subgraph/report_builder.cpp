@@ -86,12 +86,14 @@ void reserveLeftOut(RunState& run, const std::vector<NodeId>& inputOrder) {
 void addContested(RunState& run, NodeId id, uint64_t wishes, std::span<SubgraphBackend> backends) {
   PartitionReport& report = run.report;
   const size_t owner = run.regionBackend[static_cast<size_t>(run.regionOf[id])];
-  const RegionReport& region = report.regions[static_cast<size_t>(run.regionOf[id])];
-  std::string name = region.nodes[static_cast<size_t>(
-      std::find(region.nodeIds.begin(), region.nodeIds.end(), id) - region.nodeIds.begin())];
+  const RegionReportView region = report.regions.view(static_cast<size_t>(run.regionOf[id]));
+  std::string name;
+  for (size_t k = 0; k < region.numNodes; ++k)
+    if (report.regions.nodeId(region, k) == id) name = report.regions.node(region, k);
   for (size_t b = owner + 1; b < backends.size() && b < 64; ++b)
     if (wishes & (uint64_t{1} << b))
-      report.contested.push_back(ContestedNode{name, backends[b].name, region.backend, region.id});
+      report.contested.push_back(
+          ContestedNode{name, backends[b].name, std::string(region.backend), region.id});
 }
 
 // Writes the left-out nodes into the report, one add() per node. Op and
@@ -204,9 +206,9 @@ void fillReport(RunState& run, const std::vector<NodeId>& inputOrder,
 void mergeNestedReport(PartitionReport&& nested, const Node& owner, const std::string& attr,
                        PartitionReport& report) {
   const std::string scope = owner.displayName() + "." + attr;
-  for (RegionReport& r : nested.regions) {
+  for (RegionReport r : nested.regions) {
     r.scope = r.scope.empty() ? scope : scope + "/" + r.scope;
-    report.regions.push_back(std::move(r));
+    report.regions.push_back(r);
   }
   for (const RejectedNode& n : nested.rejected)
     report.rejected.push_back(

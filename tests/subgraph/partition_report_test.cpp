@@ -160,6 +160,79 @@ TEST(RejectedNodes, SharedTextsDoNotMergeEntries) {
   EXPECT_EQ(report.rejected[2].nodeId, last->id());
 }
 
+RegionReport sampleRegion(int id, std::string scope = {}) {
+  RegionReport r;
+  r.id = id;
+  r.backend = "be";
+  r.property = id % 2 ? "odd" : "even";
+  r.fusedNode = "be_" + std::to_string(id);
+  r.variant = "Conv+Relu";
+  r.nodes = {"conv" + std::to_string(id), "relu" + std::to_string(id)};
+  r.nodeIds = {static_cast<NodeId>(2 * id), static_cast<NodeId>(2 * id + 1)};
+  r.inputs = {"x" + std::to_string(id), ""};
+  r.outputs = {"y" + std::to_string(id)};
+  r.scope = std::move(scope);
+  return r;
+}
+
+void expectSameRegion(const RegionReport& a, const RegionReport& b) {
+  EXPECT_EQ(a.id, b.id);
+  EXPECT_EQ(a.backend, b.backend);
+  EXPECT_EQ(a.property, b.property);
+  EXPECT_EQ(a.fusedNode, b.fusedNode);
+  EXPECT_EQ(a.variant, b.variant);
+  EXPECT_EQ(a.nodes, b.nodes);
+  EXPECT_EQ(a.nodeIds, b.nodeIds);
+  EXPECT_EQ(a.inputs, b.inputs);
+  EXPECT_EQ(a.outputs, b.outputs);
+  EXPECT_EQ(a.scope, b.scope);
+}
+
+/// RegionReports gives back every field of what was put in, in order,
+/// through operator[], at() and view(), in copies and after moves; the
+/// shared texts (backend, property, variant) do not merge regions.
+TEST(RegionReports, ReadsBackWhatWasAddedInOrder) {
+  RegionReports list;
+  for (int id = 0; id < 5; ++id) list.push_back(sampleRegion(id, id == 3 ? "loop.body" : ""));
+  ASSERT_EQ(list.size(), 5u);
+  for (int id = 0; id < 5; ++id)
+    expectSameRegion(list[static_cast<size_t>(id)], sampleRegion(id, id == 3 ? "loop.body" : ""));
+  RegionReports copy = list;
+  list = RegionReports();
+  EXPECT_TRUE(list.empty());
+  copy.push_back(sampleRegion(5));  // a copy's chunks are full: a new one starts
+  ASSERT_EQ(copy.size(), 6u);
+  expectSameRegion(copy.at(5), sampleRegion(5));
+  expectSameRegion(copy[4], sampleRegion(4));
+  const RegionReportView v = copy.view(3);
+  EXPECT_EQ(v.fusedNode, "be_3");
+  EXPECT_EQ(v.scope, "loop.body");
+  EXPECT_EQ(copy.input(v, 1), "");
+  EXPECT_EQ(copy.output(v, 0), "y3");
+  EXPECT_EQ(copy.nodeId(v, 1), 7u);
+  // Not a region past the end.
+  EXPECT_THROW(copy.at(6), std::out_of_range);
+  std::vector<int> ids;
+  for (const RegionReport& r : copy) ids.push_back(r.id);
+  EXPECT_THAT(ids, ElementsAre(0, 1, 2, 3, 4, 5));
+}
+
+/// Names longer than a chunk, and names that do not fit the rest of one,
+/// read back whole.
+TEST(RegionReports, ReadsBackNamesAcrossChunks) {
+  RegionReports list;
+  const std::string huge((size_t{1} << 20) + 3, 'h');
+  const std::string big((size_t{1} << 19) + 5, 'b');
+  RegionReport r = sampleRegion(0);
+  r.nodes = {big, huge, big};
+  r.nodeIds = {1, 2, 3};
+  r.inputs = {big};
+  list.push_back(r);
+  list.push_back(sampleRegion(1));
+  expectSameRegion(list[0], r);
+  expectSameRegion(list[1], sampleRegion(1));
+}
+
 /// The summary names the totals, a row per backend/property and the kinds
 /// of reasons.
 TEST(PartitionReport, SummaryTableShowsTotalsAndReasons) {

@@ -60,6 +60,137 @@ struct RegionReport {
   std::string scope;
 };
 
+/// One region of RegionReports read in place (RegionReports::view): its
+/// texts stay in the list, which must outlive the view and not change.
+struct RegionReportView {
+  int id = 0;
+  std::string_view backend;
+  std::string_view property;
+  std::string_view fusedNode;
+  std::string_view variant;
+  std::string_view scope;
+  size_t numNodes = 0;
+  size_t numInputs = 0;
+  size_t numOutputs = 0;
+  /// Where the region's names start in the list (RegionReports::name()):
+  /// its nodes, then its fused node, inputs and outputs.
+  size_t firstName = 0;
+};
+
+/// The regions of a report, as a list of RegionReport. A large graph has
+/// hundreds of thousands of regions, and a RegionReport of each, with a
+/// string per name and a vector per list, took about 500 bytes and eight
+/// allocations a region, at the heap's peak. This stores the names in
+/// shared chunks and the backend, property, variant and scope texts once
+/// each, about 200 bytes a region, and hands out RegionReport values built
+/// on access (view() reads one in place).
+class RegionReports {
+ public:
+  using value_type = RegionReport;
+  using size_type = size_t;
+  /// Iterates by value, as RejectedNodes::const_iterator.
+  class const_iterator {
+   public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = RegionReport;
+    using difference_type = std::ptrdiff_t;
+    using reference = RegionReport;
+    using pointer = void;
+    const_iterator() = default;
+    RegionReport operator*() const { return (*list_)[index_]; }
+    const_iterator& operator++() {
+      ++index_;
+      return *this;
+    }
+    const_iterator operator++(int) {
+      const_iterator old = *this;
+      ++index_;
+      return old;
+    }
+    friend bool operator==(const const_iterator& a, const const_iterator& b) {
+      return a.index_ == b.index_;
+    }
+
+   private:
+    friend class RegionReports;
+    const_iterator(const RegionReports* list, size_t index) : list_(list), index_(index) {}
+    const RegionReports* list_ = nullptr;
+    size_t index_ = 0;
+  };
+  using iterator = const_iterator;
+
+  RegionReports() = default;
+  RegionReports(const RegionReports& other);
+  RegionReports& operator=(const RegionReports& other);
+  RegionReports(RegionReports&&) = default;
+  RegionReports& operator=(RegionReports&&) = default;
+
+  size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+  const_iterator begin() const { return {this, 0}; }
+  const_iterator end() const { return {this, size()}; }
+  /// Region `i`, copied out.
+  RegionReport operator[](size_t i) const;
+  /// Region `i`, copied out; throws std::out_of_range past the end.
+  RegionReport at(size_t i) const;
+  RegionReport front() const { return (*this)[0]; }
+  RegionReport back() const { return (*this)[size() - 1]; }
+  /// Region `i`, in place.
+  RegionReportView view(size_t i) const;
+  /// Name `k` of the list (see RegionReportView::firstName).
+  std::string_view name(size_t k) const;
+  /// The node id stored with name `k` (a region's node names have one).
+  NodeId nameId(size_t k) const { return names_[k].id; }
+  /// The names of region `i`'s nodes, inputs and outputs, in place.
+  std::string_view node(const RegionReportView& r, size_t k) const { return name(r.firstName + k); }
+  NodeId nodeId(const RegionReportView& r, size_t k) const { return nameId(r.firstName + k); }
+  std::string_view input(const RegionReportView& r, size_t k) const {
+    return name(r.firstName + r.numNodes + 1 + k);
+  }
+  std::string_view output(const RegionReportView& r, size_t k) const {
+    return name(r.firstName + r.numNodes + 1 + r.numInputs + k);
+  }
+
+  void push_back(const RegionReport& region);
+
+  /// Appends a region without building a RegionReport, in this order:
+  /// beginRegion(), addNode() per member, endNodes() with the fused node's
+  /// name and the variant, then addInput() and addOutput() per connection,
+  /// inputs first.
+  void beginRegion(int id, std::string_view backend, std::string_view property,
+                   std::string_view scope = {});
+  void addNode(std::string_view name, NodeId id);
+  void endNodes(std::string_view fusedNode, std::string_view variant);
+  void addInput(std::string_view name);
+  void addOutput(std::string_view name);
+
+ private:
+  struct Entry {
+    int id = 0;
+    uint32_t backend = 0, property = 0, variant = 0, scope = 0;
+    uint32_t numNodes = 0, numInputs = 0, numOutputs = 0;
+    size_t firstName = 0;
+  };
+  // A name: `length` bytes at `offset` of chunk `chunk`.
+  struct NameRef {
+    uint32_t chunk = 0;
+    uint32_t offset = 0;
+    uint32_t length = 0;
+    NodeId id = 0;
+  };
+  uint32_t intern(std::string_view text);
+  void addName(std::string_view name, NodeId id);
+  void reindex();
+
+  // Deques: growing them never moves (or transiently doubles) what they
+  // hold, and a region list grows at the heap's peak.
+  std::deque<Entry> entries_;
+  std::deque<NameRef> names_;
+  std::vector<std::string> chunks_;  // name bytes; each keeps its capacity
+  std::deque<std::string> texts_;    // backend, property, variant, scope
+  std::unordered_map<std::string_view, uint32_t> textIndex_;
+};
+
 /// A node left out of every region, and why.
 struct RejectedNode {
   /// nodeId of a node that a PostPartition hook removed.
@@ -218,7 +349,7 @@ struct PartitionReport {
   /// Active backends, in priority order.
   std::vector<std::string> backends;
   /// Fused regions, by id.
-  std::vector<RegionReport> regions;
+  RegionReports regions;
   /// Nodes in the graph before partitioning.
   size_t nodesTotal = 0;
   /// Of those, nodes that ended up in a region.
