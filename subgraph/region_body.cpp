@@ -29,8 +29,7 @@ std::shared_ptr<Graph> RegionBodyBuilder::newBody(std::span<Node* const> members
   size_t valueBound = 0;
   for (Node* n : members) valueBound += n->numInputs() + n->numOutputs();
   body->reserve(members.size(), valueBound);
-  for (const auto& [domain, version] : graph_->opsetImports())
-    body->setOpsetImport(domain, version);
+  body->shareOpsetImports(*graph_);
   return body;
 }
 

@@ -72,8 +72,16 @@ uint64_t makeSlot(uint64_t hash, ValueId id) {
 Graph::Graph(std::string name) : name_(std::move(name)) {}
 Graph::~Graph() = default;
 
+const std::map<std::string, int64_t>& Graph::opsetImports() const {
+  static const std::map<std::string, int64_t> kNone;
+  return opsets_ ? *opsets_ : kNone;
+}
+
 void Graph::setOpsetImport(std::string domain, int64_t version) {
-  opsets_[std::string(canonicalDomain(domain))] = version;
+  auto opsets = opsets_ ? std::make_shared<std::map<std::string, int64_t>>(*opsets_)
+                        : std::make_shared<std::map<std::string, int64_t>>();
+  (*opsets)[std::string(canonicalDomain(domain))] = version;
+  opsets_ = std::move(opsets);
 }
 
 //===--- Name index -----------------------------------------------------===//

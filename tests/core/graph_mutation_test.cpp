@@ -995,5 +995,27 @@ TEST(GraphMutation, RandomMutationsKeepInvariants) {
   }
 }
 
+/// Graphs that share their opset imports (shareOpsetImports) each see
+/// their own after one changes them: the change copies, and the graph it
+/// was shared with keeps what it had.
+TEST(GraphOpsets, SharedImportsCopyOnWrite) {
+  Graph outer("outer");
+  EXPECT_TRUE(outer.opsetImports().empty());
+  outer.setOpsetImport("", 17);
+  outer.setOpsetImport("ai.onnx.ml", 3);
+  Graph body("body");
+  body.shareOpsetImports(outer);
+  EXPECT_EQ(body.opsetImports(), outer.opsetImports());
+  body.setOpsetImport("com.microsoft", 1);
+  EXPECT_EQ(body.opsetImports().size(), 3u);
+  EXPECT_EQ(body.opsetImports().at("com.microsoft"), 1);
+  // Not the outer graph's: it keeps its two.
+  EXPECT_EQ(outer.opsetImports().size(), 2u);
+  EXPECT_EQ(outer.opsetImports().count("com.microsoft"), 0u);
+  outer.setOpsetImport("", 18);
+  EXPECT_EQ(body.opsetImports().at(""), 17);
+  EXPECT_EQ(outer.clone()->opsetImports().at(""), 18);
+}
+
 }  // namespace
 }  // namespace subgraph

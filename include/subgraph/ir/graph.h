@@ -97,8 +97,12 @@ class Graph {
   void setName(std::string name) { name_ = std::move(name); }
 
   /// Opset version per domain ("" is ai.onnx), as in an ONNX model.
-  const std::map<std::string, int64_t>& opsetImports() const { return opsets_; }
+  const std::map<std::string, int64_t>& opsetImports() const;
   void setOpsetImport(std::string domain, int64_t version);
+  /// Gives this graph `other`'s opset imports. They are shared until either
+  /// graph changes its own: a partitioner's region bodies all import what
+  /// their graph does, and a map each cost a hundred bytes a region.
+  void shareOpsetImports(const Graph& other) { opsets_ = other.opsets_; }
 
   //===--- Values -------------------------------------------------------===//
 
@@ -306,7 +310,8 @@ class Graph {
   void rebuildNameIndex(size_t minEntries);
 
   std::string name_;
-  std::map<std::string, int64_t> opsets_;
+  // Copy on write (setOpsetImport); null for none.
+  std::shared_ptr<const std::map<std::string, int64_t>> opsets_;
   std::vector<std::unique_ptr<Node>> nodes_;
   std::vector<std::unique_ptr<Value>> values_;
   size_t liveNodes_ = 0;
