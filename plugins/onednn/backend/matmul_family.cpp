@@ -161,9 +161,11 @@ Predicate operandsFit() {
   };
 }
 
-sdk::Pattern scaledPattern() {
-  sdk::Pattern p("matmul_scale");
-  size_t mm = p.add(sdk::OpPattern("MatMul").where(operandsFit()).oneUse());
+// MatMul -> [scale by a scalar constant]: one pattern for matmul and what
+// was matmul_scale; the MatMul only feeds the scale when there is one.
+sdk::Pattern plainPattern() {
+  sdk::Pattern p("matmul");
+  size_t mm = p.add(sdk::OpPattern("MatMul").where(operandsFit()).onlyFeedsNext());
   size_t scale = p.add(sdk::OpPattern("Div|Mul")
                            .where(predicates::hasScalarConstant())
                            .where([](const sdk::NodeView& n) -> sdk::Decision {
@@ -171,14 +173,9 @@ sdk::Pattern scaledPattern() {
                              if (n.opType() == "Div" && !scalarOf(n.input(1)))
                                return sdk::Decision::no("the divisor is not the constant");
                              return sdk::Decision::yes();
-                           }));
+                           })
+                           .optional());
   p.connect(mm, scale);
-  return p;
-}
-
-sdk::Pattern plainPattern() {
-  sdk::Pattern p("matmul");
-  p.add(sdk::OpPattern("MatMul").where(operandsFit()));
   return p;
 }
 
@@ -327,7 +324,6 @@ Family matmulFamily() {
   f.properties.push_back(makeProperty(biasResidualPattern()));
   f.properties.push_back(makeProperty(biasPattern()));
   f.properties.push_back(makeProperty(gemmPattern()));
-  f.properties.push_back(makeProperty(scaledPattern()));
   f.properties.push_back(makeProperty(plainPattern()));
   f.creator = creatorOf<MatMulRegionKernel>();
   return f;

@@ -117,6 +117,7 @@ inline std::string regionLabel(const std::string& property, const std::string& v
   if (property == "eltwise") return "eltwise" + std::to_string(ops.size());
   if (property == "gemm" || property == "matmul_bias")  // [activation]
     return property + (ops.size() > (property == "gemm" ? 1u : 2u) ? "_act" : "");
+  if (property == "matmul") return ops.size() > 1 ? "matmul_scale" : "matmul";  // [scale]
   if (property == "int8_conv" || property == "int8_matmul") {
     // DynamicQuantizeLinear, the integer op, Cast, Mul, Mul, [Add], [act].
     bool bias = std::find(ops.begin(), ops.end(), "Add") != ops.end();
