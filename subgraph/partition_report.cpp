@@ -33,34 +33,34 @@ namespace {
 constexpr size_t kNameChunkBytes = size_t{1} << 20;
 }  // namespace
 
-RegionReports::RegionReports(const RegionReports& other)
-    : entries_(other.entries_), names_(other.names_), chunks_(other.chunks_), texts_(other.texts_) {
-  reindex();
-}
+namespace detail {
 
-RegionReports& RegionReports::operator=(const RegionReports& other) {
+TextTable& TextTable::operator=(const TextTable& other) {
   if (this != &other) {
-    entries_ = other.entries_;
-    names_ = other.names_;
-    chunks_ = other.chunks_;
     texts_ = other.texts_;
     reindex();
   }
   return *this;
 }
 
-void RegionReports::reindex() {
-  textIndex_.clear();
-  for (size_t i = 0; i < texts_.size(); ++i)
-    textIndex_.emplace(texts_[i], static_cast<uint32_t>(i));
+void TextTable::reindex() {
+  index_.clear();
+  for (size_t i = 0; i < texts_.size(); ++i) index_.emplace(texts_[i], static_cast<uint32_t>(i));
 }
 
-uint32_t RegionReports::intern(std::string_view text) {
-  if (auto it = textIndex_.find(text); it != textIndex_.end()) return it->second;
+uint32_t TextTable::intern(std::string_view text) {
+  if (auto it = index_.find(text); it != index_.end()) return it->second;
   const auto index = static_cast<uint32_t>(texts_.size());
-  textIndex_.emplace(texts_.emplace_back(text), index);
+  index_.emplace(texts_.emplace_back(text), index);
   return index;
 }
+
+uint32_t TextTable::add(std::string text) {
+  texts_.push_back(std::move(text));
+  return static_cast<uint32_t>(texts_.size() - 1);
+}
+
+}  // namespace detail
 
 std::string_view RegionReports::name(size_t k) const {
   const NameRef& ref = names_[k];
@@ -84,9 +84,9 @@ void RegionReports::beginRegion(int id, std::string_view backend, std::string_vi
                                 std::string_view scope) {
   Entry& e = entries_.emplace_back();
   e.id = id;
-  e.backend = intern(backend);
-  e.property = intern(property);
-  e.scope = intern(scope);
+  e.backend = texts_.intern(backend);
+  e.property = texts_.intern(property);
+  e.scope = texts_.intern(scope);
   e.firstName = names_.size();
 }
 
@@ -97,7 +97,7 @@ void RegionReports::addNode(std::string_view name, NodeId id) {
 
 void RegionReports::endNodes(std::string_view fusedNode, std::string_view variant) {
   addName(fusedNode, 0);
-  entries_.back().variant = intern(variant);
+  entries_.back().variant = texts_.intern(variant);
 }
 
 void RegionReports::addInput(std::string_view name) {
@@ -189,44 +189,9 @@ void RejectedNodes::push_back(const RejectedNode& node) {
   append(node.node, node.nodeId, intern(node.op), intern(node.kind), intern(node.reason));
 }
 
-RejectedNodes::RejectedNodes(const RejectedNodes& other)
-    : names_(other.names_),
-      texts_(other.texts_),
-      chunks_(other.chunks_),
-      size_(other.size_),
-      reserved_(other.reserved_) {
-  reindex();
-}
+uint32_t RejectedNodes::intern(std::string_view text) { return texts_.intern(text); }
 
-RejectedNodes& RejectedNodes::operator=(const RejectedNodes& other) {
-  if (this != &other) {
-    chunks_ = other.chunks_;
-    size_ = other.size_;
-    reserved_ = other.reserved_;
-    names_ = other.names_;
-    texts_ = other.texts_;
-    reindex();
-  }
-  return *this;
-}
-
-void RejectedNodes::reindex() {
-  textIndex_.clear();
-  for (size_t i = 0; i < texts_.size(); ++i)
-    textIndex_.emplace(texts_[i], static_cast<uint32_t>(i));
-}
-
-uint32_t RejectedNodes::intern(std::string_view text) {
-  if (auto it = textIndex_.find(text); it != textIndex_.end()) return it->second;
-  const auto index = static_cast<uint32_t>(texts_.size());
-  textIndex_.emplace(texts_.emplace_back(text), index);
-  return index;
-}
-
-uint32_t RejectedNodes::addText(std::string text) {
-  texts_.push_back(std::move(text));
-  return static_cast<uint32_t>(texts_.size() - 1);
-}
+uint32_t RejectedNodes::addText(std::string text) { return texts_.add(std::move(text)); }
 
 void RejectedNodes::append(std::string_view node, NodeId nodeId, uint32_t op, uint32_t kind,
                            uint32_t reason) {

@@ -35,6 +35,13 @@ Pattern convBnAct() {
       {"Conv", "BatchNormalization", OpMatcher::anyOf({"Relu", "Clip", "HardSwish"}).optional()});
 }
 
+// Conv (not grouped) -> BatchNormalization: the anchor has a predicate.
+Pattern denseConvBn() {
+  return Pattern::chain(
+      "dense_conv_bn",
+      {OpMatcher("Conv").where(predicates::attrEquals("group", int64_t{1})), "BatchNormalization"});
+}
+
 // %x -> Conv -> <middle> -> %y, with %x also an input of a final Add when
 // the middle has one.
 std::string convThen(const std::string& middle) {
@@ -107,10 +114,7 @@ TEST(PatternSelector, DoesNotFuseWhenAttributePredicateFails) {
       %y = BatchNormalization(%c, %s, %b, %m, %v) @bn
       return %y
     })");
-  Pattern p = Pattern::chain(
-      "dense_conv_bn",
-      {OpMatcher("Conv").where(predicates::attrEquals("group", int64_t{1})), "BatchNormalization"});
-  PartitionReport report = partitionOk(*g, patternBackend(std::move(p)));
+  PartitionReport report = partitionOk(*g, patternBackend(denseConvBn()));
   EXPECT_THAT(report.regions, IsEmpty());
   EXPECT_THAT(reasonFor(report, "conv"), HasSubstr("attribute 'group' is not 1"));
 }
@@ -135,10 +139,7 @@ TEST(PatternSelector, AnchorReasonsLeaveTheAnchorUnnamedAndStayApartFromOthers) 
       %y = Sigmoid(%c4) @sig2
       return %y
     })");
-  Pattern p = Pattern::chain(
-      "dense_conv_bn",
-      {OpMatcher("Conv").where(predicates::attrEquals("group", int64_t{1})), "BatchNormalization"});
-  PartitionReport report = partitionOk(*g, patternBackend(std::move(p)));
+  PartitionReport report = partitionOk(*g, patternBackend(denseConvBn()));
   EXPECT_THAT(report.regions, IsEmpty());
   const std::string anchor =
       "not selected by pat/dense_conv_bn: pattern 'dense_conv_bn': attribute 'group' is not 1";

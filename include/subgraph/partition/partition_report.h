@@ -60,6 +60,65 @@ struct RegionReport {
   std::string scope;
 };
 
+namespace detail {
+
+/// An input iterator that hands out a list's elements by value (list[i]),
+/// for lists that build each element on access (RegionReports,
+/// RejectedNodes): a range-for over `const Element&` works unchanged.
+template <typename List, typename Element>
+class ByValueIterator {
+ public:
+  using iterator_category = std::input_iterator_tag;
+  using value_type = Element;
+  using difference_type = std::ptrdiff_t;
+  using reference = Element;
+  using pointer = void;
+  ByValueIterator() = default;
+  ByValueIterator(const List* list, size_t index) : list_(list), index_(index) {}
+  Element operator*() const { return (*list_)[index_]; }
+  ByValueIterator& operator++() {
+    ++index_;
+    return *this;
+  }
+  ByValueIterator operator++(int) {
+    ByValueIterator old = *this;
+    ++index_;
+    return old;
+  }
+  friend bool operator==(const ByValueIterator& a, const ByValueIterator& b) {
+    return a.index_ == b.index_;
+  }
+
+ private:
+  const List* list_ = nullptr;
+  size_t index_ = 0;
+};
+
+/// Texts a report list stores once each, by index: intern() finds an equal
+/// one or adds it, add() adds without looking (for a text known to be new).
+/// A deque, so that the texts stay put as it grows (and when the table is
+/// moved) and the index can key on views of them; a copy rebuilds its index
+/// on its own texts.
+class TextTable {
+ public:
+  TextTable() = default;
+  TextTable(const TextTable& other) : texts_(other.texts_) { reindex(); }
+  TextTable& operator=(const TextTable& other);
+  TextTable(TextTable&&) = default;
+  TextTable& operator=(TextTable&&) = default;
+
+  uint32_t intern(std::string_view text);
+  uint32_t add(std::string text);
+  const std::string& operator[](uint32_t i) const { return texts_[i]; }
+
+ private:
+  void reindex();
+  std::deque<std::string> texts_;
+  std::unordered_map<std::string_view, uint32_t> index_;
+};
+
+}  // namespace detail
+
 /// One region of RegionReports read in place (RegionReports::view): its
 /// texts stay in the list, which must outlive the view and not change.
 struct RegionReportView {
@@ -88,42 +147,8 @@ class RegionReports {
  public:
   using value_type = RegionReport;
   using size_type = size_t;
-  /// Iterates by value, as RejectedNodes::const_iterator.
-  class const_iterator {
-   public:
-    using iterator_category = std::input_iterator_tag;
-    using value_type = RegionReport;
-    using difference_type = std::ptrdiff_t;
-    using reference = RegionReport;
-    using pointer = void;
-    const_iterator() = default;
-    RegionReport operator*() const { return (*list_)[index_]; }
-    const_iterator& operator++() {
-      ++index_;
-      return *this;
-    }
-    const_iterator operator++(int) {
-      const_iterator old = *this;
-      ++index_;
-      return old;
-    }
-    friend bool operator==(const const_iterator& a, const const_iterator& b) {
-      return a.index_ == b.index_;
-    }
-
-   private:
-    friend class RegionReports;
-    const_iterator(const RegionReports* list, size_t index) : list_(list), index_(index) {}
-    const RegionReports* list_ = nullptr;
-    size_t index_ = 0;
-  };
+  using const_iterator = detail::ByValueIterator<RegionReports, RegionReport>;
   using iterator = const_iterator;
-
-  RegionReports() = default;
-  RegionReports(const RegionReports& other);
-  RegionReports& operator=(const RegionReports& other);
-  RegionReports(RegionReports&&) = default;
-  RegionReports& operator=(RegionReports&&) = default;
 
   size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
@@ -178,17 +203,14 @@ class RegionReports {
     uint32_t length = 0;
     NodeId id = 0;
   };
-  uint32_t intern(std::string_view text);
   void addName(std::string_view name, NodeId id);
-  void reindex();
 
   // Deques: growing them never moves (or transiently doubles) what they
   // hold, and a region list grows at the heap's peak.
   std::deque<Entry> entries_;
   std::deque<NameRef> names_;
   std::vector<std::string> chunks_;  // name bytes; each keeps its capacity
-  std::deque<std::string> texts_;    // backend, property, variant, scope
-  std::unordered_map<std::string_view, uint32_t> textIndex_;
+  detail::TextTable texts_;          // backend, property, variant, scope
 };
 
 /// A node left out of every region, and why.
@@ -252,42 +274,8 @@ class RejectedNodes {
   using size_type = size_t;
 
   /// Reads the entries as RejectedNode values.
-  class const_iterator {
-   public:
-    using iterator_category = std::input_iterator_tag;
-    using value_type = RejectedNode;
-    using difference_type = std::ptrdiff_t;
-    using reference = RejectedNode;
-    using pointer = void;
-    const_iterator() = default;
-    RejectedNode operator*() const { return (*list_)[index_]; }
-    const_iterator& operator++() {
-      ++index_;
-      return *this;
-    }
-    const_iterator operator++(int) {
-      const_iterator old = *this;
-      ++index_;
-      return old;
-    }
-    friend bool operator==(const const_iterator& a, const const_iterator& b) {
-      return a.index_ == b.index_;
-    }
-
-   private:
-    friend class RejectedNodes;
-    const_iterator(const RejectedNodes* list, size_t index) : list_(list), index_(index) {}
-    const RejectedNodes* list_ = nullptr;
-    size_t index_ = 0;
-  };
+  using const_iterator = detail::ByValueIterator<RejectedNodes, RejectedNode>;
   using iterator = const_iterator;
-
-  RejectedNodes() = default;
-  /// Copies rebuild the text index, whose keys view this list's own texts.
-  RejectedNodes(const RejectedNodes& other);
-  RejectedNodes& operator=(const RejectedNodes& other);
-  RejectedNodes(RejectedNodes&&) = default;
-  RejectedNodes& operator=(RejectedNodes&&) = default;
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
@@ -332,13 +320,9 @@ class RejectedNodes {
   static constexpr size_t kChunkShift = 16;
   static constexpr size_t kChunk = size_t{1} << kChunkShift;
   const Entry& entry(size_t i) const { return chunks_[i >> kChunkShift][i & (kChunk - 1)]; }
-  void reindex();
 
   std::string names_;
-  // A deque, so that the texts stay put as it grows (and when the list is
-  // moved) and the index can key on views of them: each text is stored once.
-  std::deque<std::string> texts_;
-  std::unordered_map<std::string_view, uint32_t> textIndex_;
+  detail::TextTable texts_;  // op types, kinds and reasons
   std::vector<std::vector<Entry>> chunks_;
   size_t size_ = 0;
   size_t reserved_ = 0;  // entries reserve() asked room for
