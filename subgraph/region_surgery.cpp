@@ -146,7 +146,7 @@ std::vector<FusedRegion> RegionSurgery::materializeAll() {
 
 std::vector<Value*> RegionSurgery::reportAndRemoveMembers() {
   // Report each region and note the values only it reads before its
-  // members go; the reports are written in place, reserved once. Members
+  // members go; the reports are appended in place. Members
   // leave in a few batches (removeNodes compacts each shared use list,
   // e.g. a weight's, once per batch instead of once per node), each right
   // after its regions were reported: the heap peaks here, with every
@@ -265,18 +265,22 @@ void RegionSurgery::removeDeadValues(std::vector<Value*> internal) {
 std::vector<FusedRegion> RegionSurgery::addFusedNodes() {
   std::vector<FusedRegion> fusedRegions;
   fusedRegions.reserve(pending_.size());
+  // The member list is spent; so is each pending region once its fused
+  // node exists: dropping them as the fused nodes come lets those reuse
+  // their memory, at the heap's peak, instead of adding to it.
+  std::vector<Node*>().swap(members_);
   // Adding a fused node writes to each of its outer values (a use on each
   // input, the producer of each output), which by now lie wherever the
   // region's neighbours were: start those loads 4 regions ahead.
   constexpr size_t kAhead = 4;
-  for (size_t r = 0; r < pending_.size(); ++r) {
-    if (r + kAhead < pending_.size()) {
-      const RegionBody& ahead = pending_[r + kAhead].body;
+  for (; !pending_.empty(); pending_.pop_front()) {
+    if (kAhead < pending_.size()) {
+      const RegionBody& ahead = pending_[kAhead].body;
       for (const Value* v : ahead.inputs)
         if (v) __builtin_prefetch(v, 1);
       for (const Value* v : ahead.outputs) __builtin_prefetch(v, 1);
     }
-    PendingRegion& region = pending_[r];
+    PendingRegion& region = pending_.front();
     Node* fused = graph_.addNode(region.fused.op, std::move(region.body.inputs),
                                  std::move(region.body.outputs), std::move(region.fused.attrs),
                                  std::move(region.fused.name));

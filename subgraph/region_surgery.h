@@ -53,7 +53,7 @@ class RegionSurgery {
   /// by it (PassScratch::taken holds the region id).
   void add(int regionId, std::span<Node* const> part, RegionBody body, FusedNode fused);
 
-  /// True if no region was added.
+  /// True if no region was added (or, after materializeAll(), is left).
   bool empty() const { return pending_.empty(); }
 
   /// Runs the connection hooks of every region and checks what they gave,
