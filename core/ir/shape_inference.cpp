@@ -164,6 +164,10 @@ std::optional<Shape> broadcastShapes(const Shape& a, const Shape& b) {
 }
 
 std::optional<TensorType> mergeTypes(const TensorType& existing, const TensorType& inferred) {
+  // Interned shapes compare by pointer: a graph whose values are typed
+  // already (a text graph) merges each output with itself, and building
+  // and interning the same shape again cost most of a 10^6-node inference.
+  if (existing == inferred) return existing;
   TensorType out;
   if (existing.dtype != DataType::kUndefined && inferred.dtype != DataType::kUndefined &&
       existing.dtype != inferred.dtype)
