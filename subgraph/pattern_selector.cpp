@@ -10,6 +10,8 @@
 
 #include <algorithm>
 
+#include "subgraph/ir/op_schema.h"
+
 namespace subgraph::partition {
 namespace {
 
@@ -304,12 +306,29 @@ class Matcher {
 
 //===--- OpMatcher --------------------------------------------------------===//
 
-OpMatcher::OpMatcher(std::string opType) { opTypes_.push_back(std::move(opType)); }
+OpMatcher::OpMatcher(std::string opType) {
+  opTypes_.push_back(std::move(opType));
+  internOpTypes();
+}
 
 OpMatcher OpMatcher::anyOf(std::vector<std::string> opTypes) {
   OpMatcher m;
   m.opTypes_ = std::move(opTypes);
+  m.internOpTypes();
   return m;
+}
+
+void OpMatcher::internOpTypes() {
+  // "Conv" names the default domain; "domain.Op" any other. The registry
+  // interns keys with the domain's canonical spelling, as it does nodes'.
+  keys_.clear();
+  for (const std::string& t : opTypes_) {
+    const size_t dot = t.rfind('.');
+    std::string_view type(t);
+    keys_.push_back(dot == std::string::npos
+                        ? OpRegistry::global().intern("", type)
+                        : OpRegistry::global().intern(type.substr(0, dot), type.substr(dot + 1)));
+  }
 }
 
 OpMatcher OpMatcher::anyOp() { return OpMatcher(); }
@@ -335,19 +354,8 @@ OpMatcher& OpMatcher::optional(bool isOptional) {
 }
 
 bool OpMatcher::matchesOpType(const Node& node) const {
-  if (opTypes_.empty()) return true;
-  for (const std::string& t : opTypes_) {
-    // "Conv" names the default domain; "domain.Op" any other.
-    size_t dot = t.rfind('.');
-    if (dot == std::string::npos) {
-      if (node.domain().empty() && node.opType() == t) return true;
-    } else if (node.opType() == std::string_view(t).substr(dot + 1) &&
-               canonicalDomain(node.domain()) ==
-                   canonicalDomain(std::string_view(t).substr(0, dot))) {
-      return true;
-    }
-  }
-  return false;
+  if (keys_.empty()) return true;
+  return std::find(keys_.begin(), keys_.end(), &node.opKey()) != keys_.end();
 }
 
 Decision OpMatcher::matches(const Node& node) const {

@@ -419,6 +419,37 @@ TEST(PatternSelector, MatchPatternReportsAssignment) {
   EXPECT_EQ(match.nodes[2], nullptr);
 }
 
+//   Relu, ai.onnx Relu spelled out, custom.Relu, com.microsoft.FusedConv
+/// An op type names the default domain, "domain.Op" any other, and
+/// "ai.onnx" is the default domain spelled out; the same name in another
+/// domain is not a match.
+TEST(OpMatcher, MatchesOpTypesByDomain) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4]) {
+      %a = Relu(%x) @plain
+      %b = "ai.onnx.Relu"(%a) @spelled
+      %c = "custom.Relu"(%b) @custom
+      %y = "com.microsoft.FusedConv"(%c) @ms
+      return %y
+    })");
+  const Node& plain = *g->findNode("plain");
+  const Node& spelled = *g->findNode("spelled");
+  const Node& custom = *g->findNode("custom");
+  const Node& ms = *g->findNode("ms");
+  for (const OpMatcher& relu : {OpMatcher("Relu"), OpMatcher("ai.onnx.Relu")}) {
+    EXPECT_TRUE(relu.matchesOpType(plain));
+    EXPECT_TRUE(relu.matchesOpType(spelled));
+    EXPECT_FALSE(relu.matchesOpType(custom));
+    EXPECT_FALSE(relu.matchesOpType(ms));
+  }
+  EXPECT_TRUE(OpMatcher("custom.Relu").matchesOpType(custom));
+  EXPECT_FALSE(OpMatcher("custom.Relu").matchesOpType(plain));
+  const OpMatcher any = OpMatcher::anyOf({"Sigmoid", "com.microsoft.FusedConv"});
+  EXPECT_TRUE(any.matchesOpType(ms));
+  EXPECT_FALSE(any.matchesOpType(plain));
+  EXPECT_TRUE(OpMatcher::anyOp().matchesOpType(custom));
+}
+
 /// Decision::And keeps the first "no"; Or joins both reasons.
 TEST(Decision, CombinesReasons) {
   Decision yes = Decision::yes();

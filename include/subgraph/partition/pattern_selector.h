@@ -98,7 +98,13 @@ class OpMatcher {
 
  private:
   OpMatcher() = default;
+  void internOpTypes();
   std::vector<std::string> opTypes_;  // empty: any op
+  // The op kinds of opTypes_, as the registry interns nodes' ops: a node
+  // matches by its key's address, not by comparing names (an activation
+  // step lists a dozen op types, and comparing each name was a tenth of a
+  // large partition).
+  std::vector<const OpKey*> keys_;
   std::vector<NodePredicate> predicates_;
   bool optional_ = false;
   bool usesInside_ = false;
