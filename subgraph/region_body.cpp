@@ -82,7 +82,7 @@ RegionBody RegionBodyBuilder::build(std::span<Node* const> members, std::string 
         inputs.push_back(mapped(v));
       } else if (options.inlineConstants && v->isInitializer() && !v->isGraphInput()) {
         if (!isMapped(v)) {
-          bind(v, body.addSharedInitializer(v->name(), v->sharedInitializer()));
+          bind(v, body.shareInitializer(*v));
           inlined.push_back(v);
         }
         inputs.push_back(mapped(v));
@@ -179,7 +179,7 @@ RegionBody RegionBodyBuilder::move(std::span<Node* const> members, std::string n
           break;
         case Slot::kSharedConstant:
           if (!isMapped(v)) {
-            bind(v, body.addSharedInitializer(v->name(), v->sharedInitializer()));
+            bind(v, body.shareInitializer(*v));
             inlined.push_back(v);
           }
           rebind(n, k, v, mapped(v));

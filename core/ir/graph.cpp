@@ -230,6 +230,14 @@ Value* Graph::addSharedInitializer(std::string name, std::shared_ptr<const Tenso
   return v;
 }
 
+Value* Graph::shareInitializer(const Value& constant) {
+  if (!constant.initializer_)
+    throw Error("graph '" + name_ + "': value '" + constant.name() + "' is not a constant");
+  Value* v = newValue(constant.name(), constant.type());
+  v->initializer_ = constant.initializer_;
+  return v;
+}
+
 Value* Graph::createValue(std::string name, TensorType type) {
   return newValue(std::move(name), std::move(type));
 }

@@ -1017,5 +1017,27 @@ TEST(GraphOpsets, SharedImportsCopyOnWrite) {
   EXPECT_EQ(outer.clone()->opsetImports().at(""), 18);
 }
 
+/// shareInitializer gives another graph the constant itself: name, type
+/// and the very tensor; a value that is not a constant is refused.
+TEST(GraphInitializers, ShareInitializerSharesNameTypeAndData) {
+  auto outer = parseGraphOrThrow(R"(
+    graph @g(%x: f32[2]) {
+      %w = const f32[2] [1.0, 2.0]
+      %y = Add(%x, %w) @add
+      return %y
+    })");
+  Graph body("body");
+  const Value& w = *outer->findValue("w");
+  Value* shared = body.shareInitializer(w);
+  EXPECT_EQ(shared->name(), "w");
+  EXPECT_EQ(shared->type(), w.type());
+  EXPECT_EQ(shared->sharedInitializer().get(), w.sharedInitializer().get());
+  EXPECT_EQ(shared->graph(), &body);
+  EXPECT_EQ(body.findValue("w"), shared);
+  // Not a computed value, and not a second constant of the same name.
+  EXPECT_THROW(body.shareInitializer(*outer->findValue("y")), Error);
+  EXPECT_THROW(body.shareInitializer(w), Error);
+}
+
 }  // namespace
 }  // namespace subgraph

@@ -116,6 +116,11 @@ class Graph {
   /// are immutable, so sharing is invisible to readers. `data` must not be
   /// null.
   Value* addSharedInitializer(std::string name, std::shared_ptr<const Tensor> data);
+  /// As addSharedInitializer(constant.name(), constant.sharedInitializer()),
+  /// with the constant's type as it stands rather than one computed from
+  /// the tensor again (a region body shares hundreds of thousands).
+  /// `constant` (of any graph) must be an initializer.
+  Value* shareInitializer(const Value& constant);
   /// Creates a value with no producer, for importers that meet a name
   /// before its definition. An empty name gets a fresh unique one.
   Value* createValue(std::string name = {}, TensorType type = {});
