@@ -62,10 +62,61 @@ bool isZeroSize(const TensorType& type) {
   return false;
 }
 
+// Why the deepest attempt of a search failed, recorded without building
+// its text: most anchors either match or fail for a reason nobody reads
+// (the node is fused by the next property), so the text is built once, at
+// the end, from the deepest failure alone.
+struct Failure {
+  enum Kind {
+    kNone,
+    kGraphOutput,         // a: an interior node whose output is a graph output
+    kReadOutside,         // a is read by b, outside the match
+    kGraphOutputInside,   // a (onlyFeedsNext) is a graph output
+    kReadByNonSuccessor,  // a (onlyFeedsNext) is read by b, not its successor
+    kBudget,
+    kNoCandidate,  // no neighbour of a is m (consumer: a's consumers)
+    kUnavailable,  // a is claimed by another region
+    kWrongOp,      // a is not m
+    kPredicate,    // a fails m's predicate: reason
+    kNotConnected,
+    kNoNeighbour,  // required m has no matched neighbour
+  };
+  Failure() = default;
+  explicit Failure(Kind k, const Node* first = nullptr, const Node* second = nullptr,
+                   const OpMatcher* matcher = nullptr)
+      : kind(k), a(first), b(second), m(matcher) {}
+
+  Kind kind = kNone;
+  const Node* a = nullptr;
+  const Node* b = nullptr;
+  const OpMatcher* m = nullptr;
+  bool consumer = false;
+  std::string reason;
+
+  std::string text() const {
+    switch (kind) {
+      case kNone: return "no match";
+      case kGraphOutput: return quoted(*a) + " is a graph output";
+      case kReadOutside: return quoted(*a) + " is read outside the match, by " + quoted(*b);
+      case kGraphOutputInside: return quoted(*a) + " is a graph output inside the match";
+      case kReadByNonSuccessor:
+        return quoted(*a) + " is read by " + quoted(*b) +
+               ", which is not the next node of the match";
+      case kBudget: return "search budget exhausted";
+      case kNoCandidate:
+        return (consumer ? "no consumer of " : "no producer of an input of ") + quoted(*a) +
+               " is " + m->describe();
+      case kUnavailable: return quoted(*a) + " is not available (claimed by another region)";
+      case kWrongOp: return quoted(*a) + " is not " + m->describe();
+      case kPredicate: return quoted(*a) + ": " + reason;
+      case kNotConnected: return quoted(*a) + " is not connected as the pattern requires";
+      case kNoNeighbour: return "required " + m->describe() + " has no matched neighbour";
+    }
+    return "no match";
+  }
+};
+
 // Backtracking search for one match; see pattern_selector.h for semantics.
-// Failure messages cost allocations, and most anchors either match or fail
-// for a reason nobody reads (the node is fused by the next seed), so the
-// search first runs silent and reruns with explanations only on failure.
 class Matcher {
  public:
   Matcher(const Pattern& pattern, const std::function<bool(const Node&)>& available)
@@ -87,12 +138,7 @@ class Matcher {
       result.nodes = std::move(assigned_);
       return result;
     }
-    explain_ = true;
-    steps_ = 0;
-    std::fill(assigned_.begin() + 1, assigned_.end(), nullptr);
-    solve(1);
-    result.failure =
-        "pattern '" + pattern_.name() + "': " + (note_.empty() ? std::string("no match") : note_);
+    result.failure = "pattern '" + pattern_.name() + "': " + deepest_.text();
     return result;
   }
 
@@ -101,13 +147,12 @@ class Matcher {
   bool used(const Node* node) const {
     return std::find(assigned_.begin(), assigned_.end(), node) != assigned_.end();
   }
-  // Remembers why the deepest attempt failed: that is the explanation
-  // closest to a match, hence the most useful one. `why` builds the text.
-  template <typename Why>
-  void fail(size_t depth, Why&& why) {
-    if (explain_ && depth >= noteDepth_) {
-      noteDepth_ = depth;
-      note_ = why();
+  // Remembers why the deepest attempt failed (the last at that depth):
+  // that is the explanation closest to a match, hence the most useful one.
+  void fail(size_t depth, Failure failure) {
+    if (depth >= deepestDepth_) {
+      deepestDepth_ = depth;
+      deepest_ = std::move(failure);
     }
   }
 
@@ -197,14 +242,12 @@ class Matcher {
       for (const Value* v : n->outputs()) {
         if (!v) continue;
         if (v->isGraphOutput()) {
-          fail(assigned_.size(), [&] { return quoted(*n) + " is a graph output"; });
+          fail(assigned_.size(), Failure(Failure::kGraphOutput, n));
           return false;
         }
         for (const Use& use : v->uses())
           if (!used(use.user)) {
-            fail(assigned_.size(), [&] {
-              return quoted(*n) + " is read outside the match, by " + quoted(*use.user);
-            });
+            fail(assigned_.size(), Failure(Failure::kReadOutside, n, use.user));
             return false;
           }
       }
@@ -230,15 +273,12 @@ class Matcher {
       for (const Value* v : n->outputs()) {
         if (!v) continue;
         if (v->isGraphOutput()) {
-          fail(end, [&] { return quoted(*n) + " is a graph output inside the match"; });
+          fail(end, Failure(Failure::kGraphOutputInside, n));
           return false;
         }
         for (const Use& use : v->uses())
           if (std::find(successors_.begin(), successors_.end(), use.user) == successors_.end()) {
-            fail(end, [&] {
-              return quoted(*n) + " is read by " + quoted(*use.user) +
-                     ", which is not the next node of the match";
-            });
+            fail(end, Failure(Failure::kReadByNonSuccessor, n, use.user));
             return false;
           }
       }
@@ -249,36 +289,40 @@ class Matcher {
   bool solve(size_t k) {
     if (k == assigned_.size()) return usesStayInside() && interiorsFeedOnlyNext();
     if (++steps_ > kMatchStepBudget) {
-      fail(assigned_.size(), [] { return std::string("search budget exhausted"); });
+      fail(assigned_.size(), Failure(Failure::kBudget));
       return false;
     }
     const OpMatcher& m = pattern_.nodes()[k];
     std::vector<const Node*> found;
     const Node* from = nullptr;
     if (const Pattern::Edge* e = candidates(k, found, from)) {
-      if (found.empty())
-        fail(k, [&] {
-          return (e->consumer == k ? "no consumer of " : "no producer of an input of ") +
-                 quoted(*from) + " is " + m.describe();
-        });
+      if (found.empty()) {
+        Failure none(Failure::kNoCandidate, from, nullptr, &m);
+        none.consumer = e->consumer == k;
+        fail(k, std::move(none));
+      }
       for (const Node* x : found) {
         if (used(x)) continue;
         if (!isAvailable(*x)) {
-          fail(k, [&] { return quoted(*x) + " is not available (claimed by another region)"; });
+          fail(k, Failure(Failure::kUnavailable, x));
           continue;
         }
         if (!m.matchesOpType(*x)) {
-          fail(k, [&] { return quoted(*x) + " is not " + m.describe(); });
+          fail(k, Failure(Failure::kWrongOp, x, nullptr, &m));
           continue;
         }
-        // Unnamed: the silent search must not build a text per candidate.
+        // Unnamed: the search must not build a text per candidate.
         Decision d = m.matchesUnnamed(*x);
         if (!d) {
-          fail(k, [&] { return quoted(*x) + ": " + d.reason(); });
+          if (k >= deepestDepth_) {  // copy the reason only where it counts
+            Failure bad(Failure::kPredicate, x);
+            bad.reason = d.reason();
+            fail(k, std::move(bad));
+          }
           continue;
         }
         if (!edgesHold(k, x)) {
-          fail(k, [&] { return quoted(*x) + " is not connected as the pattern requires"; });
+          fail(k, Failure(Failure::kNotConnected, x));
           continue;
         }
         assigned_[k] = x;
@@ -286,7 +330,7 @@ class Matcher {
         assigned_[k] = nullptr;
       }
     } else if (!m.isOptional()) {
-      fail(k, [&] { return "required " + m.describe() + " has no matched neighbour"; });
+      fail(k, Failure(Failure::kNoNeighbour, nullptr, nullptr, &m));
     }
     if (m.isOptional()) return solve(k + 1);
     return false;
@@ -297,9 +341,8 @@ class Matcher {
   std::vector<const Node*> assigned_;
   std::vector<const Node*> successors_;  // scratch of interiorsFeedOnlyNext
   size_t steps_ = 0;
-  bool explain_ = false;
-  size_t noteDepth_ = 0;
-  std::string note_;
+  size_t deepestDepth_ = 0;
+  Failure deepest_;
 };
 
 }  // namespace
