@@ -94,25 +94,52 @@ struct Failure {
   std::string reason;
 
   std::string text() const {
+    // One string, appended to: a graph turns down an anchor per node of a
+    // kind, and a temporary per '+' cost more than the search.
+    std::string out;
+    out.reserve(128);
     switch (kind) {
       case kNone: return "no match";
-      case kGraphOutput: return quoted(*a) + " is a graph output";
-      case kReadOutside: return quoted(*a) + " is read outside the match, by " + quoted(*b);
-      case kGraphOutputInside: return quoted(*a) + " is a graph output inside the match";
-      case kReadByNonSuccessor:
-        return quoted(*a) + " is read by " + quoted(*b) +
-               ", which is not the next node of the match";
       case kBudget: return "search budget exhausted";
+      case kGraphOutput: node(out, a).append(" is a graph output"); break;
+      case kReadOutside: node(node(out, a).append(" is read outside the match, by "), b); break;
+      case kGraphOutputInside: node(out, a).append(" is a graph output inside the match"); break;
+      case kReadByNonSuccessor:
+        node(node(out, a).append(" is read by "), b)
+            .append(", which is not the next node of the match");
+        break;
       case kNoCandidate:
-        return (consumer ? "no consumer of " : "no producer of an input of ") + quoted(*a) +
-               " is " + m->describe();
-      case kUnavailable: return quoted(*a) + " is not available (claimed by another region)";
-      case kWrongOp: return quoted(*a) + " is not " + m->describe();
-      case kPredicate: return quoted(*a) + ": " + reason;
-      case kNotConnected: return quoted(*a) + " is not connected as the pattern requires";
-      case kNoNeighbour: return "required " + m->describe() + " has no matched neighbour";
+        out.append(consumer ? "no consumer of " : "no producer of an input of ");
+        ops(node(out, a).append(" is "));
+        break;
+      case kUnavailable:
+        node(out, a).append(" is not available (claimed by another region)");
+        break;
+      case kWrongOp: ops(node(out, a).append(" is not ")); break;
+      case kPredicate: node(out, a).append(": ").append(reason); break;
+      case kNotConnected: node(out, a).append(" is not connected as the pattern requires"); break;
+      case kNoNeighbour: ops(out.append("required ")).append(" has no matched neighbour"); break;
     }
-    return "no match";
+    return out;
+  }
+
+ private:
+  // Appends quoted(*n): "Op 'name'".
+  static std::string& node(std::string& out, const Node* n) {
+    if (!n->domain().empty()) out.append(n->domain()).append(".");
+    out.append(n->opType()).append(" '");
+    if (n->name().empty())
+      out.append(n->displayName());
+    else
+      out.append(n->name());
+    return out.append("'");
+  }
+  // Appends m->describe(): "Conv", "Relu|Clip" or "*".
+  std::string& ops(std::string& out) const {
+    if (m->opTypes().empty()) return out.append("*");
+    for (size_t i = 0; i < m->opTypes().size(); ++i)
+      (i ? out.append("|") : out).append(m->opTypes()[i]);
+    return out;
   }
 };
 
