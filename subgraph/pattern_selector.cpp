@@ -146,8 +146,16 @@ struct Failure {
 // Backtracking search for one match; see pattern_selector.h for semantics.
 class Matcher {
  public:
-  Matcher(const Pattern& pattern, const std::function<bool(const Node&)>& available)
-      : pattern_(pattern), available_(available), assigned_(pattern.nodes().size(), nullptr) {}
+  // `found` holds the candidate lists, one per depth; it may come from an
+  // earlier search (the lists are cleared before use) and grows to fit.
+  Matcher(const Pattern& pattern, const std::function<bool(const Node&)>& available,
+          std::vector<std::vector<const Node*>>& found)
+      : pattern_(pattern),
+        available_(available),
+        assigned_(pattern.nodes().size(), nullptr),
+        found_(found) {
+    if (found_.size() < assigned_.size()) found_.resize(assigned_.size());
+  }
 
   PatternMatch run(const Node& anchor) {
     PatternMatch result;
@@ -320,7 +328,9 @@ class Matcher {
       return false;
     }
     const OpMatcher& m = pattern_.nodes()[k];
-    std::vector<const Node*> found;
+    // Depth k's own list: deeper calls use theirs, never this one.
+    std::vector<const Node*>& found = found_[k];
+    found.clear();
     const Node* from = nullptr;
     if (const Pattern::Edge* e = candidates(k, found, from)) {
       if (found.empty()) {
@@ -367,6 +377,7 @@ class Matcher {
   const std::function<bool(const Node&)>& available_;
   std::vector<const Node*> assigned_;
   std::vector<const Node*> successors_;  // scratch of interiorsFeedOnlyNext
+  std::vector<std::vector<const Node*>>& found_;
   size_t steps_ = 0;
   size_t deepestDepth_ = 0;
   Failure deepest_;
@@ -606,7 +617,22 @@ StatusOr<Pattern> PatternBuilder::build() const {
 
 PatternMatch matchPattern(const Pattern& pattern, const Node& anchor,
                           const std::function<bool(const Node&)>& available) {
-  return Matcher(pattern, available).run(anchor);
+  // The candidate lists outlive a search, so that the next one (a walk
+  // matches once per seed) reuses their memory instead of allocating a
+  // list per step. A predicate may itself call matchPattern; that nested
+  // search gets lists of its own.
+  thread_local std::vector<std::vector<const Node*>> shared;
+  thread_local bool busy = false;
+  if (busy) {
+    std::vector<std::vector<const Node*>> own;
+    return Matcher(pattern, available, own).run(anchor);
+  }
+  busy = true;
+  struct Release {
+    bool& flag;
+    ~Release() { flag = false; }
+  } release{busy};
+  return Matcher(pattern, available, shared).run(anchor);
 }
 
 //===--- PatternSelector --------------------------------------------------===//

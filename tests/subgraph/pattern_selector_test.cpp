@@ -450,6 +450,28 @@ TEST(OpMatcher, MatchesOpTypesByDomain) {
   EXPECT_TRUE(OpMatcher::anyOp().matchesOpType(custom));
 }
 
+//   %x -> Conv -> BatchNormalization -> %y, and Conv -> Relu
+/// A predicate may run a search of its own (matchPattern) in the middle of
+/// one: each gets its own candidate lists, so both find their match.
+TEST(PatternSelector, APredicateMayMatchAPatternInsideASearch) {
+  auto g = parseGraphOrThrow(convThen(
+      "%n = BatchNormalization(%c, %s, %b, %m, %v) @bn\n %r = Relu(%c) @relu\n return %n, %r"));
+  const Pattern inner = Pattern::chain("inner", {"Conv", "BatchNormalization"});
+  int nested = 0;
+  OpMatcher bn = OpMatcher("BatchNormalization").where([&](const Node& n) -> Decision {
+    PatternMatch m = matchPattern(inner, *n.input(0)->producer());
+    ++nested;
+    return m.ok() ? Decision::yes() : Decision::no("the inner search failed: " + m.failure);
+  });
+  const Pattern outer = Pattern::chain("outer", {"Conv", bn});
+  PatternMatch match = matchPattern(outer, *g->findNode("conv"));
+  ASSERT_TRUE(match.ok()) << match.failure;
+  EXPECT_EQ(match.nodes[1], g->findNode("bn"));
+  EXPECT_GE(nested, 1);
+  // Not a match for a node the inner search cannot complete.
+  EXPECT_FALSE(matchPattern(outer, *g->findNode("relu")).ok());
+}
+
 /// Decision::And keeps the first "no"; Or joins both reasons.
 TEST(Decision, CombinesReasons) {
   Decision yes = Decision::yes();
