@@ -380,13 +380,6 @@ void writeMember(JsonWriter& json, std::string_view key, std::string_view value)
   json.string(value);
 }
 
-void writeStrings(JsonWriter& json, std::string_view key, const std::vector<std::string>& list) {
-  json.key(key);
-  json.beginArray();
-  for (const std::string& s : list) json.string(s);
-  json.endArray();
-}
-
 // `count` names, name(k) for k in [0, count).
 template <typename Name>
 void writeNames(JsonWriter& json, std::string_view key, size_t count, Name name) {
@@ -394,6 +387,10 @@ void writeNames(JsonWriter& json, std::string_view key, size_t count, Name name)
   json.beginArray();
   for (size_t k = 0; k < count; ++k) json.string(name(k));
   json.endArray();
+}
+
+void writeStrings(JsonWriter& json, std::string_view key, const std::vector<std::string>& list) {
+  writeNames(json, key, list.size(), [&](size_t k) -> std::string_view { return list[k]; });
 }
 
 // Reads the region in place, as writeRejected() does the left-out nodes.

@@ -20,8 +20,28 @@ namespace {
 // consumers matching a many-node pattern) from stalling partitioning.
 constexpr size_t kMatchStepBudget = 100000;
 
+// Appends "Op 'name'" (the domain-qualified op type and display name).
+std::string& appendQuoted(std::string& out, const Node& node) {
+  if (!node.domain().empty()) out.append(node.domain()).append(".");
+  out.append(node.opType()).append(" '");
+  if (node.name().empty())
+    out.append(node.displayName());
+  else
+    out.append(node.name());
+  return out.append("'");
+}
+
 std::string quoted(const Node& node) {
-  return node.qualifiedOpType() + " '" + node.displayName() + "'";
+  std::string out;
+  return appendQuoted(out, node);
+}
+
+// Appends OpMatcher::describe(): "Conv", "Relu|Clip|HardSwish" or "*".
+std::string& appendDescription(std::string& out, const OpMatcher& m) {
+  if (m.opTypes().empty()) return out.append("*");
+  for (size_t i = 0; i < m.opTypes().size(); ++i)
+    (i ? out.append("|") : out).append(m.opTypes()[i]);
+  return out;
 }
 
 const AttrValue* attrOrDefault(const Node& node, const std::string& name) {
@@ -124,23 +144,8 @@ struct Failure {
   }
 
  private:
-  // Appends quoted(*n): "Op 'name'".
-  static std::string& node(std::string& out, const Node* n) {
-    if (!n->domain().empty()) out.append(n->domain()).append(".");
-    out.append(n->opType()).append(" '");
-    if (n->name().empty())
-      out.append(n->displayName());
-    else
-      out.append(n->name());
-    return out.append("'");
-  }
-  // Appends m->describe(): "Conv", "Relu|Clip" or "*".
-  std::string& ops(std::string& out) const {
-    if (m->opTypes().empty()) return out.append("*");
-    for (size_t i = 0; i < m->opTypes().size(); ++i)
-      (i ? out.append("|") : out).append(m->opTypes()[i]);
-    return out;
-  }
+  static std::string& node(std::string& out, const Node* n) { return appendQuoted(out, *n); }
+  std::string& ops(std::string& out) const { return appendDescription(out, *m); }
 };
 
 // Backtracking search for one match; see pattern_selector.h for semantics.
@@ -455,10 +460,8 @@ Decision OpMatcher::matchesUnnamed(const Node& node) const {
 }
 
 std::string OpMatcher::describe() const {
-  if (opTypes_.empty()) return "*";
   std::string out;
-  for (const std::string& t : opTypes_) out += (out.empty() ? "" : "|") + t;
-  return out;
+  return appendDescription(out, *this);
 }
 
 //===--- Predicates -------------------------------------------------------===//
