@@ -274,4 +274,13 @@ Status inferShapes(Graph& graph, const InferShapesOptions& options) {
   return Status::ok();
 }
 
+bool hasCompleteTypes(const Graph& graph) {
+  for (const Value* v : graph.values()) {
+    const TensorType& type = v->type();
+    if (type.dtype == DataType::kUndefined || !type.hasRank() || !isStaticShape(*type.shape))
+      return false;
+  }
+  return true;
+}
+
 }  // namespace subgraph

@@ -3,6 +3,8 @@
 // Methodology:
 //  1. Optionally run shape inference, so that values carry the most precise
 //     types known (in particular the static shapes Shape nodes fold from).
+//     A graph whose every value already has a dtype and a static shape
+//     skips it: inference could only confirm those types.
 //  2. Sweep the nodes in topological order. A node folds when every input is
 //     a constant, evaluating it with constant_evaluators.h; Shape and Size
 //     fold from their input's type instead of its data.
@@ -101,7 +103,7 @@ class ConstantFoldingPass final : public Pass {
     created_.clear();
     bool changed = false;
     for (int sweep = 0; sweep < options_.maxSweeps; ++sweep) {
-      if (options_.inferShapes) {
+      if (options_.inferShapes && !hasCompleteTypes(graph)) {
         Status inferred = inferShapes(graph);
         if (!inferred && stats_.inferenceProblem.empty())
           stats_.inferenceProblem = inferred.message();
@@ -155,11 +157,21 @@ class ConstantFoldingPass final : public Pass {
       std::optional<std::vector<Tensor>> results;
       if (node->opType() == "Shape" || node->opType() == "Size")
         results = evaluateShapeLike(*node, partial);
-      else if (hasConstantEvaluator("", node->opType()))
+      else if (readsOnlyConstants(*node, partial) && hasConstantEvaluator("", node->opType()))
         results = evaluateOnConstants(*node, partial);
       if (results && replaceByConstants(graph, node, std::move(*results))) folded = true;
     }
     return folded;
+  }
+
+  // What evaluateOnConstants() needs at least: every input present is a
+  // constant or a partial one. Most nodes read a computed value, and this
+  // turns them away before any lookup by op name.
+  static bool readsOnlyConstants(const Node& node,
+                                 const std::unordered_map<const Value*, PartialConstant>& partial) {
+    for (const Value* in : node.inputs())
+      if (in && !in->isInitializer() && !partial.count(in)) return false;
+    return true;
   }
 
   // Shape and Size read only their input's type. A partly static Shape

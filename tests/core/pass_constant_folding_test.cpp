@@ -11,6 +11,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "subgraph/ir/shape_inference.h"
 #include "subgraph/ir/text_format.h"
 #include "subgraph/ir/verifier.h"
 
@@ -300,6 +301,25 @@ TEST(ConstantFolding, FoldsShapeMadeStaticByEarlierFold) {
   EXPECT_EQ(g->numNodes(), 1u);
   EXPECT_EQ(intsOf(*g, "rev"), (std::vector<int64_t>{3, 2}));
   EXPECT_EQ(intsOf(*g, "t"), (std::vector<int64_t>{3, 2}));
+}
+
+//   %x f32[2, 3] -> Shape -> %s;  %x -> Relu -> %r f32[2, 3] -> Shape -> %t
+/// In a graph whose every type is complete the pass skips inference and
+/// folds from the declared types; the Relu, which reads no constant, stays.
+TEST(ConstantFolding, FoldsFromDeclaredTypesWhenEveryTypeIsComplete) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[2, 3]) {
+      %s: i64[2] = Shape(%x)
+      %r: f32[2, 3] = Relu(%x)
+      %t: i64[2] = Shape(%r)
+      return %s, %r, %t
+    })");
+  ASSERT_TRUE(hasCompleteTypes(*g));
+  EXPECT_TRUE(runFolding(*g));
+  EXPECT_EQ(g->numNodes(), 1u);
+  EXPECT_EQ(intsOf(*g, "s"), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(intsOf(*g, "t"), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(g->findValue("r")->initializer(), nullptr);
 }
 
 }  // namespace

@@ -47,6 +47,34 @@ std::string inferError(std::string_view text) {
 //===--- Broadcasting ---------------------------------------------------===//
 
 /// Numpy broadcasting over static, symbolic and unknown dims.
+//   %x f32[2, 3] -> Relu -> %y f32[2, 3]
+/// Complete types: every value has a dtype and a static shape. One
+/// symbolic dim, one untyped value or one unknown dtype makes them
+/// incomplete, so inference still has something to add.
+TEST(HasCompleteTypes, NeedsADtypeAndAStaticShapeOnEveryValue) {
+  EXPECT_TRUE(hasCompleteTypes(*parseGraphOrThrow(R"(
+    graph @g(%x: f32[2, 3]) {
+      %w = const f32[3] [1, 2, 3]
+      %y: f32[2, 3] = Add(%x, %w)
+      return %y
+    })")));
+  EXPECT_FALSE(hasCompleteTypes(*parseGraphOrThrow(R"(
+    graph @g(%x: f32[N, 3]) {
+      %y: f32[N, 3] = Relu(%x)
+      return %y
+    })")));
+  EXPECT_FALSE(hasCompleteTypes(*parseGraphOrThrow(R"(
+    graph @g(%x: f32[2, 3]) {
+      %y = Relu(%x)
+      return %y
+    })")));
+  EXPECT_FALSE(hasCompleteTypes(*parseGraphOrThrow(R"(
+    graph @g(%x: f32) {
+      %y: f32 = Relu(%x)
+      return %y
+    })")));
+}
+
 TEST(BroadcastShapes, FollowsNumpyRulesWithSymbols) {
   const Dim n = Dim::symbol("N"), m = Dim::symbol("M"), u;
   EXPECT_EQ(broadcastShapes({n, 1, 3}, {4, 1}), (Shape{n, 4, 3}));

@@ -133,6 +133,12 @@ struct InferShapesOptions {
 /// inconsistent, naming it.
 Status inferShapes(Graph& graph, const InferShapesOptions& options = {});
 
+/// True when every value of the graph (not of its nested graphs) has an
+/// element type and a static shape. inferShapes() can then only confirm the
+/// types (or fail on a conflict): it merges and never replaces a more
+/// precise type, so callers that run it for the types may skip it.
+bool hasCompleteTypes(const Graph& graph);
+
 /// Multidirectional (numpy) broadcast of two shapes with symbolic dims.
 /// Returns nullopt when the static dims are incompatible.
 std::optional<Shape> broadcastShapes(const Shape& a, const Shape& b);
