@@ -54,7 +54,12 @@ std::string describeToken(const Token& token) {
 }
 
 size_t reservedStatementCount(std::string_view source, uint64_t maxStatements) {
-  const auto lines = static_cast<uint64_t>(std::count(source.begin(), source.end(), '\n')) + 1;
+  // memchr jumps a line at a time with vector loads; std::count compiles
+  // to a byte loop here.
+  uint64_t lines = 1;
+  for (const char *p = source.data(), *end = p + source.size();
+       (p = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)))); ++p)
+    ++lines;
   const uint64_t bySize = source.size() / kBytesPerReservedStatement;
   return static_cast<size_t>(std::min({lines, bySize, maxStatements}));
 }
@@ -155,7 +160,7 @@ Token Lexer::lexNumber(SourceLoc loc) {
   // need no unary-minus rule in the parser.
   if (isIdentStart(peekChar())) {
     size_t wordStart = pos_;
-    while (isIdentChar(peekChar())) advance();
+    advanceWhile(isIdentChar);
     std::string_view word = source_.substr(wordStart, pos_ - wordStart);
     if (word != "inf" && word != "nan")
       return makeError(loc, "expected a number after '" + std::string(1, source_[start]) +
@@ -174,20 +179,20 @@ Token Lexer::lexNumber(SourceLoc loc) {
   if (peekChar() == '0' && (peekChar(1) == 'x' || peekChar(1) == 'X')) {
     advance(2);
     if (!isHexDigit(peekChar())) return makeError(loc, "expected hex digits after '0x'");
-    while (isHexDigit(peekChar())) advance();
+    advanceWhile(isHexDigit);
   } else {
-    while (isDigit(peekChar())) advance();
+    advanceWhile(isDigit);
     if (peekChar() == '.' && isDigit(peekChar(1))) {
       t.kind = TokenKind::kFloat;
       advance();
-      while (isDigit(peekChar())) advance();
+      advanceWhile(isDigit);
     }
     if ((peekChar() == 'e' || peekChar() == 'E') &&
         (isDigit(peekChar(1)) ||
          ((peekChar(1) == '+' || peekChar(1) == '-') && isDigit(peekChar(2))))) {
       t.kind = TokenKind::kFloat;
       advance(2);
-      while (isDigit(peekChar())) advance();
+      advanceWhile(isDigit);
     }
   }
   if (isIdentChar(peekChar()) || peekChar() == '.') {
@@ -201,7 +206,7 @@ Token Lexer::lexNumber(SourceLoc loc) {
 Token Lexer::lexIdentifier(SourceLoc loc) {
   size_t start = pos_;
   while (true) {
-    while (isIdentChar(peekChar())) advance();
+    advanceWhile(isIdentChar);
     // A dot continues the identifier only when another segment follows, so
     // `onednn.ConvBnRelu` is one token.
     if (peekChar() == '.' && isIdentStart(peekChar(1)))
@@ -228,7 +233,7 @@ Token Lexer::lexSigilName(SourceLoc loc, TokenKind kind, char sigil) {
     return t;
   }
   size_t start = pos_;
-  while (isSigilNameChar(peekChar())) advance();
+  advanceWhile(isSigilNameChar);
   if (pos_ == start) {
     std::string found = atEnd() ? "end of input" : printableChar(peekChar());
     return makeError(loc, std::string("expected a name or a quoted string after '") + sigil +

@@ -116,6 +116,16 @@ class Lexer {
   SourceLoc here() const { return SourceLoc{line_, static_cast<uint32_t>(pos_ - lineStart_ + 1)}; }
   /// Moves past `n` characters of the current line (clamped to the end).
   void advance(size_t n = 1) { pos_ = pos_ + n < source_.size() ? pos_ + n : source_.size(); }
+  /// Moves past the characters that satisfy `pred`, in one bounds-checked
+  /// loop rather than a peekChar() and an advance() per character.
+  template <typename Pred>
+  void advanceWhile(Pred pred) {
+    const char* data = source_.data();
+    const size_t size = source_.size();
+    size_t p = pos_;
+    while (p < size && pred(data[p])) ++p;
+    pos_ = p;
+  }
   void skipSpaceAndComments();
   Token makeError(SourceLoc loc, const std::string& message);
   Token lexNumber(SourceLoc loc);

@@ -167,6 +167,13 @@ class Parser {
     if (!at(kind)) failExpected(what);
     return take();
   }
+  /// expect() for a description that names something: `what()` builds it
+  /// only for the error, not on every token of a large graph.
+  template <typename What>
+  Token expectNamed(TokenKind kind, What&& what) {
+    if (!at(kind)) failExpected(what());
+    return take();
+  }
   void expectKeyword(std::string_view word) {
     if (!atKeyword(word)) failExpected("'" + std::string(word) + "'");
     take();
@@ -406,7 +413,8 @@ void Parser::parseNode(GraphScope& scope, std::span<const ResultDecl> results, i
   if (opName.empty()) fail(op.loc, "op name " + text::nameForMessage(op.text) + " ends with '.'");
   const OpKey* key = opKeyFor(op.text, domain, opName);
 
-  expect(TokenKind::kLParen, "'(' after op name " + text::nameForMessage(op.text));
+  expectNamed(TokenKind::kLParen,
+              [&] { return "'(' after op name " + text::nameForMessage(op.text); });
   // Collected on the stack, then copied once into a vector of the exact
   // size: growing a vector operand by operand allocated up to four times.
   boost::container::small_vector<Value*, 8> operands;
@@ -483,7 +491,8 @@ std::vector<Attribute> Parser::parseAttributes(int depth) {
     }
     if (repeated)
       fail(name.loc, "attribute " + text::nameForMessage(name.text) + " is given twice");
-    expect(TokenKind::kEquals, "'=' after attribute name " + text::nameForMessage(name.text));
+    expectNamed(TokenKind::kEquals,
+                [&] { return "'=' after attribute name " + text::nameForMessage(name.text); });
     attrs.emplace_back(std::string(name.text), parseAttrValue(name.text, depth));
   }
   return attrs;
@@ -508,7 +517,8 @@ AttrValue Parser::parseAttrValue(std::string_view attrName, int depth) {
 }
 
 AttrValue Parser::parseTypedList(const Token& kindWord, std::string_view attrName, int depth) {
-  expect(TokenKind::kLBracket, "'[' after '" + std::string(kindWord.text) + "'");
+  expectNamed(TokenKind::kLBracket,
+              [&] { return "'[' after '" + std::string(kindWord.text) + "'"; });
   std::string_view kind = kindWord.text;
   std::vector<int64_t> ints;
   std::vector<float> floats;
@@ -741,7 +751,8 @@ void appendBytes(std::vector<std::byte>& bytes, T value) {
 void Parser::parseElement(DataType dtype, std::vector<std::byte>& bytes,
                           std::vector<std::string>& strings) {
   auto intElement = [&](std::string_view name) {
-    return expect(TokenKind::kInteger, "an integer element of " + std::string(name));
+    return expectNamed(TokenKind::kInteger,
+                       [&] { return "an integer element of " + std::string(name); });
   };
   switch (dtype) {
     case DataType::kString:
