@@ -23,6 +23,8 @@
 #include <unordered_set>
 #include <utility>
 
+#include <boost/container/small_vector.hpp>
+
 #include "subgraph/analysis/algorithms.h"
 
 namespace subgraph {
@@ -494,10 +496,13 @@ class Verifier {
     const Value* value;
   };
 
+  using Bindings = boost::container::small_vector<Binding, 4>;
+
   void checkTypeConstraints(const Node& n, const OpSchema& schema) {
     // Ops have at most a few constraints, so a small vector scanned linearly
-    // is cheaper than a map keyed by constraint name.
-    std::vector<Binding> bound;
+    // is cheaper than a map keyed by constraint name; on the stack, as this
+    // runs for every node of every graph loaded.
+    Bindings bound;
     for (size_t i = 0; i < n.numInputs(); ++i)
       checkOperandType(
           n, schema,
@@ -510,8 +515,7 @@ class Verifier {
           bound);
   }
 
-  void checkOperandType(const Node& n, const OpSchema& schema, Binding operand,
-                        std::vector<Binding>& bound) {
+  void checkOperandType(const Node& n, const OpSchema& schema, Binding operand, Bindings& bound) {
     if (!operand.spec || !operand.value || operand.spec->typeConstraint.empty()) return;
     operand.dtype = operand.value->type().dtype;
     if (operand.dtype == DataType::kUndefined) return;

@@ -46,7 +46,12 @@ StatusOr<Window> readWindow(const Node& node, size_t k, const std::vector<int64_
         node, "auto_pad '" + w.autoPad + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
   auto list = [&](const char* name, size_t size, int64_t fill, int64_t min,
                   std::vector<int64_t>& out) -> Status {
-    out = node.getInts(name, std::vector<int64_t>(size, fill));
+    // The default is made only when the attribute is absent: this runs for
+    // every Conv and pool of a graph, in inference and in verification.
+    if (node.hasAttr(name))
+      out = node.getInts(name);
+    else
+      out.assign(size, fill);
     if (out.size() != size)
       return nodeError(node, std::string(name) + " " + intsToString(out) + " has " +
                                  std::to_string(out.size()) + " entries, expected " +
