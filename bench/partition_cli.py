@@ -12,7 +12,8 @@ syn_N.sg --backend B --json` on the synthetic residual graph of N nodes
 with 10% unsupported nodes (`subgraph zoo synthetic ... --shape residual`,
 written once into a scratch folder). It records the partition time the
 report gives (partition_ms), the process's wall time (loading, passes,
-partitioning, report) and its peak resident memory (wait4's ru_maxrss).
+partitioning, report), its user and kernel CPU time and its peak resident
+memory (wait4's ru_utime, ru_stime and ru_maxrss).
 With --baseline, the same points run on that binary too, alternating with
 the first round by round, and the tables show both side by side with their
 ratio. Figures are medians over the rounds; the log-log slope of partition
@@ -74,6 +75,7 @@ def measure(subgraph, model, backend):
                  f"(status {os.waitstatus_to_exitcode(status)})")
     report = json.loads(text)
     return {"partition_ms": report["partition_ms"], "wall_s": wall,
+            "user_s": usage.ru_utime, "sys_s": usage.ru_stime,
             "rss_mb": usage.ru_maxrss / 1024.0, "regions": len(report["regions"])}
 
 
@@ -110,12 +112,13 @@ def collect(args, models):
 def table(args, sizes, stats):
     have_base = bool(args.baseline)
     lines = []
-    head = "| backend | nodes | partition ms | wall s | peak RSS MB | regions |"
-    rule = "|---|---|---|---|---|---|"
+    head = "| backend | nodes | partition ms | wall s | user s | sys s | peak RSS MB | regions |"
+    rule = "|---|---|---|---|---|---|---|---|"
     if have_base:
         head = ("| backend | nodes | partition ms (before) | partition ms | ratio | wall s (before) "
-                "| wall s | peak RSS MB (before) | peak RSS MB | regions (before / now) |")
-        rule = "|---|---|---|---|---|---|---|---|---|---|"
+                "| wall s | user s (before) | user s | sys s (before) | sys s "
+                "| peak RSS MB (before) | peak RSS MB | regions (before / now) |")
+        rule = "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     lines += [head, rule]
     for backend in args.backends:
         for n in sizes:
@@ -125,11 +128,14 @@ def table(args, sizes, stats):
                 lines.append(
                     f"| {backend} | {n:,} | {base['partition_ms']:.1f} | {cur['partition_ms']:.1f} | "
                     f"{cur['partition_ms'] / base['partition_ms']:.2f} | {base['wall_s']:.2f} | "
-                    f"{cur['wall_s']:.2f} | {base['rss_mb']:.0f} | {cur['rss_mb']:.0f} | "
+                    f"{cur['wall_s']:.2f} | {base['user_s']:.2f} | {cur['user_s']:.2f} | "
+                    f"{base['sys_s']:.2f} | {cur['sys_s']:.2f} | "
+                    f"{base['rss_mb']:.0f} | {cur['rss_mb']:.0f} | "
                     f"{base['regions']:.0f} / {cur['regions']:.0f} |")
             else:
                 lines.append(f"| {backend} | {n:,} | {cur['partition_ms']:.1f} | "
-                             f"{cur['wall_s']:.2f} | {cur['rss_mb']:.0f} | {cur['regions']:.0f} |")
+                             f"{cur['wall_s']:.2f} | {cur['user_s']:.2f} | {cur['sys_s']:.2f} | "
+                             f"{cur['rss_mb']:.0f} | {cur['regions']:.0f} |")
     lines.append("")
     for label in ["current"] + (["baseline"] if have_base else []):
         parts = []
@@ -186,7 +192,10 @@ def main():
         + (" --baseline OLD" if args.baseline else "") + "`: one `subgraph partition "
         "syn.sg --backend B --json` process per point, on the synthetic residual graph with "
         "10% unsupported nodes; partition time from the report, wall time and peak RSS of the "
-        f"whole process (load, passes, partition, report). Medians of {args.rounds} rounds, "
+        f"whole process (load, passes, partition, report), and its CPU time in user space "
+        "and in the kernel (`sys`: on these machines nearly all of it zero-fills the fresh "
+        "pages the process touches; `bench/first_touch.py` measures that cost). "
+        f"Medians of {args.rounds} rounds, "
         f"{platform.machine()}, {os.cpu_count()} cores, measured "
         f"{time.strftime('%Y-%m-%d')}.",
         "",
