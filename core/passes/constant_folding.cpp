@@ -108,6 +108,7 @@ class ConstantFoldingPass final : public Pass {
         if (!inferred && stats_.inferenceProblem.empty())
           stats_.inferenceProblem = inferred.message();
       }
+      if (!mayFold(graph)) break;
       StatusOr<bool> folded = runSweep(graph);
       if (!folded) return folded.status();
       if (!*folded) break;
@@ -140,6 +141,22 @@ class ConstantFoldingPass final : public Pass {
     std::string firstInconsistency;
     std::string inferenceProblem;
   };
+
+  // Whether a sweep could fold anything: some Shape or Size, or some node
+  // that reads only constants and has an evaluator. A scan in id order
+  // answers it without the topological order, and on most graphs the
+  // answer, after the first sweep, is no. Partial constants start at Shape
+  // nodes and new constants at folds, so a graph without either kind of
+  // node folds nothing.
+  static bool mayFold(const Graph& graph) {
+    const std::unordered_map<const Value*, PartialConstant> none;
+    for (const Node* node : graph.nodes()) {
+      if (!node->domain().empty()) continue;
+      if (node->opType() == "Shape" || node->opType() == "Size") return true;
+      if (readsOnlyConstants(*node, none) && hasConstantEvaluator("", node->opType())) return true;
+    }
+    return false;
+  }
 
   // One topological sweep; returns whether anything folded.
   StatusOr<bool> runSweep(Graph& graph) {

@@ -322,5 +322,18 @@ TEST(ConstantFolding, FoldsFromDeclaredTypesWhenEveryTypeIsComplete) {
   EXPECT_EQ(g->findValue("r")->initializer(), nullptr);
 }
 
+//   %x f32[2, 3] -> Relu -> %y (untyped)
+/// A graph with nothing to fold still gets its types inferred: the pass
+/// skips its sweep, not the inference that later passes read.
+TEST(ConstantFolding, InfersTypesWhenNothingFolds) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[2, 3]) {
+      %y = Relu(%x)
+      return %y
+    })");
+  EXPECT_FALSE(runFolding(*g));
+  EXPECT_EQ(g->findValue("y")->type().toString(), "f32[2, 3]");
+}
+
 }  // namespace
 }  // namespace subgraph

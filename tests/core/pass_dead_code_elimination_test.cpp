@@ -145,5 +145,26 @@ TEST(DeadCodeElimination, RemovesDanglingValues) {
   EXPECT_EQ(g->findValue("orphan"), nullptr);
 }
 
+//   %x -> Neg -> %a -> Exp -> %b --.
+//              %a -> Abs -> %c ------+-> Add -> %d (read by nobody)
+//   %x -> Relu -> %y (output)
+/// Dead nodes that read each other go together: the quick check that finds
+/// nothing dead must not stop at %a, %b and %c, which all have readers.
+TEST(DeadCodeElimination, RemovesADeadDiamondWhoseNodesReadEachOther) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[2]) {
+      %y = Relu(%x) @relu
+      %a = Neg(%x)
+      %b = Exp(%a)
+      %c = Abs(%a)
+      %d = Add(%b, %c)
+      return %y
+    })");
+  EXPECT_TRUE(runDce(*g));
+  EXPECT_EQ(g->numNodes(), 1u);
+  EXPECT_NE(g->findNode("relu"), nullptr);
+  EXPECT_EQ(g->findValue("a"), nullptr);
+}
+
 }  // namespace
 }  // namespace subgraph
