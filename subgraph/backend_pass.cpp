@@ -77,8 +77,13 @@ Status BackendPass::run() {
   tables_.dagIsCurrent = false;
   tables_.regionTables = false;
   const GraphMark before = GraphMark::of(run_.graph);
+  auto phase = std::chrono::steady_clock::now();
   SUBGRAPH_RETURN_IF_ERROR(walk());
-  return finish(before);
+  run_.report.phases.walkMs += millisSince(phase);
+  phase = std::chrono::steady_clock::now();
+  Status finished = finish(before);
+  run_.report.phases.surgeryMs += millisSince(phase);
+  return finished;
 }
 
 Status BackendPass::start() {

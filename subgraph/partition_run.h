@@ -17,6 +17,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -172,6 +173,12 @@ inline Status propertyError(const std::string& label, const std::string& message
 }
 
 /// State shared by all passes of one partitionGraph() call.
+/// Milliseconds of wall time since `start`, for the report's phases.
+inline double millisSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
 struct RunState {
   explicit RunState(Graph& g) : graph(g), inputBound(g.nodeIdBound()), reasons(inputBound) {
     regionOf.assign(inputBound, -1);

@@ -174,19 +174,23 @@ StatusOr<PartitionReport> partitionScoped(Graph& graph, std::span<SubgraphBacken
   tables.dagIsCurrent = true;
   tables.seeds.invalidate();
   const std::vector<NodeId> inputOrder = tables.dag.orderIds();
+  run.report.phases.rankMs += detail::millisSince(start);
 
   std::vector<uint64_t> wanted;
   if (options.reportContested && backends.size() > 1)
     wanted = detail::lowerPriorityWishes(run, backends, options);
   SUBGRAPH_RETURN_IF_ERROR(runPasses(run, tables, backends, options));
+  auto phase = std::chrono::steady_clock::now();
   SUBGRAPH_RETURN_IF_ERROR(checkAcyclic(graph, tables, run));
+  run.report.phases.proofMs += detail::millisSince(phase);
 
+  phase = std::chrono::steady_clock::now();
   run.report.nodesTotal = inputOrder.size();
   detail::fillReport(run, inputOrder, wanted, backends);
+  run.report.phases.reportMs += detail::millisSince(phase);
   SUBGRAPH_RETURN_IF_ERROR(partitionNestedGraphs(graph, controlFlow, backends, options,
                                                  run.nextRegionId, run.report, enclosing));
-  run.report.partitionMs =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  run.report.partitionMs = detail::millisSince(start);
   return std::move(run.report);
 }
 

@@ -206,6 +206,7 @@ void fillReport(RunState& run, const std::vector<NodeId>& inputOrder,
 void mergeNestedReport(PartitionReport&& nested, const Node& owner, const std::string& attr,
                        PartitionReport& report) {
   const std::string scope = owner.displayName() + "." + attr;
+  report.phases += nested.phases;
   for (RegionReport r : nested.regions) {
     r.scope = r.scope.empty() ? scope : scope + "/" + r.scope;
     report.regions.push_back(r);

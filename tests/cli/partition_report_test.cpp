@@ -21,6 +21,7 @@ namespace {
 
 using ::testing::EndsWith;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 //   x   w (const)
@@ -58,6 +59,27 @@ TEST(CliPartitionReport, JsonOnStdoutAndReportFileAgree) {
 
 /// Negative: a full disk under the report is an error naming the file, not
 /// a cut report and exit status 0, and so is a full disk under stdout.
+/// -vv traces the passes before partitioning as a table and the
+/// partitioner's phases on one line; -v shows neither, and the JSON report
+/// on stdout keeps its keys (the phases are not in it).
+TEST(CliPartitionReport, TraceShowsThePassTableAndThePartitionerPhases) {
+  TempDir dir;
+  std::string in = dir.write("small.sg", kGraph);
+  CliResult traced = runCli({"partition", in, "--backend", "onednn", "--json", "-vv"});
+  ASSERT_EQ(traced.exitCode, 0) << traced.err;
+  EXPECT_THAT(traced.err, HasSubstr("passes before partitioning:\nround pass"));
+  EXPECT_THAT(traced.err, HasSubstr("partitioner phases: rank "));
+  EXPECT_THAT(traced.err, HasSubstr(" ms, walk "));
+  EXPECT_THAT(traced.err, HasSubstr(" ms, surgery "));
+  nlohmann::json report = nlohmann::json::parse(traced.out);
+  EXPECT_FALSE(report.contains("phases"));
+  EXPECT_FALSE(report["regions"].empty());
+  CliResult debug = runCli({"partition", in, "--backend", "onednn", "--json", "-v"});
+  ASSERT_EQ(debug.exitCode, 0) << debug.err;
+  EXPECT_THAT(debug.err, Not(HasSubstr("partitioner phases")));
+  EXPECT_THAT(debug.err, HasSubstr("partitioned in "));
+}
+
 TEST(CliPartitionReport, WriteFailureIsReported) {
   TempDir dir;
   std::string in = dir.write("small.sg", kGraph);

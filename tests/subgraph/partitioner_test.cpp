@@ -55,6 +55,30 @@ TEST(Partitioner, FusesSupportedChain) {
   EXPECT_THAT(report.rejected, IsEmpty());
 }
 
+//   %x -> Relu -> Neg -> Exp -> %y;  %x -> Sin -> %z (no selector)
+/// The report says where the time went: the walk and the surgery ran, and
+/// the phases, disjoint parts of the call, add up to no more than its
+/// total. What must not happen: a phase left out (zero) or counted twice.
+TEST(Partitioner, PhasesAreDisjointPartsOfTheTotal) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[4]) {
+      %a = Relu(%x) @a
+      %b = Neg(%a) @b
+      %y = Exp(%b) @c
+      %z = Sin(%x) @s
+      return %y, %z
+    })");
+  PartitionReport report = partitionOk(*g, opBackend(kSupported));
+  ASSERT_EQ(report.regions.size(), 1u);
+  const PartitionPhases& p = report.phases;
+  EXPECT_GT(p.rankMs, 0.0);
+  EXPECT_GT(p.walkMs, 0.0);
+  EXPECT_GT(p.surgeryMs, 0.0);
+  EXPECT_GT(p.proofMs, 0.0);
+  EXPECT_GT(p.reportMs, 0.0);
+  EXPECT_LE(p.rankMs + p.walkMs + p.surgeryMs + p.proofMs + p.reportMs, report.partitionMs);
+}
+
 //   %x -> Conv(%w) -> BN -> Conv(%w) -> BN -> %y      (%w shared)
 /// A weight shared by two fused convs is copied (data shared) into both
 /// bodies, and leaves the outer graph once nothing there reads it.

@@ -214,6 +214,11 @@ void runPartition(const PartitionCommandOptions& options) {
   if (!report) throw Error(report.status());
   spdlog::debug("partitioned in {:.2f} s ({:.1f} ms in the partitioner)", secondsSince(phase),
                 report->partitionMs);
+  const partition::PartitionPhases& phases = report->phases;
+  spdlog::trace(
+      "partitioner phases: rank {:.1f} ms, walk {:.1f} ms, surgery {:.1f} ms, acyclicity proof "
+      "{:.1f} ms, report {:.1f} ms",
+      phases.rankMs, phases.walkMs, phases.surgeryMs, phases.proofMs, phases.reportMs);
   phase = std::chrono::steady_clock::now();
 
   // Streamed: the report of a large graph is never held as one string.

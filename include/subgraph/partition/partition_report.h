@@ -328,6 +328,34 @@ class RejectedNodes {
   size_t reserved_ = 0;  // entries reserve() asked room for
 };
 
+/// Where a partitioning's wall time went, in milliseconds, for `-vv` and
+/// for benchmarks. The phases are those of docs/partitioning.md; with
+/// several backends, gathering the lower-priority wishes for `contested`
+/// is in none of them.
+struct PartitionPhases {
+  /// Setting up and ranking the input graph (the quotient DAG's
+  /// topological order).
+  double rankMs = 0.0;
+  /// Offering nodes to the properties and growing regions, every backend.
+  double walkMs = 0.0;
+  /// Moving regions into bodies and adding the fused nodes, every backend.
+  double surgeryMs = 0.0;
+  /// Proving the partitioned graph acyclic.
+  double proofMs = 0.0;
+  /// Listing the rejected and contested nodes.
+  double reportMs = 0.0;
+
+  /// Adds `other`'s times (a nested graph's) to these.
+  PartitionPhases& operator+=(const PartitionPhases& other) {
+    rankMs += other.rankMs;
+    walkMs += other.walkMs;
+    surgeryMs += other.surgeryMs;
+    proofMs += other.proofMs;
+    reportMs += other.reportMs;
+    return *this;
+  }
+};
+
 /// The outcome of one partitionGraph() call.
 struct PartitionReport {
   /// Active backends, in priority order.
@@ -347,6 +375,8 @@ struct PartitionReport {
   std::vector<std::string> skipped;
   /// Wall time of partitioning, in milliseconds.
   double partitionMs = 0.0;
+  /// Where that time went (nested graphs included); not in the JSON text.
+  PartitionPhases phases;
 };
 
 /// Writes the report as JSON text (layout in the file comment) to `os`,
