@@ -16,9 +16,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "syntax.h"
 
 namespace subgraph::text {
 
@@ -104,6 +107,49 @@ class Lexer {
 
   /// Lexes and returns the next token; after the end, returns kEnd forever.
   Token next();
+
+  /// A fast path for the parser, called right after next() returned a '[':
+  /// if what follows is a list of plain dims on the same line (`1, 4, 8,
+  /// 8]`: decimal integers below 10^18 without leading zeros, commas,
+  /// spaces), appends them to `dims`, moves past the ']' and returns where
+  /// the ']' is. Otherwise returns nullopt, appends nothing and moves
+  /// nothing, so that the parser reads the list token by token and reports
+  /// any error as before. Text graphs spell a type per value, and this
+  /// reads one in a single loop instead of a token per digit and comma.
+  template <typename Ints>
+  std::optional<SourceLoc> scanStaticDims(Ints& dims) {
+    const char* data = source_.data();
+    const size_t size = source_.size();
+    size_t p = pos_;
+    const size_t first = dims.size();
+    auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+    auto digit = [](char c) { return c >= '0' && c <= '9'; };
+    auto fail = [&] {
+      dims.resize(first);
+      return std::optional<SourceLoc>();
+    };
+    while (p < size && blank(data[p])) ++p;
+    for (bool firstDim = true;; firstDim = false) {
+      if (p < size && data[p] == ']' && firstDim) break;
+      if (p >= size || !digit(data[p]) || (data[p] == '0' && p + 1 < size && digit(data[p + 1])))
+        return fail();
+      int64_t value = 0;
+      for (size_t digits = 0; p < size && digit(data[p]); ++p) {
+        if (++digits > 18) return fail();
+        value = value * 10 + (data[p] - '0');
+      }
+      if (p < size && (isSigilNameChar(data[p]) || data[p] == '-' || data[p] == '+')) return fail();
+      dims.push_back(value);
+      while (p < size && blank(data[p])) ++p;
+      if (p < size && data[p] == ']') break;
+      if (p >= size || data[p] != ',') return fail();
+      ++p;
+      while (p < size && blank(data[p])) ++p;
+    }
+    SourceLoc closing{line_, static_cast<uint32_t>(p - lineStart_ + 1)};
+    pos_ = p + 1;
+    return closing;
+  }
 
  private:
   char peekChar(size_t ahead = 0) const {

@@ -247,6 +247,8 @@ class Parser {
   std::unordered_map<std::string_view, const OpKey*> opKeys_;
   // The shape parseType() made last (interned), for the next to reuse.
   OptionalShape lastShape_;
+  // The fast path's dims (Lexer::scanStaticDims), kept to reuse its room.
+  boost::container::small_vector<int64_t, 8> staticDims_;
   Token current_;
   SourceLoc lastLoc_;
   // Nodes seen so far in every graph, for ParseOptions::maxNodes.
@@ -621,6 +623,14 @@ Shape Parser::parseDims() {
 }
 
 void Parser::parseDimList(DimList& dims) {
+  // `[` is the current token, and the lexer stands just past it.
+  staticDims_.clear();
+  if (std::optional<SourceLoc> closing = lexer_.scanStaticDims(staticDims_)) {
+    for (int64_t d : staticDims_) dims.push_back(Dim(d));
+    lastLoc_ = *closing;
+    current_ = lexer_.next();
+    return;
+  }
   take();  // `[`
   while (!accept(TokenKind::kRBracket)) {
     if (!dims.empty()) expect(TokenKind::kComma, "',' or ']' in the shape");
