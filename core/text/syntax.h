@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -16,20 +17,35 @@
 
 namespace subgraph::text {
 
-// The character classes are inline: the lexer asks them once per byte of
-// the input, and an out-of-line call per byte was a visible share of the
-// time to load a large graph.
+// The character classes are inline, and read one table: the lexer asks
+// them once per byte of the input, and an out-of-line call or a chain of
+// range tests per byte was a visible share of the time to load a large
+// graph.
+namespace detail {
+inline constexpr uint8_t kIdentStartClass = 1, kIdentCharClass = 2, kSigilNameClass = 4;
+inline constexpr std::array<uint8_t, 256> kCharClasses = [] {
+  std::array<uint8_t, 256> table{};
+  constexpr uint8_t kLetter = kIdentStartClass | kIdentCharClass | kSigilNameClass;
+  for (int c = 'a'; c <= 'z'; ++c) table[c] = kLetter;
+  for (int c = 'A'; c <= 'Z'; ++c) table[c] = kLetter;
+  table['_'] = kLetter;
+  for (int c = '0'; c <= '9'; ++c) table[c] = kIdentCharClass | kSigilNameClass;
+  table['.'] = kSigilNameClass;
+  return table;
+}();
+inline bool inClass(char c, uint8_t cls) {
+  return (kCharClasses[static_cast<unsigned char>(c)] & cls) != 0;
+}
+}  // namespace detail
 
 /// True for a character that may start an identifier: [A-Za-z_].
-inline bool isIdentStart(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
+inline bool isIdentStart(char c) { return detail::inClass(c, detail::kIdentStartClass); }
 /// True for a character that may continue an identifier: [A-Za-z0-9_].
-inline bool isIdentChar(char c) { return isIdentStart(c) || (c >= '0' && c <= '9'); }
+inline bool isIdentChar(char c) { return detail::inClass(c, detail::kIdentCharClass); }
 /// True for characters allowed in a bare `%value` or `@node` name:
 /// [A-Za-z0-9_.], so that ONNX names like `input.1` or `layer1.0.conv1` need
 /// no quotes.
-inline bool isSigilNameChar(char c) { return isIdentChar(c) || c == '.'; }
+inline bool isSigilNameChar(char c) { return detail::inClass(c, detail::kSigilNameClass); }
 
 /// True if `name` can follow `%` or `@` without quotes.
 bool isBareSigilName(std::string_view name);
