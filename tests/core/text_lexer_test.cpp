@@ -77,10 +77,9 @@ TEST(ScanStaticDims, ReadsPlainDimsAndMovesPastTheBracket) {
 /// symbols, unknown dims, signs, leading zeros, floats, 19 digits, a
 /// trailing comma, a comment or a line break inside, an unclosed list.
 TEST(ScanStaticDims, LeavesEverythingElseToTheTokens) {
-  for (std::string_view text :
-       {"[N, 3]", "[2, ?]", "[-1]", "[+1]", "[01]", "[1.5]", "[1e3]", "[1x]",
-        "[1234567890123456789]", "[1, 2,]", "[1,, 2]", "[1 2]", "[1 # c\n]", "[1,\n2]",
-        "[1, 2", "[", "[1]]"}) {
+  for (std::string_view text : {"[N, 3]", "[2, ?]", "[-1]", "[+1]", "[01]", "[1.5]", "[1e3]",
+                                "[1x]", "[1234567890123456789]", "[1, 2,]", "[1,, 2]", "[1 2]",
+                                "[1 # c\n]", "[1,\n2]", "[1, 2", "[", "[1]]"}) {
     TokenKind after;
     std::optional<std::vector<int64_t>> dims = scanAfterBracket(text, after);
     if (text == "[1]]") {
