@@ -168,7 +168,7 @@ class Matcher {
     // text then stands for every anchor the pattern turns down alike.
     Decision d = pattern_.nodes()[0].matchesUnnamed(anchor);
     if (!d) {
-      result.failure = "pattern '" + pattern_.name() + "': " + d.reason();
+      result.failure = failureText(d.reason());
       return result;
     }
     assigned_[0] = &anchor;
@@ -178,11 +178,20 @@ class Matcher {
       result.nodes = std::move(assigned_);
       return result;
     }
-    result.failure = "pattern '" + pattern_.name() + "': " + deepest_.text();
+    result.failure = failureText(deepest_.text());
     return result;
   }
 
  private:
+  // "pattern 'p': why", in one allocation: a graph's anchors are turned
+  // down by the hundred thousand.
+  std::string failureText(std::string_view why) const {
+    std::string out;
+    out.reserve(pattern_.name().size() + why.size() + 12);
+    out.append("pattern '").append(pattern_.name()).append("': ").append(why);
+    return out;
+  }
+
   bool isAvailable(const Node& node) const { return !available_ || available_(node); }
   bool used(const Node* node) const {
     return std::find(assigned_.begin(), assigned_.end(), node) != assigned_.end();
@@ -653,7 +662,8 @@ Decision PatternSelector::Select(const NodeView& node) {
   if (!pattern_->nodes()[0].matchesOpType(node.node())) return Decision::no();
   match_ = matchPattern(*pattern_, node.node(),
                         [&node](const Node& other) { return node.available(other); });
-  if (!match_.ok()) return Decision::no(match_.failure);
+  // Moved out: a failed match is not read again before the next Select.
+  if (!match_.ok()) return Decision::no(std::move(match_.failure));
   return Decision::yes();
 }
 
