@@ -119,6 +119,8 @@ Status BackendPass::walk() {
       if (isAvailable(run_, tables_, *seed)) SUBGRAPH_RETURN_IF_ERROR(pass->offer(seed));
     }
   }
+  // The texts name nodes that the surgery is about to move.
+  run_.reasons.resolveDeferred();
   return Status::ok();
 }
 

@@ -19,8 +19,10 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "subgraph/ir/graph.h"
@@ -100,23 +102,51 @@ class NodeReasons {
       // one property after another turns down keeps one entry, not one
       // per property.
       texts_[old] = std::move(text);
+      forgetDeferred(old);
       remember(old);
       return;
     }
     release(old);
-    uint32_t entry;
-    if (free_.empty()) {
-      entry = static_cast<uint32_t>(texts_.size());
-      texts_.emplace_back();
-      users_.push_back(0);
-    } else {
-      entry = free_.back();
-      free_.pop_back();
-    }
+    const uint32_t entry = takeEntry();
     texts_[entry] = std::move(text);
     users_[entry] = 1;
     textOf_[id] = entry;
     remember(entry);
+  }
+
+  /// A text built only if some node still holds it when the walk ends:
+  /// `text(*prefix)` (PatternSelector::DeferredReason).
+  struct Deferred {
+    std::function<std::string(std::string_view)> text;
+    const std::string* prefix = nullptr;
+  };
+  /// Gives the node `kind` and a text of its own that resolveDeferred()
+  /// builds: a later property mostly replaces it or the node joins a
+  /// region, and the text, which names a node, is then never built.
+  void setDeferred(NodeId id, ReasonKind kind, Deferred deferred) {
+    kinds_[id] = kind;
+    uint32_t entry = textOf_[id];
+    if (entry == kNoText || users_[entry] != 1) {
+      release(entry);
+      entry = takeEntry();
+      users_[entry] = 1;
+      textOf_[id] = entry;
+    }
+    texts_[entry].clear();
+    if (deferred_.size() < texts_.size()) deferred_.resize(texts_.size());
+    deferred_[entry] = std::move(deferred);
+    pending_.push_back(entry);
+  }
+  /// Builds the deferred texts that nodes still hold. Call it before the
+  /// nodes they name change (the surgery), and before reading texts().
+  void resolveDeferred() {
+    for (uint32_t entry : pending_) {
+      Deferred& d = deferred_[entry];
+      if (!d.text) continue;
+      if (users_[entry] != 0) texts_[entry] = d.text(*d.prefix);
+      d = Deferred{};
+    }
+    pending_.clear();
   }
 
   /// Drops the node's text, keeping its kind: the node joined a region,
@@ -132,8 +162,22 @@ class NodeReasons {
   void release(uint32_t text) {
     if (text != kNoText && --users_[text] == 0) {
       std::string().swap(texts_[text]);
+      forgetDeferred(text);
       free_.push_back(text);
     }
+  }
+  void forgetDeferred(uint32_t entry) {
+    if (entry < deferred_.size() && deferred_[entry].text) deferred_[entry] = Deferred{};
+  }
+  uint32_t takeEntry() {
+    if (free_.empty()) {
+      texts_.emplace_back();
+      users_.push_back(0);
+      return static_cast<uint32_t>(texts_.size() - 1);
+    }
+    const uint32_t entry = free_.back();
+    free_.pop_back();
+    return entry;
   }
   // The entry among the last few texts stored that equals `text`, or
   // kNoText. A property that turns nodes down for a reason that does not
@@ -155,8 +199,10 @@ class NodeReasons {
   std::vector<ReasonKind> kinds_;
   std::vector<uint32_t> textOf_;  // index into texts_, or kNoText
   std::vector<std::string> texts_;
-  std::vector<uint32_t> users_;  // by text: the nodes it is the text of
-  std::vector<uint32_t> free_;   // entries no node holds
+  std::vector<uint32_t> users_;     // by text: the nodes it is the text of
+  std::vector<uint32_t> free_;      // entries no node holds
+  std::vector<Deferred> deferred_;  // by text entry: a text not built yet
+  std::vector<uint32_t> pending_;   // entries given a deferred text
   // Entries of recently stored texts; a stale one is harmless, since a
   // freed entry is empty and a reused one is compared by its text.
   std::array<uint32_t, kRecent> recent_{};
@@ -206,6 +252,14 @@ struct RunState {
   bool isFused(const Node& node) const {
     return (node.id() < fused.size() && fused[node.id()]) || isFusedOp(node);
   }
+  /// note() for a text built later (NodeReasons::setDeferred).
+  void noteDeferred(const Node& node, ReasonKind kind, NodeReasons::Deferred deferred) {
+    if (node.id() >= inputBound) return;
+    if (kind == ReasonKind::kNoSelector && reasons.kind(node.id()) > ReasonKind::kNoSelector)
+      return;
+    reasons.setDeferred(node.id(), kind, std::move(deferred));
+  }
+
   /// Records `node` as the fused node of `region`; `rank` is the rank of
   /// the region's group in the pass's quotient DAG.
   void markFused(const Node& node, int region, uint32_t rank) {

@@ -162,7 +162,9 @@ class Matcher {
     if (found_.size() < assigned_.size()) found_.resize(assigned_.size());
   }
 
-  PatternMatch run(const Node& anchor) {
+  /// Matches at `anchor`. A failure away from the anchor goes to `keep`
+  /// instead of the result's text when `keep` is given.
+  PatternMatch run(const Node& anchor, Failure* keep = nullptr) {
     PatternMatch result;
     // The report names the anchor already, so its reason does not: one
     // text then stands for every anchor the pattern turns down alike.
@@ -176,6 +178,10 @@ class Matcher {
       // A Matcher runs once (matchPattern makes a fresh one), so the
       // assignment can move out rather than be copied per anchor.
       result.nodes = std::move(assigned_);
+      return result;
+    }
+    if (keep) {
+      *keep = std::move(deepest_);
       return result;
     }
     result.failure = failureText(deepest_.text());
@@ -627,8 +633,12 @@ StatusOr<Pattern> PatternBuilder::build() const {
   return p;
 }
 
-PatternMatch matchPattern(const Pattern& pattern, const Node& anchor,
-                          const std::function<bool(const Node&)>& available) {
+namespace {
+
+// matchPattern(), keeping a failure away from the anchor in `keep` when
+// one is given.
+PatternMatch runMatcher(const Pattern& pattern, const Node& anchor,
+                        const std::function<bool(const Node&)>& available, Failure* keep) {
   // The candidate lists outlive a search, so that the next one (a walk
   // matches once per seed) reuses their memory instead of allocating a
   // list per step. A predicate may itself call matchPattern; that nested
@@ -637,14 +647,21 @@ PatternMatch matchPattern(const Pattern& pattern, const Node& anchor,
   thread_local bool busy = false;
   if (busy) {
     std::vector<std::vector<const Node*>> own;
-    return Matcher(pattern, available, own).run(anchor);
+    return Matcher(pattern, available, own).run(anchor, keep);
   }
   busy = true;
   struct Release {
     bool& flag;
     ~Release() { flag = false; }
   } release{busy};
-  return Matcher(pattern, available, shared).run(anchor);
+  return Matcher(pattern, available, shared).run(anchor, keep);
+}
+
+}  // namespace
+
+PatternMatch matchPattern(const Pattern& pattern, const Node& anchor,
+                          const std::function<bool(const Node&)>& available) {
+  return runMatcher(pattern, anchor, available, nullptr);
 }
 
 //===--- PatternSelector --------------------------------------------------===//
@@ -660,11 +677,27 @@ Decision PatternSelector::Select(const NodeView& node) {
   // Most nodes are not anchors; a reasonless no keeps this path free of
   // allocations, and the report says "no selector matched" for them.
   if (!pattern_->nodes()[0].matchesOpType(node.node())) return Decision::no();
-  match_ = matchPattern(*pattern_, node.node(),
-                        [&node](const Node& other) { return node.available(other); });
-  // Moved out: a failed match is not read again before the next Select.
-  if (!match_.ok()) return Decision::no(std::move(match_.failure));
-  return Decision::yes();
+  deferred_ = nullptr;
+  auto available = [&node](const Node& other) { return node.available(other); };
+  if (!deferReasons_) {
+    match_ = matchPattern(*pattern_, node.node(), available);
+    // Moved out: a failed match is not read again before the next Select.
+    if (!match_.ok()) return Decision::no(std::move(match_.failure));
+    return Decision::yes();
+  }
+  Failure kept;
+  match_ = runMatcher(*pattern_, node.node(), available, &kept);
+  if (match_.ok()) return Decision::yes();
+  if (!match_.failure.empty()) return Decision::no(std::move(match_.failure));
+  // Failed away from the anchor: the text names a node and is kept unbuilt.
+  deferred_ = [failure = std::move(kept), pattern = pattern_.get()](std::string_view prefix) {
+    const std::string why = failure.text();
+    std::string out;
+    out.reserve(prefix.size() + pattern->name().size() + why.size() + 12);
+    out.append(prefix).append("pattern '").append(pattern->name()).append("': ").append(why);
+    return out;
+  };
+  return Decision::no();
 }
 
 Decision PatternSelector::SelectInput(const NodeView& node, const NodeView& producer) {

@@ -30,6 +30,7 @@ PropertyPass::PropertyPass(RunState& run, PassScratch& tables, const std::string
       options_(property.options()),
       label_(backend + "/" + property.name()),
       lateBodies_(property.FusesWithoutBody()),
+      notSelectedPrefix_("not selected by " + label_ + ": "),
       surgery_(run, tables, backend, property, options_, label_, lateBodies_) {
   info_.backend = backend;
   info_.property = property.name();
@@ -42,6 +43,8 @@ Status PropertyPass::start() {
   if (!selector_)
     return fail(
         "creates no selector (override CreateSubgraphSelector or CreateSubgraphSelectorV2)");
+  pattern_ = dynamic_cast<PatternSelector*>(selector_.get());
+  if (pattern_) pattern_->deferReasons(true);
   return Status::ok();
 }
 
@@ -98,14 +101,19 @@ Status PropertyPass::formRegionFrom(Node* seed) {
     selector_->Reset();
     Decision select = selector_->Select(NodeView(*seed, *this));
     if (!select) {
-      if (!retry) {
+      PatternSelector::DeferredReason deferred =
+          pattern_ ? pattern_->takeDeferredReason() : nullptr;
+      if (!retry && deferred) {
+        run_.noteDeferred(*seed, ReasonKind::kNoSelector,
+                          {std::move(deferred), &notSelectedPrefix_});
+      } else if (!retry) {
         run_.note(*seed, ReasonKind::kNoSelector,
                   select.reason().empty() ? std::string() : notSelected(label_, select.reason()));
       } else {
+        const std::string reason = deferred ? deferred("") : select.reason();
         run_.note(*seed, ReasonKind::kCycle,
                   "its region was cut to avoid a cycle, after which " + label_ +
-                      " no longer selected it" +
-                      (select.reason().empty() ? "" : ": " + select.reason()));
+                      " no longer selected it" + (reason.empty() ? "" : ": " + reason));
       }
       return Status::ok();
     }

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "subgraph/partition/pattern_selector.h"
 #include "subgraph/partition/subgraph_property.h"
 #include "subgraph/partition/subgraph_selector.h"
 #include "subgraph/partition_run.h"
@@ -137,6 +138,10 @@ class PropertyPass final : private PartitionState {
   const bool lateBodies_;
 
   std::unique_ptr<SubgraphSelectorV2> selector_;
+  // The selector when it is a PatternSelector, which then defers the
+  // reasons that name a node (noteDeferred), and their prefix.
+  PatternSelector* pattern_ = nullptr;
+  const std::string notSelectedPrefix_;
   std::vector<Node*> region_;
   RegionInfo info_;                      // reused for every CreateSubgraphNode call
   std::vector<const Node*> candidates_;  // what Filter is offered

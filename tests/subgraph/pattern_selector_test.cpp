@@ -170,6 +170,50 @@ TEST(PatternSelector, ANodeFusedByALaterPropertyLeavesNoReasonBehind) {
   EXPECT_THAT(report.rejected, IsEmpty());
 }
 
+//   %x -> Conv @conv -> Sigmoid @sig -> %y
+/// A reason that names another node waits to be built until the walk ends
+/// (PatternSelector::deferReasons): kept when no later property decides on
+/// the node (the Relu pattern does not anchor on a Conv), replaced when a
+/// later one turns the node down for a reason of its own. Negative: the
+/// deferred text is never lost or left empty, nor built from the wrong
+/// property.
+TEST(PatternSelector, AReasonThatNamesANodeIsBuiltWhenTheWalkEnds) {
+  const char* kGraph = R"(
+    graph @g(%x: f32[1, 4, 8, 8]) {
+      %w = const f32[4, 4, 1, 1] splat(0.5)
+      %c = Conv(%x, %w) @conv
+      %y = Sigmoid(%c) @sig
+      return %y
+    })";
+  const std::string deep =
+      "not selected by pat/conv_bn: pattern 'conv_bn': Sigmoid 'sig' is not BatchNormalization";
+  {
+    auto g = parseGraphOrThrow(kGraph);
+    std::vector<std::unique_ptr<SubgraphProperty>> properties;
+    properties.push_back(std::make_unique<PatternProperty>(
+        "conv_bn", Pattern::chain("conv_bn", {"Conv", "BatchNormalization"})));
+    properties.push_back(
+        std::make_unique<PatternProperty>("relu", Pattern::chain("relu", {"Relu"})));
+    PartitionReport report = partitionOk(*g, makeBackend("pat", std::move(properties)));
+    EXPECT_THAT(report.regions, IsEmpty());
+    EXPECT_EQ(reasonFor(report, "conv"), deep);
+  }
+  {
+    auto g = parseGraphOrThrow(kGraph);
+    std::vector<std::unique_ptr<SubgraphProperty>> properties;
+    properties.push_back(std::make_unique<PatternProperty>(
+        "conv_bn", Pattern::chain("conv_bn", {"Conv", "BatchNormalization"})));
+    properties.push_back(std::make_unique<PatternProperty>(
+        "grouped", Pattern::chain("grouped", {OpMatcher("Conv").where(
+                                                 predicates::attrEquals("group", int64_t{2}))})));
+    PartitionReport report = partitionOk(*g, makeBackend("pat", std::move(properties)));
+    EXPECT_THAT(report.regions, IsEmpty());
+    const std::string later = reasonFor(report, "conv");
+    EXPECT_THAT(later, HasSubstr("not selected by pat/grouped: pattern 'grouped': "));
+    EXPECT_THAT(later, Not(HasSubstr("Sigmoid")));
+  }
+}
+
 //   %x: f32[0, 4, 8, 8] -> Conv -> BatchNormalization -> %y
 /// A zero-size tensor fails the shape predicate, which says which value.
 TEST(PatternSelector, DoesNotFuseZeroSizeTensorsWhenThePatternForbidsThem) {

@@ -33,6 +33,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "subgraph/ir/node.h"
@@ -214,12 +215,27 @@ class PatternSelector : public SubgraphSelectorV2 {
   std::string FilterReason(const Node& node) const override;
   void Reset() override;
 
+  /// A reason whose text is built only when called: `text(prefix)` is
+  /// `prefix` followed by what Select's reason would have been. It reads
+  /// the nodes the match failed at, so call it while they are unchanged.
+  using DeferredReason = std::function<std::string(std::string_view prefix)>;
+  /// With deferral on, a match that fails away from its anchor leaves its
+  /// reason unbuilt: Select says a no without a reason, and
+  /// takeDeferredReason() hands that reason out once. For a partitioner
+  /// whose later properties mostly replace or drop the reasons of the
+  /// earlier ones (a failed match names a node, so no two texts are alike).
+  void deferReasons(bool on) { deferReasons_ = on; }
+  /// The reason the last Select left unbuilt, or an empty function.
+  DeferredReason takeDeferredReason() { return std::exchange(deferred_, nullptr); }
+
  private:
   bool inMatch(const Node& node) const;
 
   std::shared_ptr<const Pattern> pattern_;
   PatternMatch match_;
   std::string filterReason_;
+  bool deferReasons_ = false;
+  DeferredReason deferred_;
 };
 
 /// A property whose selector is a PatternSelector; the fused node is the
