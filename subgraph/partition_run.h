@@ -218,13 +218,13 @@ inline Status propertyError(const std::string& label, const std::string& message
   return Status::invalid("subgraph property " + label + ": " + message);
 }
 
-/// State shared by all passes of one partitionGraph() call.
 /// Milliseconds of wall time since `start`, for the report's phases.
 inline double millisSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
       .count();
 }
 
+/// State shared by all passes of one partitionGraph() call.
 struct RunState {
   explicit RunState(Graph& g) : graph(g), inputBound(g.nodeIdBound()), reasons(inputBound) {
     regionOf.assign(inputBound, -1);

@@ -86,6 +86,15 @@ bool isZeroSize(const TensorType& type) {
 // its text: most anchors either match or fail for a reason nobody reads
 // (the node is fused by the next property), so the text is built once, at
 // the end, from the deepest failure alone.
+// "<prefix>pattern 'p': why", in one allocation: a graph's anchors are
+// turned down by the hundred thousand.
+std::string failureText(std::string_view prefix, const Pattern& pattern, std::string_view why) {
+  std::string out;
+  out.reserve(prefix.size() + pattern.name().size() + why.size() + 12);
+  out.append(prefix).append("pattern '").append(pattern.name()).append("': ").append(why);
+  return out;
+}
+
 struct Failure {
   enum Kind {
     kNone,
@@ -170,7 +179,7 @@ class Matcher {
     // text then stands for every anchor the pattern turns down alike.
     Decision d = pattern_.nodes()[0].matchesUnnamed(anchor);
     if (!d) {
-      result.failure = failureText(d.reason());
+      result.failure = failureText({}, pattern_, d.reason());
       return result;
     }
     assigned_[0] = &anchor;
@@ -184,20 +193,11 @@ class Matcher {
       *keep = std::move(deepest_);
       return result;
     }
-    result.failure = failureText(deepest_.text());
+    result.failure = failureText({}, pattern_, deepest_.text());
     return result;
   }
 
  private:
-  // "pattern 'p': why", in one allocation: a graph's anchors are turned
-  // down by the hundred thousand.
-  std::string failureText(std::string_view why) const {
-    std::string out;
-    out.reserve(pattern_.name().size() + why.size() + 12);
-    out.append("pattern '").append(pattern_.name()).append("': ").append(why);
-    return out;
-  }
-
   bool isAvailable(const Node& node) const { return !available_ || available_(node); }
   bool used(const Node* node) const {
     return std::find(assigned_.begin(), assigned_.end(), node) != assigned_.end();
@@ -691,11 +691,7 @@ Decision PatternSelector::Select(const NodeView& node) {
   if (!match_.failure.empty()) return Decision::no(std::move(match_.failure));
   // Failed away from the anchor: the text names a node and is kept unbuilt.
   deferred_ = [failure = std::move(kept), pattern = pattern_.get()](std::string_view prefix) {
-    const std::string why = failure.text();
-    std::string out;
-    out.reserve(prefix.size() + pattern->name().size() + why.size() + 12);
-    out.append(prefix).append("pattern '").append(pattern->name()).append("': ").append(why);
-    return out;
+    return failureText(prefix, *pattern, failure.text());
   };
   return Decision::no();
 }

@@ -82,18 +82,15 @@ void PropertyPass::prepareRegionTables() {
   tables_.regionTables = true;
 }
 
-namespace {
 // "not selected by B/P: <reason>", built with one allocation rather than a
 // temporary per '+': a large graph notes one for most seeds a property
 // turns down.
-std::string notSelected(const std::string& label, const std::string& reason) {
-  constexpr std::string_view kPrefix = "not selected by ";
+std::string PropertyPass::notSelected(const std::string& reason) const {
   std::string text;
-  text.reserve(kPrefix.size() + label.size() + 2 + reason.size());
-  text.append(kPrefix).append(label).append(": ").append(reason);
+  text.reserve(notSelectedPrefix_.size() + reason.size());
+  text.append(notSelectedPrefix_).append(reason);
   return text;
 }
-}  // namespace
 
 Status PropertyPass::formRegionFrom(Node* seed) {
   ++tables_.seedMark;
@@ -108,7 +105,7 @@ Status PropertyPass::formRegionFrom(Node* seed) {
                           {std::move(deferred), &notSelectedPrefix_});
       } else if (!retry) {
         run_.note(*seed, ReasonKind::kNoSelector,
-                  select.reason().empty() ? std::string() : notSelected(label_, select.reason()));
+                  select.reason().empty() ? std::string() : notSelected(select.reason()));
       } else {
         const std::string reason = deferred ? deferred("") : select.reason();
         run_.note(*seed, ReasonKind::kCycle,

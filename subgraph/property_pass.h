@@ -110,6 +110,8 @@ class PropertyPass final : private PartitionState {
   void prepareRegionTables();
 
   Status formRegionFrom(Node* seed);
+  /// notSelectedPrefix_ followed by `reason`.
+  std::string notSelected(const std::string& reason) const;
   void grow(Node* seed);
   void excludeForCycle(Node* seed, std::vector<Reentry> reentered);
   std::string cycleReason(const Reentry& r) const;
@@ -139,8 +141,9 @@ class PropertyPass final : private PartitionState {
 
   std::unique_ptr<SubgraphSelectorV2> selector_;
   // The selector when it is a PatternSelector, which then defers the
-  // reasons that name a node (noteDeferred), and their prefix.
+  // reasons that name a node (noteDeferred).
   PatternSelector* pattern_ = nullptr;
+  // "not selected by B/P: ", before every reason a seed is turned down for.
   const std::string notSelectedPrefix_;
   std::vector<Node*> region_;
   RegionInfo info_;                      // reused for every CreateSubgraphNode call

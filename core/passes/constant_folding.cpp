@@ -142,6 +142,19 @@ class ConstantFoldingPass final : public Pass {
     std::string inferenceProblem;
   };
 
+  // How a sweep evaluates `node`, if at all: Shape and Size from their
+  // input's type, other default-domain ops from constant (or partial)
+  // inputs when an evaluator exists.
+  enum class Evaluation { kNone, kShapeLike, kOnConstants };
+  static Evaluation evaluationOf(const Node& node,
+                                 const std::unordered_map<const Value*, PartialConstant>& partial) {
+    if (!node.domain().empty()) return Evaluation::kNone;
+    if (node.opType() == "Shape" || node.opType() == "Size") return Evaluation::kShapeLike;
+    if (readsOnlyConstants(node, partial) && hasConstantEvaluator("", node.opType()))
+      return Evaluation::kOnConstants;
+    return Evaluation::kNone;
+  }
+
   // Whether a sweep could fold anything: some Shape or Size, or some node
   // that reads only constants and has an evaluator. A scan in id order
   // answers it without the topological order, and on most graphs the
@@ -150,11 +163,8 @@ class ConstantFoldingPass final : public Pass {
   // node folds nothing.
   static bool mayFold(const Graph& graph) {
     const std::unordered_map<const Value*, PartialConstant> none;
-    for (const Node* node : graph.nodes()) {
-      if (!node->domain().empty()) continue;
-      if (node->opType() == "Shape" || node->opType() == "Size") return true;
-      if (readsOnlyConstants(*node, none) && hasConstantEvaluator("", node->opType())) return true;
-    }
+    for (const Node* node : graph.nodes())
+      if (evaluationOf(*node, none) != Evaluation::kNone) return true;
     return false;
   }
 
@@ -166,16 +176,15 @@ class ConstantFoldingPass final : public Pass {
     std::unordered_map<const Value*, PartialConstant> partial;
     bool folded = false;
     for (Node* node : *order) {
-      if (!node->domain().empty()) continue;
+      const Evaluation how = evaluationOf(*node, partial);
+      if (how == Evaluation::kNone) continue;
       bool needed = false;
       for (Value* out : node->outputs())
         needed = needed || out->hasUses() || graphOutputs.count(out);
       if (!needed) continue;  // dead: DCE removes it, folding would only add a constant
-      std::optional<std::vector<Tensor>> results;
-      if (node->opType() == "Shape" || node->opType() == "Size")
-        results = evaluateShapeLike(*node, partial);
-      else if (readsOnlyConstants(*node, partial) && hasConstantEvaluator("", node->opType()))
-        results = evaluateOnConstants(*node, partial);
+      std::optional<std::vector<Tensor>> results = how == Evaluation::kShapeLike
+                                                       ? evaluateShapeLike(*node, partial)
+                                                       : evaluateOnConstants(*node, partial);
       if (results && replaceByConstants(graph, node, std::move(*results))) folded = true;
     }
     return folded;
