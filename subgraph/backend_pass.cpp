@@ -112,6 +112,7 @@ Status BackendPass::walk() {
     }
     // Only the nodes that can seed it, in the same order (seed_index.h).
     const std::vector<uint32_t>& seeds = tables_.seeds.positions(order, seedOps);
+    pass->checkRequiredOps(tables_.seeds, order);
     for (size_t i = 0; i < seeds.size(); ++i) {
       prefetchSeedsAhead(order, i,
                          [&](size_t k) { return k < seeds.size() ? seeds[k] : order.size(); });

@@ -678,6 +678,12 @@ Decision PatternSelector::Select(const NodeView& node) {
   // allocations, and the report says "no selector matched" for them.
   if (!pattern_->nodes()[0].matchesOpType(node.node())) return Decision::no();
   deferred_ = nullptr;
+  if (!missing_.empty()) {
+    // Whatever the anchor, no search can succeed; its own failure is still
+    // the one a search would have reported first.
+    Decision d = pattern_->nodes()[0].matchesUnnamed(node.node());
+    return Decision::no(failureText({}, *pattern_, d ? "the graph has no " + missing_ : d.reason()));
+  }
   auto available = [&node](const Node& other) { return node.available(other); };
   if (!deferReasons_) {
     match_ = matchPattern(*pattern_, node.node(), available);
@@ -694,6 +700,16 @@ Decision PatternSelector::Select(const NodeView& node) {
     return failureText(prefix, *pattern, failure.text());
   };
   return Decision::no();
+}
+
+std::string PatternSelector::missingRequiredOps(
+    const std::function<bool(const OpMatcher&)>& hasAny) const {
+  // A required node must be matched to a node of one of its op types.
+  const std::vector<OpMatcher>& nodes = pattern_->nodes();
+  for (size_t k = 1; k < nodes.size(); ++k)
+    if (!nodes[k].isOptional() && !nodes[k].opTypes().empty() && !hasAny(nodes[k]))
+      return nodes[k].describe();
+  return {};
 }
 
 Decision PatternSelector::SelectInput(const NodeView& node, const NodeView& producer) {

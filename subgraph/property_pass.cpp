@@ -48,6 +48,14 @@ Status PropertyPass::start() {
   return Status::ok();
 }
 
+// oneDNN's conv_hswish needs a HardSigmoid after its Conv: on a model that
+// has none, a search from every Conv would fail at that step.
+void PropertyPass::checkRequiredOps(SeedIndex& seeds, const std::vector<Node*>& order) {
+  if (!pattern_) return;
+  pattern_->assumeMissing(pattern_->missingRequiredOps(
+      [&](const OpMatcher& m) { return seeds.hasAny(order, m); }));
+}
+
 Status PropertyPass::connect() {
   Status selection = property_.SelectionStatus();
   if (!selection) return fail("selection failed: " + selection.message());

@@ -24,6 +24,7 @@
 #include "subgraph/partition_run.h"
 #include "subgraph/quotient_dag.h"
 #include "subgraph/region_surgery.h"
+#include "subgraph/seed_index.h"
 
 namespace subgraph::partition::detail {
 
@@ -98,6 +99,10 @@ class PropertyPass final : private PartitionState {
   bool lateBodies() const { return lateBodies_; }
   /// The ops the property's seeds may have (empty: any).
   std::vector<std::string> seedOpTypes() const { return property_.SeedOpTypes(); }
+  /// Lets a pattern's selector know if a required node (not the anchor)
+  /// has op types no node of `order` has, so that it turns every anchor
+  /// down without a search (PatternSelector::assumeMissing).
+  void checkRequiredOps(SeedIndex& seeds, const std::vector<Node*>& order);
   /// backend/property, as reasons name the property.
   const std::string& label() const { return label_; }
   /// An error of this property, naming it.

@@ -10,7 +10,6 @@
 
 #include <algorithm>
 
-#include "subgraph/partition/pattern_selector.h"
 
 namespace subgraph::partition::detail {
 
@@ -35,15 +34,22 @@ const std::vector<uint32_t>& SeedIndex::positions(const std::vector<Node*>& orde
   if (!built_) build(order);
   const OpMatcher matcher = OpMatcher::anyOf(opTypes);
   result_.clear();
-  size_t kinds = 0;
   for (size_t k = 0; k < byKind_.size(); ++k) {
     if (!matcher.matchesOpType(*representative_[k])) continue;
+    // Each kind's list is ascending, and kinds interleave: merging each
+    // into the positions so far keeps them sorted in linear steps.
+    const size_t before = result_.size();
     result_.insert(result_.end(), byKind_[k].begin(), byKind_[k].end());
-    ++kinds;
+    std::inplace_merge(result_.begin(), result_.begin() + static_cast<std::ptrdiff_t>(before),
+                       result_.end());
   }
-  // Each kind's list is ascending; several kinds interleave.
-  if (kinds > 1) std::sort(result_.begin(), result_.end());
   return result_;
+}
+
+bool SeedIndex::hasAny(const std::vector<Node*>& order, const OpMatcher& matcher) {
+  if (!built_) build(order);
+  return std::any_of(representative_.begin(), representative_.end(),
+                     [&](const Node* n) { return matcher.matchesOpType(*n); });
 }
 
 }  // namespace subgraph::partition::detail

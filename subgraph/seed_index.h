@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "subgraph/ir/node.h"
+#include "subgraph/partition/pattern_selector.h"
 
 namespace subgraph::partition::detail {
 
@@ -32,6 +33,10 @@ class SeedIndex {
   /// `opTypes` (written as OpMatcher takes them: "Conv", "domain.Op").
   const std::vector<uint32_t>& positions(const std::vector<Node*>& order,
                                          const std::vector<std::string>& opTypes);
+
+  /// True if some node of `order` matches `matcher`'s op types (any node,
+  /// for a matcher of any op).
+  bool hasAny(const std::vector<Node*>& order, const OpMatcher& matcher);
 
  private:
   void build(const std::vector<Node*>& order);

@@ -82,22 +82,77 @@ TEST(PatternSelector, DoesNotFuseActivationOutsideTheAllowedSet) {
   EXPECT_EQ(reasonFor(report, "act"), "no selector matched");
 }
 
-//   %x -> Conv -> Relu -> %y
+//   %x -> Conv -> Relu -> %y, and a BatchNormalization of %x
 /// A Conv without a BatchNormalization consumer does not seed, and the
 /// report says what was missing.
 TEST(PatternSelector, DoesNotFuseConvWithoutBatchNormalization) {
   auto g = parseGraphOrThrow(R"(
     graph @g(%x: f32[1, 4, 8, 8]) {
       %w = const f32[4, 4, 1, 1] splat(0.5)
+      %s = const f32[4] splat(1.0)
+      %b = const f32[4] splat(0.0)
       %c = Conv(%x, %w) @conv
       %y = Relu(%c) @relu
-      return %y
+      %n = BatchNormalization(%x, %s, %b, %b, %s) @bn
+      return %y, %n
     })");
   PartitionReport report = partitionOk(*g, patternBackend(convBnAct()));
   EXPECT_THAT(report.regions, IsEmpty());
   EXPECT_EQ(reasonFor(report, "conv"),
             "not selected by pat/conv_bn_act: pattern 'conv_bn_act': Relu 'relu' is not "
             "BatchNormalization");
+}
+
+// x -> Conv(group <group>) -> Relu -> %y, and <extra> before the return.
+std::string convReluWith(int group, const std::string& extra, const std::string& returned) {
+  return R"(
+    graph @g(%x: f32[1, 4, 8, 8]) {
+      %w = const f32[4, )" +
+         std::to_string(4 / group) + R"(, 1, 1] splat(0.5)
+      %s = const f32[4] splat(1.0)
+      %b = const f32[4] splat(0.0)
+      %c = Conv(%x, %w) {group = )" +
+         std::to_string(group) + R"(} @conv
+      %y = Relu(%c) @relu
+)" + extra + "\n      return " +
+         returned + "\n    }";
+}
+
+/// A pattern with a required node whose op no node of the graph has can
+/// match nowhere (PatternSelector::missingRequiredOps): each anchor is
+/// turned down for that, unless it fails its own predicates first, whose
+/// reason a search would have given too. Negative: an optional node of an
+/// absent op does not stop a match, and where the op is present, however
+/// far away, the search runs and names the node it failed at.
+TEST(PatternSelector, APatternWhoseRequiredOpTheGraphLacksIsNotSearched) {
+  {
+    auto g = parseGraphOrThrow(convReluWith(1, "", "%y"));
+    PartitionReport report = partitionOk(*g, patternBackend(convBnAct()));
+    EXPECT_THAT(report.regions, IsEmpty());
+    EXPECT_EQ(reasonFor(report, "conv"),
+              "not selected by pat/conv_bn_act: pattern 'conv_bn_act': the graph has no "
+              "BatchNormalization");
+  }
+  {
+    auto g = parseGraphOrThrow(convReluWith(2, "", "%y"));
+    PartitionReport report = partitionOk(*g, patternBackend(denseConvBn()));
+    EXPECT_EQ(reasonFor(report, "conv"),
+              "not selected by pat/dense_conv_bn: pattern 'dense_conv_bn': attribute 'group' is "
+              "not 1");
+  }
+  {
+    auto g = parseGraphOrThrow(convReluWith(1, "", "%y"));
+    PartitionReport report = partitionOk(
+        *g, patternBackend(Pattern::chain(
+                "conv_bn_relu", {"Conv", OpMatcher("BatchNormalization").optional(), "Relu"})));
+    EXPECT_EQ(regionSets(report), (Regions{{"conv", "relu"}}));
+  }
+  {
+    auto g = parseGraphOrThrow(
+        convReluWith(1, "      %n = BatchNormalization(%x, %s, %b, %b, %s) @bn", "%y, %n"));
+    PartitionReport report = partitionOk(*g, patternBackend(convBnAct()));
+    EXPECT_THAT(reasonFor(report, "conv"), HasSubstr("Relu 'relu' is not BatchNormalization"));
+  }
 }
 
 //   %x -> Conv(group = 2) -> BatchNormalization -> %y
@@ -119,7 +174,8 @@ TEST(PatternSelector, DoesNotFuseWhenAttributePredicateFails) {
   EXPECT_THAT(reasonFor(report, "conv"), HasSubstr("attribute 'group' is not 1"));
 }
 
-//   %x -> Conv(group 2) -> Relu -> Conv -> Sigmoid -> Conv(group 2) -> Relu -> Conv -> Sigmoid
+//   %x -> Conv(group 2) -> Relu -> Conv -> Sigmoid -> Conv(group 2) -> Relu -> Conv -> Sigmoid,
+//   and a BatchNormalization of %x
 /// An anchor that fails a predicate gets a reason that does not name it
 /// (the report names it already), so one text stands for every such
 /// anchor; reasons that name another node stay apart, however the two
@@ -137,7 +193,9 @@ TEST(PatternSelector, AnchorReasonsLeaveTheAnchorUnnamedAndStayApartFromOthers) 
       %r3 = Relu(%c3) @relu2
       %c4 = Conv(%r3, %w) @dense2
       %y = Sigmoid(%c4) @sig2
-      return %y
+      %s = const f32[4] splat(1.0)
+      %n = BatchNormalization(%x, %s, %s, %s, %s) @bn
+      return %y, %n
     })");
   PartitionReport report = partitionOk(*g, patternBackend(denseConvBn()));
   EXPECT_THAT(report.regions, IsEmpty());
@@ -183,7 +241,9 @@ TEST(PatternSelector, AReasonThatNamesANodeIsBuiltWhenTheWalkEnds) {
       %w = const f32[4, 4, 1, 1] splat(0.5)
       %c = Conv(%x, %w) @conv
       %y = Sigmoid(%c) @sig
-      return %y
+      %s = const f32[4] splat(1.0)
+      %n = BatchNormalization(%x, %s, %s, %s, %s) @bn
+      return %y, %n
     })";
   const std::string deep =
       "not selected by pat/conv_bn: pattern 'conv_bn': Sigmoid 'sig' is not BatchNormalization";

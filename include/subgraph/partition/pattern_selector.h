@@ -227,6 +227,16 @@ class PatternSelector : public SubgraphSelectorV2 {
   void deferReasons(bool on) { deferReasons_ = on; }
   /// The reason the last Select left unbuilt, or an empty function.
   DeferredReason takeDeferredReason() { return std::exchange(deferred_, nullptr); }
+  /// The pattern this selector matches.
+  const Pattern& pattern() const { return *pattern_; }
+  /// The op types (OpMatcher::describe()) of the first required node
+  /// other than the anchor that no node of `hasAny`'s graph has, or empty:
+  /// such a pattern can match nowhere in that graph.
+  std::string missingRequiredOps(const std::function<bool(const OpMatcher&)>& hasAny) const;
+  /// With `ops` (from missingRequiredOps) set, Select checks the anchor
+  /// alone, as a search begins, and turns down an anchor that passes for
+  /// the graph having no `ops`, instead of searching from it. Empty: search.
+  void assumeMissing(std::string ops) { missing_ = std::move(ops); }
 
  private:
   bool inMatch(const Node& node) const;
@@ -236,6 +246,7 @@ class PatternSelector : public SubgraphSelectorV2 {
   std::string filterReason_;
   bool deferReasons_ = false;
   DeferredReason deferred_;
+  std::string missing_;  // assumeMissing()
 };
 
 /// A property whose selector is a PatternSelector; the fused node is the
