@@ -682,7 +682,8 @@ Decision PatternSelector::Select(const NodeView& node) {
     // Whatever the anchor, no search can succeed; its own failure is still
     // the one a search would have reported first.
     Decision d = pattern_->nodes()[0].matchesUnnamed(node.node());
-    return Decision::no(failureText({}, *pattern_, d ? "the graph has no " + missing_ : d.reason()));
+    return Decision::no(
+        failureText({}, *pattern_, d ? "the graph has no " + missing_ : d.reason()));
   }
   auto available = [&node](const Node& other) { return node.available(other); };
   if (!deferReasons_) {

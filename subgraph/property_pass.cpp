@@ -52,8 +52,8 @@ Status PropertyPass::start() {
 // has none, a search from every Conv would fail at that step.
 void PropertyPass::checkRequiredOps(SeedIndex& seeds, const std::vector<Node*>& order) {
   if (!pattern_) return;
-  pattern_->assumeMissing(pattern_->missingRequiredOps(
-      [&](const OpMatcher& m) { return seeds.hasAny(order, m); }));
+  pattern_->assumeMissing(
+      pattern_->missingRequiredOps([&](const OpMatcher& m) { return seeds.hasAny(order, m); }));
 }
 
 Status PropertyPass::connect() {

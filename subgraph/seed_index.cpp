@@ -10,7 +10,6 @@
 
 #include <algorithm>
 
-
 namespace subgraph::partition::detail {
 
 void SeedIndex::build(const std::vector<Node*>& order) {

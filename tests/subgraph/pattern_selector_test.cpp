@@ -114,8 +114,8 @@ std::string convReluWith(int group, const std::string& extra, const std::string&
       %c = Conv(%x, %w) {group = )" +
          std::to_string(group) + R"(} @conv
       %y = Relu(%c) @relu
-)" + extra + "\n      return " +
-         returned + "\n    }";
+)" + extra +
+         "\n      return " + returned + "\n    }";
 }
 
 /// A pattern with a required node whose op no node of the graph has can

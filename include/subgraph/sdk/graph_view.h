@@ -22,6 +22,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -162,10 +163,13 @@ class NodeView {
   }
   /// The node's name; may be empty.
   std::string name() const { return api_->node_name(node_); }
+  /// The op type, without a copy; valid as long as the node is. For
+  /// predicates that compare it against several names per node.
+  std::string_view opTypeView() const { return api_->node_op_type(node_); }
+  /// True if the node's op is in the ONNX domain (its domain is empty).
+  bool inOnnxDomain() const { return api_->node_domain(node_)[0] == '\0'; }
   /// True if this node's op type is `opType` in the ONNX domain.
-  bool is(const char* opType) const {
-    return api_->node_domain(node_)[0] == '\0' && opType == std::string(api_->node_op_type(node_));
-  }
+  bool is(const char* opType) const { return inOnnxDomain() && opTypeView() == opType; }
 
   /// Number of input slots (omitted optional inputs included).
   size_t numInputs() const { return api_->node_num_inputs(node_); }

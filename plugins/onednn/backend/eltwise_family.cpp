@@ -18,8 +18,8 @@ namespace {
 // A step: an activation, or x * c, x / c, x + c, x - c with a scalar c.
 std::optional<Activation> stepOf(const sdk::NodeView& n) {
   if (std::optional<Activation> a = activationOf(n)) return a;
-  const std::string op = n.opType();
-  if (n.numInputs() != 2 || !n.domain().empty()) return std::nullopt;
+  const std::string_view op = n.opTypeView();
+  if (n.numInputs() != 2 || !n.inOnnxDomain()) return std::nullopt;
   std::optional<float> c1 = scalarOf(n.input(1));
   std::optional<float> c0 = scalarOf(n.input(0));
   using K = Activation::Kind;

@@ -170,7 +170,7 @@ sdk::Pattern plainPattern() {
                            .where(predicates::hasScalarConstant())
                            .where([](const sdk::NodeView& n) -> sdk::Decision {
                              // x / c, not c / x.
-                             if (n.opType() == "Div" && !scalarOf(n.input(1)))
+                             if (n.opTypeView() == "Div" && !scalarOf(n.input(1)))
                                return sdk::Decision::no("the divisor is not the constant");
                              return sdk::Decision::yes();
                            })

@@ -25,7 +25,7 @@ std::unique_ptr<sdk::SubgraphProperty> makeProperty() {
             })
             .where(predicates::onlyFirstOutputUsed())
             .where([](const sdk::NodeView& n) {
-              if (n.opType() == "MaxPool" && n.attrInt("storage_order", 0) != 0)
+              if (n.opTypeView() == "MaxPool" && n.attrInt("storage_order", 0) != 0)
                 return sdk::Decision::no("column-major indices are not supported");
               return sdk::Decision::yes();
             }));

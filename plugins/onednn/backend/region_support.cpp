@@ -124,7 +124,7 @@ std::optional<Activation> boundOf(const sdk::NodeView& node) {
   if (!c || !x || isConstant(x) || x.dtype() != sdk::DataType::kFloat32) return std::nullopt;
   std::optional<int32_t> xRank = x.rank(), cRank = node.input(constant).rank();
   if (!xRank || !cRank || *cRank > *xRank) return std::nullopt;
-  if (node.opType() == "Max") return Activation{Activation::Kind::kClip, *c, INFINITY};
+  if (node.opTypeView() == "Max") return Activation{Activation::Kind::kClip, *c, INFINITY};
   return Activation{Activation::Kind::kClip, -INFINITY, *c};
 }
 
@@ -132,8 +132,8 @@ std::optional<Activation> boundOf(const sdk::NodeView& node) {
 
 std::optional<Activation> activationOf(const sdk::NodeView& node) {
   using K = Activation::Kind;
-  if (!node.domain().empty()) return std::nullopt;
-  const std::string op = node.opType();
+  if (!node.inOnnxDomain()) return std::nullopt;
+  const std::string_view op = node.opTypeView();
   if (op == "Relu") return Activation{K::kRelu};
   if (op == "Sigmoid") return Activation{K::kSigmoid};
   if (op == "Tanh") return Activation{K::kTanh};
