@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 
 #include "cli_runner.h"
@@ -78,6 +79,42 @@ TEST(CliPartitionReport, TraceShowsThePassTableAndThePartitionerPhases) {
   ASSERT_EQ(debug.exitCode, 0) << debug.err;
   EXPECT_THAT(debug.err, Not(HasSubstr("partitioner phases")));
   EXPECT_THAT(debug.err, HasSubstr("partitioned in "));
+}
+
+/// A model of more than HeapPrefault::kMinBytes / 16 bytes of text has its
+/// fresh heap faulted in on a helper thread where mimalloc serves the heap
+/// (-vv says how much); SUBGRAPH_HEAP_PREFAULT=0 turns that off. Negative:
+/// the helper never changes the report, and a build whose heap is not
+/// mimalloc's (the sanitizer presets) never starts one.
+TEST(CliPartitionReport, LargeModelsPrefaultTheHeapOnAHelperThread) {
+  TempDir dir;
+  const std::string model = (dir.path() / "synthetic.sg").string();
+  ASSERT_EQ(runCli({"zoo", "synthetic", "--nodes", "80000", "--unsupported-fraction", "0.1", "-o",
+                    model, "-q"})
+                .exitCode,
+            0);
+  const bool mimalloc = runCli({"--version"}).out.find("mimalloc") != std::string::npos;
+  const std::vector<std::string> args = {"partition", model,    "--backend",
+                                         "onednn",    "--json", "-vv"};
+  CliResult on = runCli(args);
+  ASSERT_EQ(on.exitCode, 0) << on.err;
+  std::smatch populated;
+  const bool traced =
+      std::regex_search(on.err, populated, std::regex("heap prefault: ([0-9]+) MiB faulted in"));
+  EXPECT_EQ(traced, mimalloc) << on.err;
+  if (traced) {
+    EXPECT_GT(std::stoul(populated[1].str()), 0u);
+  }
+
+  setenv("SUBGRAPH_HEAP_PREFAULT", "0", 1);
+  CliResult off = runCli(args);
+  unsetenv("SUBGRAPH_HEAP_PREFAULT");
+  ASSERT_EQ(off.exitCode, 0) << off.err;
+  EXPECT_THAT(off.err, Not(HasSubstr("heap prefault")));
+  nlohmann::json a = nlohmann::json::parse(on.out), b = nlohmann::json::parse(off.out);
+  a.erase("partition_ms");
+  b.erase("partition_ms");
+  EXPECT_EQ(a, b);
 }
 
 TEST(CliPartitionReport, WriteFailureIsReported) {

@@ -6,7 +6,12 @@
 //===----------------------------------------------------------------------===//
 #include "allocator.h"
 
+#include <sys/mman.h>
+
+#include <chrono>
+#include <cstdint>
 #include <cstdlib>
+#include <string_view>
 
 #ifdef SUBGRAPH_HAVE_MIMALLOC
 #include <mimalloc.h>
@@ -55,6 +60,78 @@ std::string heapAllocatorName() {
 #else
   return "system malloc";
 #endif
+}
+
+#ifdef SUBGRAPH_HAVE_MIMALLOC
+namespace {
+// mimalloc 2.0's arenas hand out memory in blocks of its segment size,
+// and a taken block starts with its segment's header, which is never all
+// zero; a block nobody took is still as the kernel gave it.
+constexpr size_t kArenaBlock = size_t{32} << 20;
+constexpr size_t kPopulateStep = size_t{2} << 20;  // one huge page
+
+// SUBGRAPH_HEAP_PREFAULT=0 keeps the second core free (and makes the A/B
+// comparison in bench/partition_cli.py).
+bool disabledByEnvironment() {
+  const char* v = std::getenv("SUBGRAPH_HEAP_PREFAULT");
+  return v && std::string_view(v) == "0";
+}
+
+bool blockTaken(const char* block) {
+  const auto* words = reinterpret_cast<const uint64_t*>(block);
+  for (size_t i = 0; i < 8; ++i)
+    if (__atomic_load_n(&words[i], __ATOMIC_RELAXED) != 0) return true;
+  return false;
+}
+}  // namespace
+
+HeapPrefault::HeapPrefault(size_t bytes) {
+#ifdef MADV_POPULATE_WRITE
+  if (bytes < kMinBytes || disabledByEnvironment()) return;
+  const size_t size = (bytes + kArenaBlock - 1) / kArenaBlock * kArenaBlock;
+  mi_arena_id_t arena{};
+  if (mi_reserve_os_memory_ex(size, /*commit=*/true, /*allow_large=*/true, /*exclusive=*/false,
+                              &arena) != 0)
+    return;
+  size_t areaSize = 0;
+  char* area = static_cast<char*>(mi_arena_area(arena, &areaSize));
+  if (!area || areaSize == 0) return;
+  // 2 MiB pages, as the rest of the heap has (enableLargePages above).
+  if (mi_option_is_enabled(mi_option_large_os_pages)) madvise(area, areaSize, MADV_HUGEPAGE);
+  thread_ = std::thread([this, area, areaSize] { populate(area, areaSize); });
+#else
+  (void)bytes;
+#endif
+}
+
+void HeapPrefault::populate(char* area, size_t size) {
+#ifdef MADV_POPULATE_WRITE
+  size_t takenEnd = 0;  // blocks [0, takenEnd) are taken
+  size_t done = 0;
+  while (done < size && !stop_.load(std::memory_order_relaxed)) {
+    // Only populated blocks are read, so a look never maps a page.
+    while (takenEnd < done && blockTaken(area + takenEnd)) takenEnd += kArenaBlock;
+    if (done >= takenEnd + kAheadBytes) {
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      continue;
+    }
+    if (madvise(area + done, kPopulateStep, MADV_POPULATE_WRITE) != 0) break;
+    done += kPopulateStep;
+    populated_.store(done, std::memory_order_relaxed);
+  }
+#else
+  (void)area;
+  (void)size;
+#endif
+}
+#else
+HeapPrefault::HeapPrefault(size_t bytes) { (void)bytes; }
+void HeapPrefault::populate(char*, size_t) {}
+#endif
+
+HeapPrefault::~HeapPrefault() {
+  stop_.store(true, std::memory_order_relaxed);
+  if (thread_.joinable()) thread_.join();
 }
 
 }  // namespace subgraph

@@ -7,7 +7,10 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <atomic>
+#include <cstddef>
 #include <string>
+#include <thread>
 
 namespace subgraph {
 
@@ -16,5 +19,44 @@ namespace subgraph {
 /// so a build that links mimalloc but does not get to replace malloc (a
 /// preloaded allocator wins) says so rather than what was linked.
 std::string heapAllocatorName();
+
+/// Faults in fresh heap memory on a helper thread while the calling
+/// thread allocates it, so that the kernel's zeroing of new pages (a
+/// large share of loading and partitioning a graph of 10^6 nodes, and far
+/// more on a virtual machine whose host backs memory lazily) runs on
+/// another core. With mimalloc, it reserves an arena of `bytes` (address
+/// space only) that mimalloc then allocates its segments from, front to
+/// back, and the helper populates it (MADV_POPULATE_WRITE, which leaves
+/// contents alone) at most kAheadBytes past the end of the last block
+/// mimalloc has taken: the process never holds more than that, and what
+/// is left of the block mimalloc fills, of memory it did not ask for. Without mimalloc, below
+/// kMinBytes, where the kernel lacks MADV_POPULATE_WRITE (Linux < 5.14), or where the arena cannot
+/// be reserved, it does nothing. Stops and joins on destruction.
+class HeapPrefault {
+ public:
+  /// Smaller phases are not worth a thread.
+  static constexpr size_t kMinBytes = size_t{64} << 20;
+  /// How far the helper may run past the blocks mimalloc has taken.
+  static constexpr size_t kAheadBytes = size_t{16} << 20;
+
+  /// Starts the helper for a phase that will allocate up to about `bytes`
+  /// (an overestimate costs address space only).
+  explicit HeapPrefault(size_t bytes);
+  ~HeapPrefault();
+  HeapPrefault(const HeapPrefault&) = delete;
+  HeapPrefault& operator=(const HeapPrefault&) = delete;
+
+  /// True if a helper runs (or ran) for this phase.
+  bool active() const { return thread_.joinable(); }
+  /// Bytes the helper has populated so far.
+  size_t populatedBytes() const { return populated_.load(std::memory_order_relaxed); }
+
+ private:
+  void populate(char* area, size_t size);
+
+  std::atomic<bool> stop_{false};
+  std::atomic<size_t> populated_{0};
+  std::thread thread_;
+};
 
 }  // namespace subgraph
