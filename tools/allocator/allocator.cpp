@@ -87,7 +87,10 @@ bool blockTaken(const char* block) {
 
 HeapPrefault::HeapPrefault(size_t bytes) {
 #ifdef MADV_POPULATE_WRITE
-  if (bytes < kMinBytes || disabledByEnvironment()) return;
+  // blockTaken() reads mimalloc 2.0's arena layout; another version gets
+  // no helper rather than one that may misjudge how far to run.
+  const int version = mi_version();
+  if (bytes < kMinBytes || disabledByEnvironment() || version / 10 != 20) return;
   const size_t size = (bytes + kArenaBlock - 1) / kArenaBlock * kArenaBlock;
   mi_arena_id_t arena{};
   if (mi_reserve_os_memory_ex(size, /*commit=*/true, /*allow_large=*/true, /*exclusive=*/false,

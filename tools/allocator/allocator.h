@@ -24,14 +24,16 @@ std::string heapAllocatorName();
 /// thread allocates it, so that the kernel's zeroing of new pages (a
 /// large share of loading and partitioning a graph of 10^6 nodes, and far
 /// more on a virtual machine whose host backs memory lazily) runs on
-/// another core. With mimalloc, it reserves an arena of `bytes` (address
-/// space only) that mimalloc then allocates its segments from, front to
-/// back, and the helper populates it (MADV_POPULATE_WRITE, which leaves
-/// contents alone) at most kAheadBytes past the end of the last block
-/// mimalloc has taken: the process never holds more than that, and what
-/// is left of the block mimalloc fills, of memory it did not ask for. Without mimalloc, below
-/// kMinBytes, where the kernel lacks MADV_POPULATE_WRITE (Linux < 5.14), or where the arena cannot
-/// be reserved, it does nothing. Stops and joins on destruction.
+/// another core. It reserves a mimalloc arena of `bytes` (address space
+/// only), which mimalloc then takes its segments from, front to back, and
+/// the helper populates it (MADV_POPULATE_WRITE, which leaves contents
+/// alone) at most kAheadBytes past the end of the last block mimalloc has
+/// taken: the process holds no more memory it did not ask for than that
+/// and the rest of the block in use. It does nothing without mimalloc 2.0
+/// (whose arena layout it reads; Debian bookworm has 2.0.9), below
+/// kMinBytes, where the kernel lacks MADV_POPULATE_WRITE (Linux < 5.14),
+/// where the arena cannot be reserved, or with SUBGRAPH_HEAP_PREFAULT=0.
+/// Stops and joins on destruction.
 class HeapPrefault {
  public:
   /// Smaller phases are not worth a thread.
