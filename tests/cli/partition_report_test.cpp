@@ -11,6 +11,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
@@ -118,6 +120,21 @@ TEST(CliPartitionReport, LargeModelsPrefaultTheHeapOnAHelperThread) {
   a.erase("partition_ms");
   b.erase("partition_ms");
   EXPECT_EQ(a, b);
+
+  // Under a limit on address space the arena's reservation could fail
+  // later allocations, so no helper starts (not tried under sanitizers,
+  // whose shadow memory needs more address space than any such limit).
+  if (mimalloc) {
+    const std::string err = (dir.path() / "limited.txt").string();
+    const std::string command = "ulimit -v 8000000 && exec '" + std::string(SUBGRAPH_CLI_PATH) +
+                                "' partition '" + model +
+                                "' --backend onednn --json -vv >/dev/null 2>'" + err + "'";
+    ASSERT_EQ(std::system(command.c_str()), 0);
+    std::ifstream in(err);
+    const std::string limited((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_THAT(limited, HasSubstr("partitioned in "));
+    EXPECT_THAT(limited, Not(HasSubstr("heap prefault")));
+  }
 }
 
 TEST(CliPartitionReport, WriteFailureIsReported) {

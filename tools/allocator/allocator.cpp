@@ -7,6 +7,7 @@
 #include "allocator.h"
 
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdint>
@@ -77,6 +78,17 @@ bool disabledByEnvironment() {
   return v && std::string_view(v) == "0";
 }
 
+// The arena's address space counts against RLIMIT_AS and RLIMIT_DATA
+// whether or not it is used: under either limit, a reservation sized for
+// the whole phase could fail allocations that would have fitted.
+bool addressSpaceLimited() {
+  for (int resource : {RLIMIT_AS, RLIMIT_DATA}) {
+    rlimit limit{};
+    if (getrlimit(resource, &limit) != 0 || limit.rlim_cur != RLIM_INFINITY) return true;
+  }
+  return false;
+}
+
 bool blockTaken(const char* block) {
   const auto* words = reinterpret_cast<const uint64_t*>(block);
   for (size_t i = 0; i < 8; ++i)
@@ -90,7 +102,8 @@ HeapPrefault::HeapPrefault(size_t bytes) {
   // blockTaken() reads mimalloc 2.0's arena layout; another version gets
   // no helper rather than one that may misjudge how far to run.
   const int version = mi_version();
-  if (bytes < kMinBytes || disabledByEnvironment() || version / 10 != 20) return;
+  if (bytes < kMinBytes || disabledByEnvironment() || version / 10 != 20 || addressSpaceLimited())
+    return;
   const size_t size = (bytes + kArenaBlock - 1) / kArenaBlock * kArenaBlock;
   mi_arena_id_t arena{};
   if (mi_reserve_os_memory_ex(size, /*commit=*/true, /*allow_large=*/true, /*exclusive=*/false,

@@ -32,7 +32,8 @@ std::string heapAllocatorName();
 /// and the rest of the block in use. It does nothing without mimalloc 2.0
 /// (whose arena layout it reads; Debian bookworm has 2.0.9), below
 /// kMinBytes, where the kernel lacks MADV_POPULATE_WRITE (Linux < 5.14),
-/// where the arena cannot be reserved, or with SUBGRAPH_HEAP_PREFAULT=0.
+/// where the arena cannot be reserved, under a limit on address space or
+/// data (RLIMIT_AS, RLIMIT_DATA), or with SUBGRAPH_HEAP_PREFAULT=0.
 /// Stops and joins on destruction.
 class HeapPrefault {
  public:
