@@ -678,12 +678,11 @@ Decision PatternSelector::Select(const NodeView& node) {
   // allocations, and the report says "no selector matched" for them.
   if (!pattern_->nodes()[0].matchesOpType(node.node())) return Decision::no();
   deferred_ = nullptr;
-  if (!missing_.empty()) {
+  if (!missingReason_.empty()) {
     // Whatever the anchor, no search can succeed; its own failure is still
     // the one a search would have reported first.
     Decision d = pattern_->nodes()[0].matchesUnnamed(node.node());
-    return Decision::no(
-        failureText({}, *pattern_, d ? "the graph has no " + missing_ : d.reason()));
+    return Decision::no(d ? missingReason_ : failureText({}, *pattern_, d.reason()));
   }
   auto available = [&node](const Node& other) { return node.available(other); };
   if (!deferReasons_) {
@@ -711,6 +710,11 @@ std::string PatternSelector::missingRequiredOps(
     if (!nodes[k].isOptional() && !nodes[k].opTypes().empty() && !hasAny(nodes[k]))
       return nodes[k].describe();
   return {};
+}
+
+void PatternSelector::assumeMissing(const std::string& ops) {
+  missingReason_ =
+      ops.empty() ? std::string() : failureText({}, *pattern_, "the graph has no " + ops);
 }
 
 Decision PatternSelector::SelectInput(const NodeView& node, const NodeView& producer) {

@@ -236,7 +236,7 @@ class PatternSelector : public SubgraphSelectorV2 {
   /// With `ops` (from missingRequiredOps) set, Select checks the anchor
   /// alone, as a search begins, and turns down an anchor that passes for
   /// the graph having no `ops`, instead of searching from it. Empty: search.
-  void assumeMissing(std::string ops) { missing_ = std::move(ops); }
+  void assumeMissing(const std::string& ops);
 
  private:
   bool inMatch(const Node& node) const;
@@ -246,7 +246,9 @@ class PatternSelector : public SubgraphSelectorV2 {
   std::string filterReason_;
   bool deferReasons_ = false;
   DeferredReason deferred_;
-  std::string missing_;  // assumeMissing()
+  // assumeMissing(): the reason every anchor that passes its own
+  // predicates gets, built once; empty when the pattern is searched.
+  std::string missingReason_;
 };
 
 /// A property whose selector is a PatternSelector; the fused node is the
