@@ -292,11 +292,16 @@ struct RunState {
   std::vector<uint8_t> fused;
   std::vector<int> fusedRegion;
   std::vector<uint32_t> fusedRank;
-  /// By region id: the index of the backend that made it.
+  /// By region, in id order from firstRegionId: the index of the backend
+  /// that made it.
   std::vector<size_t> regionBackend;
   PartitionReport report;
   /// The id the next region gets; nested graphs continue the count.
   int nextRegionId = 0;
+  /// The id of this run's first region: region id r is report.regions and
+  /// regionBackend entry r - firstRegionId (a nested graph's run starts
+  /// where its enclosing graph's count stood).
+  int firstRegionId = 0;
 };
 
 /// Id-indexed working tables shared by every pass of one run, reused:

@@ -160,7 +160,7 @@ StatusOr<PartitionReport> partitionScoped(Graph& graph, std::span<SubgraphBacken
                                           std::vector<const Graph*>& enclosing) {
   const auto start = std::chrono::steady_clock::now();
   RunState run(graph);
-  run.nextRegionId = firstRegionId;
+  run.nextRegionId = run.firstRegionId = firstRegionId;
   PassScratch tables(graph);
   // One look at every node's attributes finds the control flow: the nodes
   // whose nested graphs read values of this graph by name, and whose

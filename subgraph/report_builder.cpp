@@ -85,8 +85,10 @@ void reserveLeftOut(RunState& run, const std::vector<NodeId>& inputOrder) {
 // its region's (in priority order) whose bit `wishes` sets.
 void addContested(RunState& run, NodeId id, uint64_t wishes, std::span<SubgraphBackend> backends) {
   PartitionReport& report = run.report;
-  const size_t owner = run.regionBackend[static_cast<size_t>(run.regionOf[id])];
-  const RegionReportView region = report.regions.view(static_cast<size_t>(run.regionOf[id]));
+  // Region ids count on across nested graphs; this run's lists start at 0.
+  const auto position = static_cast<size_t>(run.regionOf[id] - run.firstRegionId);
+  const size_t owner = run.regionBackend[position];
+  const RegionReportView region = report.regions.view(position);
   std::string name;
   for (size_t k = 0; k < region.numNodes; ++k)
     if (report.regions.nodeId(region, k) == id) name = report.regions.node(region, k);

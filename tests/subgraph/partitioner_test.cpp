@@ -19,6 +19,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
 using namespace testing;
 
 const std::set<std::string> kSupported = {"Relu", "Neg", "Exp", "Add", "Mul"};
@@ -480,6 +481,44 @@ TEST(Partitioner, DoesNotLetTwoBackendsClaimOneNode) {
   ASSERT_EQ(report.contested.size(), 2u);
   EXPECT_EQ(report.contested[0].backend, "second");
   EXPECT_EQ(report.contested[0].claimedBy, "first");
+}
+
+//   %x -> Relu(a) -> Neg(b) -> %y ;  If(%c) then: %y -> Relu(t1) -> Neg(t2)   else: %x
+/// Two backends that both want every node, on a graph whose If branch is
+/// partitioned after the outer graph's region took id 0: the branch's
+/// contested nodes name the branch's region and its backend. Negative: the
+/// branch's report must not look its region up by the id the count gave
+/// it (1) in its own list of one region, which read past the list and
+/// crashed.
+TEST(Partitioner, ReportsContestedNodesInsideANestedGraph) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[2], %c: bool[]) {
+      %a = Relu(%x) @a
+      %y = Neg(%a) @b
+      %z = If(%c) {
+        then_branch = graph @then() {
+          %t = Relu(%y) @t1
+          %u = Neg(%t) @t2
+          return %u
+        },
+        else_branch = graph @else() { return %x }} @branch
+      return %z
+    })");
+  std::vector<SubgraphBackend> backends;
+  backends.push_back(opBackend(kSupported, {}, {}, "first"));
+  backends.push_back(opBackend(kSupported, {}, {}, "second"));
+  PartitionReport report = partitionOk(*g, backends);
+  ASSERT_EQ(report.regions.size(), 2u);
+  EXPECT_EQ(report.regions[1].id, 1);
+  EXPECT_EQ(report.regions[1].scope, "branch.then_branch");
+  std::vector<std::string> contested;
+  for (const ContestedNode& c : report.contested) {
+    EXPECT_EQ(c.backend, "second") << c.node;
+    EXPECT_EQ(c.claimedBy, "first") << c.node;
+    contested.push_back(c.node + "@" + std::to_string(c.region));
+  }
+  EXPECT_THAT(contested, UnorderedElementsAre("a@0", "b@0", "branch.then_branch:t1@1",
+                                              "branch.then_branch:t2@1"));
 }
 
 //   %x -> Relu -> Neg -> %y
