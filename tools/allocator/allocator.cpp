@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
+#include <system_error>
 
 #ifdef SUBGRAPH_HAVE_MIMALLOC
 #include <mimalloc.h>
@@ -114,7 +115,12 @@ HeapPrefault::HeapPrefault(size_t bytes) {
   if (!area || areaSize == 0) return;
   // 2 MiB pages, as the rest of the heap has (enableLargePages above).
   if (mi_option_is_enabled(mi_option_large_os_pages)) madvise(area, areaSize, MADV_HUGEPAGE);
-  thread_ = std::thread([this, area, areaSize] { populate(area, areaSize); });
+  try {
+    thread_ = std::thread([this, area, areaSize] { populate(area, areaSize); });
+  } catch (const std::system_error&) {
+    // No thread to be had (a process or cgroup limit): the phase runs as
+    // it would without a helper, on an arena mimalloc still uses.
+  }
 #else
   (void)bytes;
 #endif
