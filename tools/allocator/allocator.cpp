@@ -8,6 +8,8 @@
 
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
@@ -90,10 +92,19 @@ bool addressSpaceLimited() {
   return false;
 }
 
+// Read with process_vm_readv, which fails instead of faulting: mimalloc
+// may decommit memory it has taken and freed (an inaccessible mapping), and
+// a plain load of a block taken, freed and decommitted between two looks
+// would kill the process. An unreadable block counts as not taken, so the
+// helper waits rather than runs ahead.
 bool blockTaken(const char* block) {
-  const auto* words = reinterpret_cast<const uint64_t*>(block);
-  for (size_t i = 0; i < 8; ++i)
-    if (__atomic_load_n(&words[i], __ATOMIC_RELAXED) != 0) return true;
+  uint64_t words[8] = {};
+  iovec local{words, sizeof words};
+  iovec remote{const_cast<char*>(block), sizeof words};
+  if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != static_cast<ssize_t>(sizeof words))
+    return false;
+  for (uint64_t w : words)
+    if (w != 0) return true;
   return false;
 }
 }  // namespace
