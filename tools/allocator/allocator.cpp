@@ -74,8 +74,8 @@ namespace {
 constexpr size_t kArenaBlock = size_t{32} << 20;
 constexpr size_t kPopulateStep = size_t{2} << 20;  // one huge page
 
-// SUBGRAPH_HEAP_PREFAULT=0 keeps the second core free (and makes the A/B
-// comparison in bench/partition_cli.py).
+// SUBGRAPH_HEAP_PREFAULT=0 keeps the second core free, and runs a command
+// as it ran before the helper, for a comparison.
 bool disabledByEnvironment() {
   const char* v = std::getenv("SUBGRAPH_HEAP_PREFAULT");
   return v && std::string_view(v) == "0";
