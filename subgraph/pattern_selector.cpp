@@ -82,10 +82,6 @@ bool isZeroSize(const TensorType& type) {
   return false;
 }
 
-// Why the deepest attempt of a search failed, recorded without building
-// its text: most anchors either match or fail for a reason nobody reads
-// (the node is fused by the next property), so the text is built once, at
-// the end, from the deepest failure alone.
 // "<prefix>pattern 'p': why", in one allocation: a graph's anchors are
 // turned down by the hundred thousand.
 std::string failureText(std::string_view prefix, const Pattern& pattern, std::string_view why) {
@@ -95,6 +91,10 @@ std::string failureText(std::string_view prefix, const Pattern& pattern, std::st
   return out;
 }
 
+// Why the deepest attempt of a search failed, recorded without building
+// its text: most anchors either match or fail for a reason nobody reads
+// (the node is fused by the next property), so the text is built once, at
+// the end, from the deepest failure alone.
 struct Failure {
   enum Kind {
     kNone,
@@ -684,16 +684,12 @@ Decision PatternSelector::Select(const NodeView& node) {
     Decision d = pattern_->nodes()[0].matchesUnnamed(node.node());
     return Decision::no(d ? missingReason_ : failureText({}, *pattern_, d.reason()));
   }
-  auto available = [&node](const Node& other) { return node.available(other); };
-  if (!deferReasons_) {
-    match_ = matchPattern(*pattern_, node.node(), available);
-    // Moved out: a failed match is not read again before the next Select.
-    if (!match_.ok()) return Decision::no(std::move(match_.failure));
-    return Decision::yes();
-  }
   Failure kept;
-  match_ = runMatcher(*pattern_, node.node(), available, &kept);
+  match_ = runMatcher(
+      *pattern_, node.node(), [&node](const Node& other) { return node.available(other); },
+      deferReasons_ ? &kept : nullptr);
   if (match_.ok()) return Decision::yes();
+  // Moved out: a failed match is not read again before the next Select.
   if (!match_.failure.empty()) return Decision::no(std::move(match_.failure));
   // Failed away from the anchor: the text names a node and is kept unbuilt.
   deferred_ = [failure = std::move(kept), pattern = pattern_.get()](std::string_view prefix) {

@@ -462,6 +462,15 @@ TEST(Partitioner, KeepsGraphInputsAndOutputs) {
   EXPECT_THAT(names(g->outputs()), ElementsAre("s", "r"));
 }
 
+// Backends "first" and "second", in that priority order, that both
+// support every op of kSupported.
+std::vector<SubgraphBackend> firstAndSecond() {
+  std::vector<SubgraphBackend> backends;
+  backends.push_back(opBackend(kSupported, {}, {}, "first"));
+  backends.push_back(opBackend(kSupported, {}, {}, "second"));
+  return backends;
+}
+
 //   %x -> Relu -> Neg -> %y, with two backends supporting both ops
 /// The higher-priority backend claims the nodes; the lower one gets none,
 /// and the report says which nodes it wanted.
@@ -472,9 +481,7 @@ TEST(Partitioner, DoesNotLetTwoBackendsClaimOneNode) {
       %y = Neg(%a) @b
       return %y
     })");
-  std::vector<SubgraphBackend> backends;
-  backends.push_back(opBackend(kSupported, {}, {}, "first"));
-  backends.push_back(opBackend(kSupported, {}, {}, "second"));
+  std::vector<SubgraphBackend> backends = firstAndSecond();
   PartitionReport report = partitionOk(*g, backends);
   ASSERT_EQ(report.regions.size(), 1u);
   EXPECT_EQ(report.regions[0].backend, "first");
@@ -504,9 +511,7 @@ TEST(Partitioner, ReportsContestedNodesInsideANestedGraph) {
         else_branch = graph @else() { return %x }} @branch
       return %z
     })");
-  std::vector<SubgraphBackend> backends;
-  backends.push_back(opBackend(kSupported, {}, {}, "first"));
-  backends.push_back(opBackend(kSupported, {}, {}, "second"));
+  std::vector<SubgraphBackend> backends = firstAndSecond();
   PartitionReport report = partitionOk(*g, backends);
   ASSERT_EQ(report.regions.size(), 2u);
   EXPECT_EQ(report.regions[1].id, 1);

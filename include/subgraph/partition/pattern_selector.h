@@ -227,8 +227,6 @@ class PatternSelector : public SubgraphSelectorV2 {
   void deferReasons(bool on) { deferReasons_ = on; }
   /// The reason the last Select left unbuilt, or an empty function.
   DeferredReason takeDeferredReason() { return std::exchange(deferred_, nullptr); }
-  /// The pattern this selector matches.
-  const Pattern& pattern() const { return *pattern_; }
   /// The op types (OpMatcher::describe()) of the first required node
   /// other than the anchor that no node of `hasAny`'s graph has, or empty:
   /// such a pattern can match nowhere in that graph.
