@@ -678,11 +678,16 @@ Decision PatternSelector::Select(const NodeView& node) {
   // allocations, and the report says "no selector matched" for them.
   if (!pattern_->nodes()[0].matchesOpType(node.node())) return Decision::no();
   deferred_ = nullptr;
-  if (!missingReason_.empty()) {
+  if (!missingWhy_.empty()) {
     // Whatever the anchor, no search can succeed; its own failure is still
-    // the one a search would have reported first.
-    Decision d = pattern_->nodes()[0].matchesUnnamed(node.node());
-    return Decision::no(d ? missingReason_ : failureText({}, *pattern_, d.reason()));
+    // the one a search would have reported first. Deferred, the anchor's
+    // predicates run only for a text someone reads: most such anchors are
+    // fused by a later property (conv_hswish's Convs by conv).
+    if (!deferReasons_) return Decision::no(missingReasonFor(node.node(), {}));
+    deferred_ = [this, anchor = &node.node()](std::string_view prefix) {
+      return missingReasonFor(*anchor, prefix);
+    };
+    return Decision::no();
   }
   Failure kept;
   match_ = runMatcher(
@@ -709,8 +714,12 @@ std::string PatternSelector::missingRequiredOps(
 }
 
 void PatternSelector::assumeMissing(const std::string& ops) {
-  missingReason_ =
-      ops.empty() ? std::string() : failureText({}, *pattern_, "the graph has no " + ops);
+  missingWhy_ = ops.empty() ? std::string() : "the graph has no " + ops;
+}
+
+std::string PatternSelector::missingReasonFor(const Node& anchor, std::string_view prefix) const {
+  Decision d = pattern_->nodes()[0].matchesUnnamed(anchor);
+  return failureText(prefix, *pattern_, d ? std::string_view(missingWhy_) : d.reason());
 }
 
 Decision PatternSelector::SelectInput(const NodeView& node, const NodeView& producer) {

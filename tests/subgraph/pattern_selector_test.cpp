@@ -155,6 +155,38 @@ TEST(PatternSelector, APatternWhoseRequiredOpTheGraphLacksIsNotSearched) {
   }
 }
 
+//   %x -> Conv -> Relu -> %y, and %x -> Conv(group 2) -> %z
+/// Under deferred reasons, the anchor of a pattern that can match nowhere
+/// is turned down without running its predicates: only a node left
+/// unfused has its text built. Negative: the Conv a later property fuses
+/// is never checked, and the one left out still gets the predicate's
+/// reason.
+TEST(PatternSelector, AMissingOpDefersTheAnchorCheckToTheReasonsRead) {
+  auto g = parseGraphOrThrow(convReluWith(1,
+                                          "      %w2 = const f32[4, 2, 1, 1] splat(0.5)\n"
+                                          "      %z = Conv(%x, %w2) {group = 2} @grouped",
+                                          "%y, %z"));
+  auto checked = std::make_shared<std::vector<std::string>>();
+  OpMatcher counted = OpMatcher("Conv").where([checked](const Node& n) {
+    checked->push_back(n.name());
+    return predicates::attrEquals("group", int64_t{1})(n);
+  });
+  std::vector<std::unique_ptr<SubgraphProperty>> properties;
+  properties.push_back(std::make_unique<PatternProperty>(
+      "conv_bn", Pattern::chain("conv_bn", {counted, "BatchNormalization"})));
+  // Anchored at the Relu, so that the grouped Conv keeps conv_bn's reason.
+  PatternBuilder reluConv("relu_conv");
+  reluConv.add(OpMatcher("Relu"));
+  reluConv.add(OpMatcher("Conv"));
+  reluConv.connect(1, 0, 0);
+  properties.push_back(std::make_unique<PatternProperty>("relu_conv", reluConv.build().value()));
+  PartitionReport report = partitionOk(*g, makeBackend("pat", std::move(properties)));
+  EXPECT_EQ(regionSets(report), (Regions{{"conv", "relu"}}));
+  EXPECT_THAT(*checked, ElementsAre("grouped"));
+  EXPECT_EQ(reasonFor(report, "grouped"),
+            "not selected by pat/conv_bn: pattern 'conv_bn': attribute 'group' is not 1");
+}
+
 //   %x -> Conv(group = 2) -> BatchNormalization -> %y
 /// A predicate on attributes rejects the anchor, with the predicate's reason.
 TEST(PatternSelector, DoesNotFuseWhenAttributePredicateFails) {

@@ -219,8 +219,9 @@ class PatternSelector : public SubgraphSelectorV2 {
   /// `prefix` followed by what Select's reason would have been. It reads
   /// the nodes the match failed at, so call it while they are unchanged.
   using DeferredReason = std::function<std::string(std::string_view prefix)>;
-  /// With deferral on, a match that fails away from its anchor leaves its
-  /// reason unbuilt: Select says a no without a reason, and
+  /// With deferral on, a match that fails away from its anchor (and, under
+  /// assumeMissing(), every anchor) leaves its reason unbuilt: Select says
+  /// a no without a reason, and
   /// takeDeferredReason() hands that reason out once. For a partitioner
   /// whose later properties mostly replace or drop the reasons of the
   /// earlier ones (a failed match names a node, so no two texts are alike).
@@ -231,22 +232,26 @@ class PatternSelector : public SubgraphSelectorV2 {
   /// other than the anchor that no node of `hasAny`'s graph has, or empty:
   /// such a pattern can match nowhere in that graph.
   std::string missingRequiredOps(const std::function<bool(const OpMatcher&)>& hasAny) const;
-  /// With `ops` (from missingRequiredOps) set, Select checks the anchor
-  /// alone, as a search begins, and turns down an anchor that passes for
-  /// the graph having no `ops`, instead of searching from it. Empty: search.
+  /// With `ops` (from missingRequiredOps) set, Select turns down every
+  /// anchor instead of searching from it: for the graph having no `ops`
+  /// where the anchor passes its own predicates, else for the predicate it
+  /// fails, the reason a search would have given first. With deferral on,
+  /// that check runs only when the deferred reason is read. Empty: search.
   void assumeMissing(const std::string& ops);
 
  private:
   bool inMatch(const Node& node) const;
+  // The reason assumeMissing() gives `anchor`, after `prefix`.
+  std::string missingReasonFor(const Node& anchor, std::string_view prefix) const;
 
   std::shared_ptr<const Pattern> pattern_;
   PatternMatch match_;
   std::string filterReason_;
   bool deferReasons_ = false;
   DeferredReason deferred_;
-  // assumeMissing(): the reason every anchor that passes its own
-  // predicates gets, built once; empty when the pattern is searched.
-  std::string missingReason_;
+  // assumeMissing(): "the graph has no <ops>", the reason of every anchor
+  // that passes its own predicates; empty when the pattern is searched.
+  std::string missingWhy_;
 };
 
 /// A property whose selector is a PatternSelector; the fused node is the
