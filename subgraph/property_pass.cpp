@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <typeinfo>
 
 namespace subgraph::partition::detail {
 
@@ -45,6 +46,7 @@ Status PropertyPass::start() {
         "creates no selector (override CreateSubgraphSelector or CreateSubgraphSelectorV2)");
   pattern_ = dynamic_cast<PatternSelector*>(selector_.get());
   if (pattern_) pattern_->deferReasons(true);
+  exactPattern_ = pattern_ && typeid(*selector_) == typeid(PatternSelector);
   return Status::ok();
 }
 
@@ -123,11 +125,18 @@ Status PropertyPass::formRegionFrom(Node* seed) {
       return Status::ok();
     }
     if (!tables_.regionTables) prepareRegionTables();
-    grow(seed);
+    if (exactPattern_)
+      takeMatch();
+    else
+      grow(seed);
     std::sort(region_.begin(), region_.end(),
               [&](const Node* a, const Node* b) { return dag_.rank(*a) < dag_.rank(*b); });
     std::vector<Reentry> reentered = dag_.findReentries(region_, QuotientDag::Direction::kForward);
-    if (reentered.empty()) return filterAndCommit();
+    if (reentered.empty()) {
+      if (!exactPattern_) return filterAndCommit();
+      commit(region_);  // a PatternSelector's Filter keeps its whole match
+      return Status::ok();
+    }
     excludeForCycle(seed, std::move(reentered));
   }
 }
@@ -155,6 +164,17 @@ void PropertyPass::grow(Node* seed) {
       for (const Use& use : out->uses()) offer(n, use.user, false);
     }
   }
+}
+
+// A PatternSelector's Select matched available nodes only, each joined to
+// an earlier one by a graph edge, and its SelectInput and SelectOutput say
+// yes for two matched nodes alone: growing from the anchor would reach
+// exactly the match, at the cost of a virtual call and a scan of the match
+// per edge.
+void PropertyPass::takeMatch() {
+  region_.clear();
+  for (const Node* n : pattern_->matchedNodes())
+    if (n) region_.push_back(const_cast<Node*>(n));
 }
 
 std::string PropertyPass::cycleReason(const Reentry& r) const {

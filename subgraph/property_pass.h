@@ -37,7 +37,9 @@ namespace subgraph::partition::detail {
 ///     of other graphs are never offered).
 ///  2. Grow the region breadth-first from the seed through SelectInput and
 ///     SelectOutput over available neighbours. Each member's edges are
-///     scanned once per attempt: O(region + its edges).
+///     scanned once per attempt: O(region + its edges). A plain
+///     PatternSelector's region is its match, taken without growing, and
+///     its Filter (which keeps the whole match) is not asked.
 ///  3. Check the region for cycles against the quotient DAG, i.e. against
 ///     the graph and every region committed so far, by any property: a
 ///     path that leaves the region and re-enters it only visits groups
@@ -118,6 +120,7 @@ class PropertyPass final : private PartitionState {
   /// notSelectedPrefix_ followed by `reason`.
   std::string notSelected(const std::string& reason) const;
   void grow(Node* seed);
+  void takeMatch();
   void excludeForCycle(Node* seed, std::vector<Reentry> reentered);
   std::string cycleReason(const Reentry& r) const;
   Status filterAndCommit();
@@ -148,6 +151,9 @@ class PropertyPass final : private PartitionState {
   // The selector when it is a PatternSelector, which then defers the
   // reasons that name a node (noteDeferred).
   PatternSelector* pattern_ = nullptr;
+  // The selector is a PatternSelector itself, not a subclass that may
+  // grow or filter otherwise: its region is its match (takeMatch()).
+  bool exactPattern_ = false;
   // "not selected by B/P: ", before every reason a seed is turned down for.
   const std::string notSelectedPrefix_;
   std::vector<Node*> region_;

@@ -187,6 +187,43 @@ TEST(PatternSelector, AMissingOpDefersTheAnchorCheckToTheReasonsRead) {
             "not selected by pat/conv_bn: pattern 'conv_bn': attribute 'group' is not 1");
 }
 
+// A PatternSelector whose Filter keeps the anchor alone.
+class AnchorOnlySelector : public PatternSelector {
+ public:
+  using PatternSelector::PatternSelector;
+  std::vector<const Node*> Filter(std::span<const Node* const> candidates) override {
+    std::vector<const Node*> kept = PatternSelector::Filter(candidates);
+    kept.resize(std::min<size_t>(kept.size(), 1));
+    return kept;
+  }
+};
+
+class AnchorOnlyProperty : public SubgraphProperty {
+ public:
+  std::string name() const override { return "anchor_only"; }
+  std::unique_ptr<SubgraphSelectorV2> CreateSubgraphSelectorV2() const override {
+    return std::make_unique<AnchorOnlySelector>(std::make_shared<const Pattern>(convBnAct()));
+  }
+};
+
+//   %x -> Conv -> BatchNormalization -> Relu -> %y
+/// A plain PatternSelector's region is its match (the partitioner takes
+/// it without growing or filtering). Negative: a subclass that filters
+/// otherwise is grown and filtered as any selector is, so its Filter
+/// still decides.
+TEST(PatternSelector, ARegionIsTheMatchUnlessASubclassFiltersOtherwise) {
+  auto g = parseGraphOrThrow(convBnBlock("Relu"));
+  PartitionReport plain = partitionOk(*g, patternBackend(convBnAct()));
+  EXPECT_EQ(regionSets(plain), (Regions{{"act", "bn", "conv"}}));
+
+  auto h = parseGraphOrThrow(convBnBlock("Relu"));
+  std::vector<std::unique_ptr<SubgraphProperty>> properties;
+  properties.push_back(std::make_unique<AnchorOnlyProperty>());
+  PartitionReport filtered = partitionOk(*h, makeBackend("pat", std::move(properties)));
+  EXPECT_EQ(regionSets(filtered), (Regions{{"conv"}}));
+  EXPECT_THAT(reasonFor(filtered, "bn"), HasSubstr("dropped by Filter of pat/anchor_only"));
+}
+
 //   %x -> Conv(group = 2) -> BatchNormalization -> %y
 /// A predicate on attributes rejects the anchor, with the predicate's reason.
 TEST(PatternSelector, DoesNotFuseWhenAttributePredicateFails) {

@@ -226,6 +226,11 @@ class PatternSelector : public SubgraphSelectorV2 {
   /// whose later properties mostly replace or drop the reasons of the
   /// earlier ones (a failed match names a node, so no two texts are alike).
   void deferReasons(bool on) { deferReasons_ = on; }
+  /// The last Select's match: the matched node per pattern node, null for
+  /// a skipped optional node; empty unless that Select said yes. The
+  /// region SelectInput and SelectOutput grow from the anchor is exactly
+  /// its nodes, and Filter keeps them all.
+  const std::vector<const Node*>& matchedNodes() const { return match_.nodes; }
   /// The reason the last Select left unbuilt, or an empty function.
   DeferredReason takeDeferredReason() { return std::exchange(deferred_, nullptr); }
   /// The op types (OpMatcher::describe()) of the first required node
