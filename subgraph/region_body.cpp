@@ -12,6 +12,13 @@
 #include <algorithm>
 
 namespace subgraph::partition::detail {
+namespace {
+
+// A body's values take the names of the outer graph's, which are unique,
+// except the fresh names of unmerged repeated reads (freshName()).
+constexpr Graph::NameCheck kNew = Graph::NameCheck::kKnownNew;
+
+}  // namespace
 
 void RegionBodyBuilder::reserve(size_t nodes, size_t values) {
   nodeMark_.reserve(nodes);
@@ -82,12 +89,12 @@ RegionBody RegionBodyBuilder::build(std::span<Node* const> members, std::string 
         inputs.push_back(mapped(v));
       } else if (options.inlineConstants && v->isInitializer() && !v->isGraphInput()) {
         if (!isMapped(v)) {
-          bind(v, body.shareInitializer(*v));
+          bind(v, body.shareInitializer(*v, kNew));
           inlined.push_back(v);
         }
         inputs.push_back(mapped(v));
       } else if (!isMapped(v)) {
-        inputs.push_back(bind(v, body.addInput(v->name(), v->type())));
+        inputs.push_back(bind(v, body.addInput(v->name(), v->type(), kNew)));
         result.inputs.push_back(v);
       } else if (options.mergeDuplicatedInputs) {
         inputs.push_back(mapped(v));
@@ -100,7 +107,7 @@ RegionBody RegionBodyBuilder::build(std::span<Node* const> members, std::string 
     std::vector<Value*> outputs;
     outputs.reserve(n->numOutputs());
     for (Value* v : n->outputs())
-      outputs.push_back(bind(v, body.createValue(v->name(), v->type())));
+      outputs.push_back(bind(v, body.createValue(v->name(), v->type(), kNew)));
     std::vector<Attribute> attrs(n->attributes().begin(), n->attributes().end());
     body.addNode(&n->opKey(), std::move(inputs), std::move(outputs), std::move(attrs), n->name());
   }
@@ -179,7 +186,7 @@ RegionBody RegionBodyBuilder::move(std::span<Node* const> members, std::string n
           break;
         case Slot::kSharedConstant:
           if (!isMapped(v)) {
-            bind(v, body.shareInitializer(*v));
+            bind(v, body.shareInitializer(*v, kNew));
             inlined.push_back(v);
           }
           rebind(n, k, v, mapped(v));
@@ -192,7 +199,7 @@ RegionBody RegionBodyBuilder::move(std::span<Node* const> members, std::string n
             // gets one of its own.
             rebind(n, k, v,
                    isMapped(v) ? body.addInput(freshName(body, v->name()), v->type())
-                               : bind(v, body.addInput(v->name(), v->type())));
+                               : bind(v, body.addInput(v->name(), v->type(), kNew)));
             result.inputs.push_back(v);
           }
           break;
@@ -204,7 +211,7 @@ RegionBody RegionBodyBuilder::move(std::span<Node* const> members, std::string n
       if (slots_[slot++] == Slot::kInternal) {
         body.adoptValue(v);
       } else {
-        body.rebindOutput(n, i, bind(v, body.createValue(v->name(), v->type())));
+        body.rebindOutput(n, i, bind(v, body.createValue(v->name(), v->type(), kNew)));
         if (v->producer() == n) escaping.push_back(v);
       }
     }

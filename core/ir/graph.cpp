@@ -156,9 +156,14 @@ void Graph::rebuildNameIndex(size_t minEntries) {
 
 //===--- Values ---------------------------------------------------------===//
 
-Value* Graph::newValue(std::string name, TensorType type) {
+Value* Graph::newValue(std::string name, TensorType type, NameCheck check) {
   if (name.empty()) name = uniqueValueName("v" + std::to_string(values_.size()));
+#ifdef NDEBUG
+  if (check == NameCheck::kLookUp && lookupName(name))
+#else
+  (void)check;
   if (lookupName(name))
+#endif
     throw Error("graph '" + name_ + "': a value named '" + name + "' already exists");
   Value* raw = appendValue(std::move(name), std::move(type));
   indexName(raw);
@@ -210,8 +215,8 @@ Value* Graph::findOrCreateValue(std::string_view name) {
   return created;
 }
 
-Value* Graph::addInput(std::string name, TensorType type) {
-  Value* v = newValue(std::move(name), std::move(type));
+Value* Graph::addInput(std::string name, TensorType type, NameCheck check) {
+  Value* v = newValue(std::move(name), std::move(type), check);
   appendInput(v);
   return v;
 }
@@ -230,16 +235,16 @@ Value* Graph::addSharedInitializer(std::string name, std::shared_ptr<const Tenso
   return v;
 }
 
-Value* Graph::shareInitializer(const Value& constant) {
+Value* Graph::shareInitializer(const Value& constant, NameCheck check) {
   if (!constant.initializer_)
     throw Error("graph '" + name_ + "': value '" + constant.name() + "' is not a constant");
-  Value* v = newValue(constant.name(), constant.type());
+  Value* v = newValue(constant.name(), constant.type(), check);
   v->initializer_ = constant.initializer_;
   return v;
 }
 
-Value* Graph::createValue(std::string name, TensorType type) {
-  return newValue(std::move(name), std::move(type));
+Value* Graph::createValue(std::string name, TensorType type, NameCheck check) {
+  return newValue(std::move(name), std::move(type), check);
 }
 
 void Graph::appendInput(Value* value) {

@@ -106,8 +106,14 @@ class Graph {
 
   //===--- Values -------------------------------------------------------===//
 
+  /// Whether a new value's name is looked up first. kKnownNew is for a
+  /// caller that knows the name is not taken here, such as a partitioner
+  /// naming a region body's values after those of a graph, where names are
+  /// unique: it saves a lookup per value (debug builds still look it up).
+  enum class NameCheck { kLookUp, kKnownNew };
+
   /// Appends a new graph input. Throws `Error` if the name is taken.
-  Value* addInput(std::string name, TensorType type);
+  Value* addInput(std::string name, TensorType type, NameCheck check = NameCheck::kLookUp);
   /// Adds a constant (initializer) value; its type is the tensor's type.
   /// Throws `Error` if the name is taken.
   Value* addInitializer(std::string name, Tensor data);
@@ -120,10 +126,11 @@ class Graph {
   /// with the constant's type as it stands rather than one computed from
   /// the tensor again (a region body shares hundreds of thousands).
   /// `constant` (of any graph) must be an initializer.
-  Value* shareInitializer(const Value& constant);
+  Value* shareInitializer(const Value& constant, NameCheck check = NameCheck::kLookUp);
   /// Creates a value with no producer, for importers that meet a name
   /// before its definition. An empty name gets a fresh unique one.
-  Value* createValue(std::string name = {}, TensorType type = {});
+  Value* createValue(std::string name = {}, TensorType type = {},
+                     NameCheck check = NameCheck::kLookUp);
   /// Marks an existing value as the next graph input.
   void appendInput(Value* value);
   /// Attaches (or replaces) constant data on a value without a producer.
@@ -298,7 +305,7 @@ class Graph {
   std::unique_ptr<Graph> clone() const;
 
  private:
-  Value* newValue(std::string name, TensorType type);
+  Value* newValue(std::string name, TensorType type, NameCheck check = NameCheck::kLookUp);
   /// Makes and stores a value without indexing its name.
   Value* appendValue(std::string name, TensorType type);
   void addUse(Value* value, Node* user, uint32_t index);
