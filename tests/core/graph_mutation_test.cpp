@@ -1039,5 +1039,31 @@ TEST(GraphInitializers, ShareInitializerSharesNameTypeAndData) {
   EXPECT_THROW(body.shareInitializer(w), Error);
 }
 
+/// NameCheck::kKnownNew skips the lookup of a name the caller knows is new,
+/// but the value is named and found as with a lookup, in a small graph and
+/// past the size where the name index is hashed. Negative: a taken name
+/// is still refused where the lookup runs (kLookUp, and debug builds).
+TEST(GraphValues, KnownNewNamesAreIndexedAsLookedUpOnes) {
+  auto outer = parseGraphOrThrow(R"(
+    graph @g(%x: f32[2]) {
+      %w = const f32[2] [1.0, 2.0]
+      return %x
+    })");
+  Graph body("body");
+  constexpr auto kNew = Graph::NameCheck::kKnownNew;
+  Value* shared = body.shareInitializer(*outer->findValue("w"), kNew);
+  Value* input = body.addInput("x", outer->findValue("x")->type(), kNew);
+  std::vector<Value*> made;
+  for (int i = 0; i < 40; ++i) made.push_back(body.createValue("v" + std::to_string(i), {}, kNew));
+  EXPECT_EQ(body.findValue("w"), shared);
+  EXPECT_EQ(body.findValue("x"), input);
+  EXPECT_TRUE(input->isGraphInput());
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(body.findValue("v" + std::to_string(i)), made[i]);
+  EXPECT_THROW(body.createValue("v7"), Error);
+#ifndef NDEBUG
+  EXPECT_THROW(body.createValue("v7", {}, kNew), Error);
+#endif
+}
+
 }  // namespace
 }  // namespace subgraph
