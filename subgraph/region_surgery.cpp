@@ -207,10 +207,13 @@ void RegionSurgery::moveIntoBody(PendingRegion& region) {
   // The members move into the body (their ids change, so after the
   // report); the region accepts as CreateSubgraphNode's default would.
   const size_t inlinedBefore = inlined_.size();
-  region.body = bodies_.move(membersOf(region), bodyName(region.id), options_, inlined_, touched_);
+  region.body = bodies_.move(membersOf(region), std::string(), options_, inlined_, touched_);
   keepNewInlined(inlinedBefore);
   info_.id = region.id;
   region.fused = defaultFusedNode(region.body.body, info_);
+  // The body is named as the fused node (bodyName()), whose name is made
+  // once, there.
+  region.body.body->setName(region.fused.name);
 }
 
 void RegionSurgery::listInternal(const PendingRegion& region, std::vector<Value*>& internal) const {
