@@ -162,39 +162,38 @@ class Matcher {
  public:
   // `found` holds the candidate lists, one per depth; it may come from an
   // earlier search (the lists are cleared before use) and grows to fit.
+  // The assignment is kept in `result`'s node list, which keeps its memory
+  // from one search to the next (a walk matches once per seed).
   Matcher(const Pattern& pattern, const std::function<bool(const Node&)>& available,
-          std::vector<std::vector<const Node*>>& found)
+          std::vector<std::vector<const Node*>>& found, PatternMatch& result)
       : pattern_(pattern),
         available_(available),
-        assigned_(pattern.nodes().size(), nullptr),
+        result_(result),
+        assigned_(result.nodes),
         found_(found) {
+    result_.failure.clear();
+    assigned_.assign(pattern.nodes().size(), nullptr);
     if (found_.size() < assigned_.size()) found_.resize(assigned_.size());
   }
 
-  /// Matches at `anchor`. A failure away from the anchor goes to `keep`
-  /// instead of the result's text when `keep` is given.
-  PatternMatch run(const Node& anchor, Failure* keep = nullptr) {
-    PatternMatch result;
+  /// Matches at `anchor` into the result. A failure away from the anchor
+  /// goes to `keep` instead of the result's text when `keep` is given.
+  void run(const Node& anchor, Failure* keep = nullptr) {
     // The report names the anchor already, so its reason does not: one
     // text then stands for every anchor the pattern turns down alike.
     Decision d = pattern_.nodes()[0].matchesUnnamed(anchor);
     if (!d) {
-      result.failure = failureText({}, pattern_, d.reason());
-      return result;
+      assigned_.clear();
+      result_.failure = failureText({}, pattern_, d.reason());
+      return;
     }
     assigned_[0] = &anchor;
-    if (solve(1)) {
-      // A Matcher runs once (matchPattern makes a fresh one), so the
-      // assignment can move out rather than be copied per anchor.
-      result.nodes = std::move(assigned_);
-      return result;
-    }
-    if (keep) {
+    if (solve(1)) return;
+    assigned_.clear();
+    if (keep)
       *keep = std::move(deepest_);
-      return result;
-    }
-    result.failure = failureText({}, pattern_, deepest_.text());
-    return result;
+    else
+      result_.failure = failureText({}, pattern_, deepest_.text());
   }
 
  private:
@@ -395,7 +394,8 @@ class Matcher {
 
   const Pattern& pattern_;
   const std::function<bool(const Node&)>& available_;
-  std::vector<const Node*> assigned_;
+  PatternMatch& result_;
+  std::vector<const Node*>& assigned_;   // result_.nodes
   std::vector<const Node*> successors_;  // scratch of interiorsFeedOnlyNext
   std::vector<std::vector<const Node*>>& found_;
   size_t steps_ = 0;
@@ -635,10 +635,11 @@ StatusOr<Pattern> PatternBuilder::build() const {
 
 namespace {
 
-// matchPattern(), keeping a failure away from the anchor in `keep` when
-// one is given.
-PatternMatch runMatcher(const Pattern& pattern, const Node& anchor,
-                        const std::function<bool(const Node&)>& available, Failure* keep) {
+// matchPattern() into `result`, keeping a failure away from the anchor in
+// `keep` when one is given.
+void runMatcher(const Pattern& pattern, const Node& anchor,
+                const std::function<bool(const Node&)>& available, Failure* keep,
+                PatternMatch& result) {
   // The candidate lists outlive a search, so that the next one (a walk
   // matches once per seed) reuses their memory instead of allocating a
   // list per step. A predicate may itself call matchPattern; that nested
@@ -647,21 +648,24 @@ PatternMatch runMatcher(const Pattern& pattern, const Node& anchor,
   thread_local bool busy = false;
   if (busy) {
     std::vector<std::vector<const Node*>> own;
-    return Matcher(pattern, available, own).run(anchor, keep);
+    Matcher(pattern, available, own, result).run(anchor, keep);
+    return;
   }
   busy = true;
   struct Release {
     bool& flag;
     ~Release() { flag = false; }
   } release{busy};
-  return Matcher(pattern, available, shared).run(anchor, keep);
+  Matcher(pattern, available, shared, result).run(anchor, keep);
 }
 
 }  // namespace
 
 PatternMatch matchPattern(const Pattern& pattern, const Node& anchor,
                           const std::function<bool(const Node&)>& available) {
-  return runMatcher(pattern, anchor, available, nullptr);
+  PatternMatch result;
+  runMatcher(pattern, anchor, available, nullptr, result);
+  return result;
 }
 
 //===--- PatternSelector --------------------------------------------------===//
@@ -690,9 +694,9 @@ Decision PatternSelector::Select(const NodeView& node) {
     return Decision::no();
   }
   Failure kept;
-  match_ = runMatcher(
+  runMatcher(
       *pattern_, node.node(), [&node](const Node& other) { return node.available(other); },
-      deferReasons_ ? &kept : nullptr);
+      deferReasons_ ? &kept : nullptr, match_);
   if (match_.ok()) return Decision::yes();
   // Moved out: a failed match is not read again before the next Select.
   if (!match_.failure.empty()) return Decision::no(std::move(match_.failure));
@@ -754,7 +758,9 @@ std::string PatternSelector::FilterReason(const Node& node) const {
 }
 
 void PatternSelector::Reset() {
-  match_ = PatternMatch();
+  // Cleared, not replaced: the next Select reuses the node list's memory.
+  match_.nodes.clear();
+  match_.failure.clear();
   filterReason_.clear();
 }
 
