@@ -160,7 +160,7 @@ class PluginSelector final : public partition::SubgraphSelector {
                       " on node '" + node.name() + "': " + host::messageOr(m, "failed"));
       return Decision::no("plugin error");
     }
-    return accept ? Decision::yes() : Decision::no(m.text);
+    return accept ? Decision::yes() : Decision::no(std::move(m.text));
   }
 
   std::shared_ptr<const LoadedPlugin> plugin_;
@@ -716,7 +716,7 @@ StatusOr<partition::Pattern> buildPattern(const SgPatternDesc& desc,
         if (fn(user, host::toC(&node), &accept, &msg) != SG_OK)
           return Decision::no("plugin '" + plugin->name() +
                               "' predicate failed: " + host::messageOr(msg, "no message"));
-        return accept ? Decision::yes() : Decision::no(msg.text);
+        return accept ? Decision::yes() : Decision::no(std::move(msg.text));
       });
     }
     builder.add(std::move(m));
