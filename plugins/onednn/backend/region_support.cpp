@@ -236,10 +236,13 @@ Predicate outputRankIn(std::vector<size_t> ranks) {
 
 Predicate attrEquals(std::string name, std::string value) {
   return [name, value](const sdk::NodeView& node) -> sdk::Decision {
-    // Absent means the schema's default, if there is one.
+    // Absent means the schema's default, if there is one. One lookup when
+    // it holds (a Conv's auto_pad, checked for every Conv); attrString()
+    // gives "" for an absent attribute, so an empty value needs the second.
+    if (node.attrString(name) == value && (!value.empty() || node.hasAttr(name)))
+      return sdk::Decision::yes();
     if (!node.hasAttr(name))
       return sdk::Decision::no("attribute '" + name + "' is absent, expected " + value);
-    if (node.attrString(name) == value) return sdk::Decision::yes();
     return sdk::Decision::no("attribute '" + name + "' is not " + value);
   };
 }

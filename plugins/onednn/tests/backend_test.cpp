@@ -78,6 +78,31 @@ TEST(OnednnConvFamily, ResidualBlockFusesAndStaysBlocked) {
   EXPECT_LT(o.maxDiff, 1e-4);
 }
 
+//   %x -> Conv -> Conv(auto_pad NOTSET) -> Conv(auto_pad SAME_UPPER) -> %y
+/// The conv family takes a Conv whose auto_pad is NOTSET, written or the
+/// schema's default. Negative: one that pads itself is left out, and the
+/// report says so.
+TEST(OnednnConvFamily, TakesOnlyExplicitPadding) {
+  std::unique_ptr<Graph> g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[1, 4, 8, 8]) {
+      %w = const f32[4, 4, 3, 3] splat(0.5)
+      %a: f32[1, 4, 8, 8] = Conv(%x, %w) {pads = [1, 1, 1, 1]} @plain
+      %b: f32[1, 4, 8, 8] = Conv(%a, %w) {auto_pad = "NOTSET", pads = [1, 1, 1, 1]} @notset
+      %y: f32[1, 4, 8, 8] = Conv(%b, %w) {auto_pad = "SAME_UPPER"} @same
+      return %y
+    })");
+  auto report = onednnPlugin().partition(*g);
+  ASSERT_TRUE(report.isOk()) << report.status().message();
+  std::vector<std::string> fused;
+  for (const partition::RegionReport& r : report->regions)
+    for (const std::string& n : r.nodes) fused.push_back(n);
+  EXPECT_THAT(fused, ::testing::UnorderedElementsAre("plain", "notset"));
+  std::string reason;
+  for (const partition::RejectedNode& n : report->rejected)
+    if (n.node == "same") reason = n.reason;
+  EXPECT_THAT(reason, ::testing::HasSubstr("attribute 'auto_pad' is not NOTSET"));
+}
+
 /// The same block on one thread gives the same result (the --threads path).
 TEST(OnednnConvFamily, OneThreadMatches) {
   Outcome o = partitionAndRun(kResidualBlock, 1);
