@@ -54,6 +54,13 @@ class ConvBnProperty final : public sdk::SubgraphProperty {
   std::unique_ptr<sdk::SubgraphSelector> CreateSubgraphSelector() const override {
     return std::make_unique<ConvBnSelector>();
   }
+  /// Only a Conv can seed a region (Select says a reasonless no to the
+  /// rest), so the host offers the selector the Convs alone.
+  std::vector<std::string> SeedOpTypes() const override { return {"Conv"}; }
+  /// Every region the selector forms is fused as it is, so the host need
+  /// not copy each one into a body to ask CreateSubgraphNode: it moves the
+  /// members into their bodies once partitioning is over.
+  bool AcceptsEveryRegion() const override { return true; }
 };
 
 }  // namespace

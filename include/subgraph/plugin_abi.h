@@ -58,7 +58,12 @@
  *     load unchanged; their offsets are frozen below.
  *  4  Fusion families as one pattern: a pattern node may be "only feeds
  *     next" (SG_PATTERN_ONLY_FEEDS_NEXT), so one pattern with optional
- *     steps replaces one property per variant. No struct changed.
+ *     steps replaces one property per variant. Grown within version 4: a
+ *     selector property may name the op types that can seed its regions
+ *     (SgPropertyDesc::seed_op_types), so that a pass over it costs those
+ *     nodes rather than the whole graph. It is a promise about `select`,
+ *     so a host that predates it, offering every node, forms the same
+ *     regions.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef SUBGRAPH_PLUGIN_ABI_H
@@ -378,6 +383,15 @@ typedef struct SgPropertyDesc {
    *  set in `reason` (left empty: no reason). NULL: the report says only
    *  that the plugin's Filter dropped it. */
   SgStatus (*filter_reason)(void* selector, const SgNode* node, SgMessage* reason);
+  /** Grown within version 4 (read only when struct_size is larger than
+   *  SG_PROPERTY_DESC_V4_SIZE), for selector properties: the op types of
+   *  the nodes that can seed a region, written as a pattern node's
+   *  ("Conv", "MatMul|Gemm", "domain.Op"). The plugin promises that
+   *  `select` says no, without a reason, to every node of another op type;
+   *  the host then offers `select` only nodes of these types. NULL: every
+   *  node. A pattern property's seeds are its anchor's ops, and it must
+   *  leave this NULL. */
+  const char* seed_op_types;
 } SgPropertyDesc;
 
 /** One operand of an op definition. */
@@ -447,6 +461,8 @@ typedef struct SgLayoutDesc SgLayoutDesc;
 /** SgPropertyDesc as versions 1 and 2 first had it, before filter_reason:
  *  the smallest struct_size the host accepts. */
 #define SG_PROPERTY_DESC_V2_SIZE 104u
+/** SgPropertyDesc as version 4 first had it, before seed_op_types. */
+#define SG_PROPERTY_DESC_V4_SIZE 112u
 
 /** What a kernel creator learns about the session it serves. */
 typedef struct SgKernelContext {
@@ -749,7 +765,7 @@ SG_ABI_FROZEN(SgPlugin, num_layouts, SG_PLUGIN_V1_SIZE);
 SG_ABI_FROZEN(SgPlugin, copies, 144);
 SG_ABI_STATIC_ASSERT(sizeof(SgPlugin) == 152, "SgPlugin v2 size");
 /* Grown within version 2, at its end. */
-SG_ABI_STATIC_ASSERT(sizeof(SgPropertyDesc) == 112, "SgPropertyDesc with filter_reason");
+SG_ABI_STATIC_ASSERT(SG_PROPERTY_DESC_V4_SIZE == 112, "SgPropertyDesc with filter_reason");
 /* End of version 3: v2 structs grew at their ends only. */
 SG_ABI_FROZEN(SgKernelContext, precision, 16);
 SG_ABI_FROZEN(SgKernelContext, option_values, 40);
@@ -764,6 +780,9 @@ SG_ABI_FROZEN(SgDeviceDesc, description, 48);
 SG_ABI_FROZEN(SgDeviceDesc, queue_create, 56);
 SG_ABI_FROZEN(SgDeviceDesc, event_elapsed_ms, 120);
 SG_ABI_STATIC_ASSERT(sizeof(SgDeviceDesc) == 128, "SgDeviceDesc v3 size");
+/* Grown within version 4, at its end. */
+SG_ABI_FROZEN(SgPropertyDesc, seed_op_types, SG_PROPERTY_DESC_V4_SIZE);
+SG_ABI_STATIC_ASSERT(sizeof(SgPropertyDesc) == 120, "SgPropertyDesc with seed_op_types");
 #endif
 
 #endif /* SUBGRAPH_PLUGIN_ABI_H */

@@ -5,7 +5,9 @@
 // followed directly by Add or Relu), which a pattern with a skipped
 // optional node cannot connect through. Each selector grows a linear chain
 // from its seed: it only extends the current tail, only when the tail's
-// output has that one reader, and only in the order of its stages.
+// output has that one reader, and only in the order of its stages. Each
+// declares its seed ops (Conv; MatMul and Gemm; the element-wise ops), so
+// the host offers it only those nodes.
 //
 //===----------------------------------------------------------------------===//
 #include "selection.h"
@@ -115,6 +117,8 @@ class ChainSelector : public sdk::SubgraphSelector {
 class ConvSelector final : public ChainSelector {
  public:
   using ChainSelector::ChainSelector;
+  /// What Select takes; it says a reasonless no to every other op.
+  static std::vector<std::string> seeds() { return {"Conv"}; }
   Decision Select(const NodeView& n) override {
     if (!n.is("Conv")) return Decision::no();
     if (!n.input(1) || !n.input(1).isConstant())
@@ -139,6 +143,7 @@ class ConvSelector final : public ChainSelector {
 class MatMulSelector final : public ChainSelector {
  public:
   using ChainSelector::ChainSelector;
+  static std::vector<std::string> seeds() { return {"MatMul", "Gemm"}; }
   Decision Select(const NodeView& n) override {
     if (!n.is("MatMul") && !n.is("Gemm")) return Decision::no();
     if (!n.input(1) || !n.input(1).isConstant())
@@ -162,6 +167,7 @@ class MatMulSelector final : public ChainSelector {
 class EltwiseSelector final : public ChainSelector {
  public:
   using ChainSelector::ChainSelector;
+  static std::vector<std::string> seeds() { return {kElementwise.begin(), kElementwise.end()}; }
   Decision Select(const NodeView& n) override {
     if (!isOnnx(n, kElementwise)) return Decision::no();
     if (n.output(0).dims().size() > 4)
@@ -205,6 +211,9 @@ class ChainProperty final : public PlannedProperty {
   std::unique_ptr<sdk::SubgraphSelector> CreateSubgraphSelector() const override {
     return std::make_unique<S>(check_, options_);
   }
+  /// The selector's seed ops: a pass over the graph costs its Convs (or
+  /// matmuls, or element-wise ops), not every node.
+  std::vector<std::string> SeedOpTypes() const override { return S::seeds(); }
 
  private:
   SelectionOptions options_;

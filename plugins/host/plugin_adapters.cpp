@@ -195,6 +195,11 @@ class PluginProperty final : public partition::SubgraphProperty {
       else
         errors_->record(p.status().message());
     }
+    // Checked at load time too.
+    if (StatusOr<std::vector<std::string>> seeds = seedOpTypes(*desc); seeds.isOk())
+      seeds_ = std::move(seeds).value();
+    else
+      errors_->record(seeds.status().message());
   }
 
   std::string name() const override { return desc_->name; }
@@ -220,9 +225,10 @@ class PluginProperty final : public partition::SubgraphProperty {
   }
 
   // A declarative pattern runs on the host's PatternSelector, which says a
-  // reasonless no to every node but its anchor's ops.
+  // reasonless no to every node but its anchor's ops; a selector says so
+  // where it declares seed_op_types.
   std::vector<std::string> SeedOpTypes() const override {
-    return pattern_ ? pattern_->nodes()[0].opTypes() : std::vector<std::string>{};
+    return pattern_ ? pattern_->nodes()[0].opTypes() : seeds_;
   }
 
   // A property without create_subgraph_node accepts every region as
@@ -269,6 +275,7 @@ class PluginProperty final : public partition::SubgraphProperty {
   const SgPropertyDesc* desc_;
   std::shared_ptr<ErrorSlot> errors_;
   std::shared_ptr<const partition::Pattern> pattern_;
+  std::vector<std::string> seeds_;  // a selector's declared seed ops
 };
 
 // The plugin's device memory as an Allocator, with the same counters the
@@ -728,6 +735,25 @@ StatusOr<partition::Pattern> buildPattern(const SgPatternDesc& desc,
     builder.connect(edge.producer, edge.consumer, edge.input, edge.output);
   }
   return builder.build();
+}
+
+StatusOr<std::vector<std::string>> seedOpTypes(const SgPropertyDesc& desc) {
+  if (desc.struct_size <= SG_PROPERTY_DESC_V4_SIZE || !desc.seed_op_types)
+    return std::vector<std::string>{};
+  if (desc.pattern)
+    return Status::invalid(
+        "sets seed_op_types, which only a selector property takes (a "
+        "pattern's seeds are its anchor's ops)");
+  std::vector<std::string> ops = splitOps(desc.seed_op_types);
+  if (ops.empty())
+    return Status::invalid(
+        "has an empty seed_op_types, so nothing could seed it (NULL offers "
+        "every node)");
+  if (ops.size() == 1 && ops[0] == "*") return std::vector<std::string>{};
+  for (const std::string& op : ops)
+    if (std::string why = unknownOp(op); !why.empty())
+      return Status::invalid("seed_op_types names op " + why + ", so it can never seed a region");
+  return ops;
 }
 
 }  // namespace adapters

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "subgraph/partition/pattern_selector.h"
 #include "subgraph/plugin_abi.h"
@@ -79,5 +80,12 @@ class PluginLayout final : public runtime::Layout {
 /// load-time check) they are left out.
 StatusOr<partition::Pattern> buildPattern(const SgPatternDesc& desc,
                                           std::shared_ptr<const LoadedPlugin> plugin);
+
+/// The op types a selector property declares for its seeds
+/// (SgPropertyDesc::seed_op_types), or none (every node may seed) where
+/// the table predates the field or leaves it NULL. An error where they
+/// could never seed anything as written: an empty list, an op no registry
+/// knows, or seeds on a pattern property.
+StatusOr<std::vector<std::string>> seedOpTypes(const SgPropertyDesc& desc);
 
 }  // namespace subgraph::plugins::adapters

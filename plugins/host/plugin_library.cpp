@@ -178,6 +178,8 @@ std::string checkProperty(const SgPropertyDesc* p, size_t index) {
   } else if (!p->create_selector || !p->destroy_selector || !p->select) {
     return what + " has neither a pattern nor create_selector/destroy_selector/select";
   }
+  if (StatusOr<std::vector<std::string>> seeds = adapters::seedOpTypes(*p); !seeds.isOk())
+    return what + " " + seeds.status().message();
   return {};
 }
 

@@ -20,6 +20,7 @@
 #include <iterator>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "subgraph/ir/text_format.h"
@@ -177,6 +178,59 @@ TEST(PluginBehaviorTest, ExampleConvBnDoesNotFuseAConvWithoutBatchNorm) {
     if (r.node == "conv") reason = r.reason;
   EXPECT_THAT(reason, ::testing::HasSubstr("dropped by Filter of example_convbn/conv_bn: no "
                                            "BatchNormalization follows the Conv"));
+}
+
+//   %x -> Sigmoid -> Relu -> Sigmoid -> Add(%x) -> Relu -> %y
+constexpr const char* kSeeds = R"(
+  graph @g(%x: f32[4]) {
+    %a: f32[4] = Sigmoid(%x) @s0
+    %b: f32[4] = Relu(%a) @r1
+    %c: f32[4] = Sigmoid(%b) @s1
+    %d: f32[4] = Add(%c, %x) @add
+    %y: f32[4] = Relu(%d) @r2
+    return %y
+  })";
+
+/// The regions of `report` as their node names, and the rejected nodes
+/// with their reasons.
+std::pair<std::vector<std::vector<std::string>>, std::vector<std::string>> regionsAndReasons(
+    const partition::PartitionReport& report) {
+  std::vector<std::vector<std::string>> regions;
+  for (const partition::RegionReport& r : report.regions) regions.push_back(r.nodes);
+  std::vector<std::string> reasons;
+  for (const partition::RejectedNode& r : report.rejected)
+    reasons.push_back(r.node + ": " + r.reason);
+  return {regions, reasons};
+}
+
+/// A selector that declares Relu as its seed op (seed_op_types) is offered
+/// only the Relus: its Select throws on any other node, which would fail
+/// the partition. Growth still reaches the Sigmoid after a Relu.
+TEST(PluginBehaviorTest, ASelectorIsOfferedOnlyTheSeedOpsItDeclares) {
+  BackendSelection s = select("seeds");
+  std::unique_ptr<Graph> g = parseGraphOrThrow(kSeeds);
+  StatusOr<partition::PartitionReport> report = s.partition(*g);
+  ASSERT_TRUE(report.isOk()) << report.status().message();
+  EXPECT_EQ(regionsAndReasons(*report).first,
+            (std::vector<std::vector<std::string>>{{"r1", "s1"}, {"r2"}}));
+  EXPECT_EQ(g->numNodes(), 4u);  // s0, the two fused nodes, add
+}
+
+/// Declaring the seeds changes no decision: the undeclared selector, which
+/// is offered every node and says a reasonless no to all but the Relus,
+/// forms the same regions, and the report gives every node left out the
+/// same reason.
+TEST(PluginBehaviorTest, DeclaredSeedsFormTheRegionsOfAnUndeclaredSelector) {
+  std::unique_ptr<Graph> seeded = parseGraphOrThrow(kSeeds);
+  std::unique_ptr<Graph> unseeded = parseGraphOrThrow(kSeeds);
+  StatusOr<partition::PartitionReport> a = select("seeds").partition(*seeded);
+  StatusOr<partition::PartitionReport> b = select("no_seeds").partition(*unseeded);
+  ASSERT_TRUE(a.isOk()) << a.status().message();
+  ASSERT_TRUE(b.isOk()) << b.status().message();
+  auto [regions, reasons] = regionsAndReasons(*b);
+  EXPECT_EQ(regions.size(), 2u);
+  EXPECT_EQ(reasons.size(), 2u);  // s0 and add
+  EXPECT_EQ(regionsAndReasons(*a), regionsAndReasons(*b));
 }
 
 //   %x [2, 3] -> Max(%x, splat 0.25) -> %y

@@ -122,6 +122,11 @@ TEST(PluginLoaderTest, RefusesEveryBrokenPluginOfTheCorpus) {
        "pattern node 0 names op 'Convolution', which is not an ONNX op (MXNet's name; ONNX calls "
        "it Conv), so it can never match"},
       {"misspelled_op", "names op 'Sigmiod', which is not an ONNX op (did you mean Sigmoid?)"},
+      {"seed_unknown_op",
+       "property 'broken_property' seed_op_types names op 'Rleu', which is not an ONNX op (did "
+       "you mean Elu or Relu?), so it can never seed a region"},
+      {"seed_empty", "has an empty seed_op_types, so nothing could seed it"},
+      {"seed_on_pattern", "sets seed_op_types, which only a selector property takes"},
       {"kernel_no_run", "lacks create, destroy or run"},
       {"duplicate_kernel", "two kernels for op 'subgraph.broken.x'"},
       {"transform_stage", "unknown stage 7"},

@@ -412,6 +412,7 @@ struct PropertyEntry {
   SgPropertyDesc desc{};
   SgPatternDesc pattern{};
   std::vector<SgPatternNode> patternNodes;
+  std::string seeds;  // a selector's SeedOpTypes(), joined by '|'
   std::vector<std::pair<PropertyEntry*, size_t>> predicateUsers;
 };
 
@@ -854,6 +855,9 @@ struct PluginState {
         e.desc.filter = &filter;
         e.desc.filter_reason = &filterReason;
         e.desc.reset = &reset;
+        for (const std::string& op : property->SeedOpTypes())
+          (e.seeds.empty() ? e.seeds : e.seeds += '|') += op;
+        if (!e.seeds.empty()) e.desc.seed_op_types = e.seeds.c_str();
       }
       // No slot: the host accepts every region with the defaults, and
       // need not copy a body for each one to ask (it moves the members

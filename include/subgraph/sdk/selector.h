@@ -258,6 +258,13 @@ class SubgraphProperty {
 
   /// A fresh selector for one pass; unused when a pattern is set.
   virtual std::unique_ptr<SubgraphSelector> CreateSubgraphSelector() const { return nullptr; }
+  /// For a selector: the op types ("Conv", or "domain.Op" for another
+  /// domain) of the nodes that can seed a region. Declaring them promises
+  /// that Select says no, without a reason, to every node of another type,
+  /// and the host then offers Select only these: a pass costs its seeds,
+  /// not the whole graph. Empty (the default): every node. Unused when a
+  /// pattern is set (its anchor's ops are its seeds).
+  virtual std::vector<std::string> SeedOpTypes() const { return {}; }
   /// Decides on a region whose body is `body` (its boundary values are the
   /// body's inputs and outputs); the default accepts it as is.
   virtual FusedNode CreateSubgraphNode(const GraphView& body, int regionId) const {

@@ -240,6 +240,22 @@ EXPORT SgStatus subgraph_plugin_entry(const SgHostApi* host, const SgPlugin** ou
   property.pattern = &pattern;
   plugin.num_properties = 1;
   plugin.properties = properties;
+#elif defined(BROKEN_SEED_UNKNOWN_OP) || defined(BROKEN_SEED_EMPTY)
+  // A selector whose declared seeds could never seed anything.
+#if defined(BROKEN_SEED_UNKNOWN_OP)
+  property.seed_op_types = "Conv|Rleu";
+#else
+  property.seed_op_types = "|";
+#endif
+  plugin.num_properties = 1;
+  plugin.properties = properties;
+#elif defined(BROKEN_SEED_ON_PATTERN)
+  // A pattern seeds at its anchor; seeds of its own would contradict it.
+  pattern.num_edges = 0;
+  property.pattern = &pattern;
+  property.seed_op_types = "Relu";
+  plugin.num_properties = 1;
+  plugin.properties = properties;
 #elif defined(BROKEN_KERNEL_NO_RUN)
   kernels[0].run = nullptr;
   plugin.num_kernels = 1;
