@@ -15,12 +15,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "subgraph/ir/text_format.h"
 #include "subgraph/partition/partitioner.h"
+#include "subgraph/partition/pattern_selector.h"
 #include "subgraph/passes/dead_code_elimination.h"
 #include "subgraph/plugin_abi.h"
 #include "testkit/partition_oracle.h"
@@ -48,14 +51,27 @@ Tensor randomTensor(RandomSource& rng, std::vector<int64_t> dims, float lo, floa
 /// Watches one selector: after every Reset() a fresh selector of the same
 /// property is asked the same questions, and the first different answer is
 /// reported, because a selector that keeps state across Reset() carves
-/// regions that depend on the order seeds are visited in.
+/// regions that depend on the order seeds are visited in. It is offered
+/// every node, whatever seed ops its property declares, and reports a
+/// Select that breaks that promise (anything but a reasonless no to a node
+/// of another op): the host never offers it such a node, so the regions it
+/// would start there silently never form.
 class WatchedSelector final : public SubgraphSelectorV2 {
  public:
   WatchedSelector(std::unique_ptr<SubgraphSelectorV2> inner, const partition::SubgraphProperty& p,
                   std::string label, std::vector<std::string>* problems)
-      : inner_(std::move(inner)), property_(p), label_(std::move(label)), problems_(problems) {}
+      : inner_(std::move(inner)), property_(p), label_(std::move(label)), problems_(problems) {
+    seedOps_ = p.SeedOpTypes();
+    if (!seedOps_.empty()) seeds_ = partition::OpMatcher::anyOf(seedOps_);
+  }
   Decision Select(const NodeView& n) override {
     Decision d = inner_->Select(n);
+    if (seeds_ && !seeds_->matchesOpType(n.node()) && (d.canFuse() || !d.reason().empty()))
+      record(fmt::format(
+          "seeds: the selector of {} declares seed ops {} but answers Select({}), a {}, with "
+          "{}; the host offers it only nodes of those ops, so it never sees this one",
+          label_, fmt::join(seedOps_, "|"), n.node().name(), n.node().opType(),
+          d.canFuse() ? "yes" : "no and the reason '" + d.reason() + "'"));
     if (fresh_) compare(d, fresh_->Select(n), "Select(" + n.node().name() + ")");
     return d;
   }
@@ -90,11 +106,15 @@ class WatchedSelector final : public SubgraphSelectorV2 {
     if (used.canFuse() != fresh.canFuse()) note(call);
   }
   void note(const std::string& call) {
-    if (problems_ && problems_->empty())
-      problems_->push_back("reset: the selector of " + label_ + " answers " + call +
-                           " differently after Reset() than a fresh selector does (state "
-                           "survives Reset)");
+    record("reset: the selector of " + label_ + " answers " + call +
+           " differently after Reset() than a fresh selector does (state survives Reset)");
   }
+  // Keeps the first problem only.
+  void record(std::string problem) {
+    if (problems_ && problems_->empty()) problems_->push_back(std::move(problem));
+  }
+  std::vector<std::string> seedOps_;
+  std::optional<partition::OpMatcher> seeds_;
   std::unique_ptr<SubgraphSelectorV2> inner_, fresh_;
   const partition::SubgraphProperty& property_;
   std::string label_;

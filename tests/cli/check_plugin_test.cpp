@@ -311,6 +311,21 @@ TEST(CliCheckPlugin, PluginThatNeverFusesFails) {
   EXPECT_THAT(r.out, HasSubstr("0 of 20 cases formed regions"));
 }
 
+/// A selector that declares Relu as its seed op but also takes a Sigmoid
+/// breaks the promise seeds make (the host would never offer it the
+/// Sigmoid): check-plugin, which offers it every node, fails it and says
+/// which node and answer broke it. The example plugin, which keeps the
+/// promise, passes (ExamplePluginPasses).
+TEST(CliCheckPlugin, SelectorBreakingItsSeedPromiseFails) {
+  if (kCorpus.empty()) GTEST_SKIP() << "built without the plugin corpus";
+  CliResult r = runCli({"check-plugin", kCorpus + "/broken_seeds.so", "--cases", cases()});
+  EXPECT_EQ(r.exitCode, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("failed: seeds: the selector of broken_seeds/relu declares seed "
+                               "ops Relu but answers Select("));
+  EXPECT_THAT(r.out, HasSubstr("a Sigmoid, with yes; the host offers it only nodes of those ops"));
+  EXPECT_THAT(r.out, HasSubstr("= Sigmoid("));
+}
+
 /// Usage mistakes and unknown plugins are one line, never a crash.
 TEST(CliCheckPlugin, ErrorsAreOneLine) {
   EXPECT_TRUE(failsWithOneLine(runCli({"check-plugin", "./missing.so"}), 2,

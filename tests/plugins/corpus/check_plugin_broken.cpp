@@ -34,6 +34,10 @@
 //  * BROKEN_NEVER_FUSES, backend `never_fuses`: a selector that accepts no
 //    node, so check-plugin's cases all pass without testing anything.
 //    check-plugin must fail it, saying the plugin was not exercised.
+//  * BROKEN_SEEDS, backend `broken_seeds`: a selector that declares Relu as
+//    its only seed op but also says yes to Sigmoid. The host never offers
+//    it a Sigmoid, so those regions silently never form; check-plugin must
+//    fail it, naming the broken promise.
 //
 //===----------------------------------------------------------------------===//
 #include <subgraph/sdk/plugin.h>
@@ -42,7 +46,9 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -90,6 +96,8 @@ class ReluSelector final : public sdk::SubgraphSelector {
     if (node.is("Relu")) throw 42;
 #elif defined(BROKEN_NEVER_FUSES)
     return false;
+#elif defined(BROKEN_SEEDS)
+    return node.is("Relu") || node.is("Sigmoid");
 #endif
     return node.is("Relu");
   }
@@ -103,6 +111,9 @@ class ReluProperty final : public sdk::SubgraphProperty {
   std::unique_ptr<sdk::SubgraphSelector> CreateSubgraphSelector() const override {
     return std::make_unique<ReluSelector>();
   }
+#if defined(BROKEN_SEEDS)
+  std::vector<std::string> SeedOpTypes() const override { return {"Relu"}; }
+#endif
 };
 
 /// The bug: copies x to y, forgetting max(x, 0).
@@ -136,6 +147,10 @@ SUBGRAPH_PLUGIN("crash_select", "0.0.1", "test fixture: a selector that segfault
 }
 #elif defined(BROKEN_THROW_SELECT)
 SUBGRAPH_PLUGIN("throw_select", "0.0.1", "test fixture: a selector that throws an int on Relu") {
+  plugin.addProperty<ReluProperty>();
+}
+#elif defined(BROKEN_SEEDS)
+SUBGRAPH_PLUGIN("broken_seeds", "0.0.1", "test fixture: a selector breaking its seed promise") {
   plugin.addProperty<ReluProperty>();
 }
 #elif defined(BROKEN_NEVER_FUSES)
