@@ -70,12 +70,7 @@ sdk::OpPattern weightsMatMul(bool interior) {
   return m;
 }
 
-sdk::OpPattern biasAdd(bool interior) {
-  sdk::OpPattern m("Add");
-  m.where(hasBiasOperand());
-  if (interior) m.oneUse();
-  return m;
-}
+sdk::OpPattern biasAdd() { return sdk::OpPattern("Add").where(hasBiasOperand()); }
 
 // A property named after its pattern, so the two names cannot drift.
 std::unique_ptr<sdk::SubgraphProperty> makeProperty(sdk::Pattern pattern) {
@@ -100,24 +95,18 @@ sdk::Pattern geluPattern() {
   return p;
 }
 
-sdk::Pattern biasResidualPattern() {
-  sdk::Pattern p("matmul_bias_add");
-  size_t mm = p.add(weightsMatMul(true));
-  size_t bias = p.add(biasAdd(true));
-  size_t res = p.add(sdk::OpPattern("Add").where(predicates::sameShapes()));
-  p.connect(mm, bias).connect(bias, res);
-  return p;
-}
-
-// MatMul -> bias Add -> [activation]: one pattern for matmul_bias and
-// what was matmul_bias_act; the Add only feeds the activation when there
-// is one.
+// MatMul -> bias Add -> [residual Add] -> [activation]: one pattern for
+// matmul_bias and what were matmul_bias_act and matmul_bias_add (the
+// kernel's sum post-op, then its eltwise one). Each step only feeds the
+// next when there is one.
 sdk::Pattern biasPattern() {
   sdk::Pattern p("matmul_bias");
   size_t mm = p.add(weightsMatMul(true));
-  size_t bias = p.add(biasAdd(false).onlyFeedsNext());
+  size_t bias = p.add(biasAdd().onlyFeedsNext());
+  size_t res =
+      p.add(sdk::OpPattern("Add").where(predicates::sameShapes()).onlyFeedsNext().optional());
   size_t act = p.add(activationPattern().optional());
-  p.connect(mm, bias).connect(bias, act, 0);
+  p.connect(mm, bias).connect(bias, res).connect(res, act, 0);
   return p;
 }
 
@@ -321,7 +310,6 @@ class MatMulRegionKernel final : public RegionKernel {
 Family matmulFamily() {
   Family f;
   f.properties.push_back(makeProperty(geluPattern()));
-  f.properties.push_back(makeProperty(biasResidualPattern()));
   f.properties.push_back(makeProperty(biasPattern()));
   f.properties.push_back(makeProperty(gemmPattern()));
   f.properties.push_back(makeProperty(plainPattern()));

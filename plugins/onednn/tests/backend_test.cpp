@@ -24,8 +24,10 @@ namespace subgraph::onednn {
 namespace {
 
 using namespace testing;  // NOLINT: the suite's helpers
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 /// onednn.so pins itself in the process (process_lifetime.h): OpenMP's
 /// worker threads outlive any unload, so unloading the plugin must leave
@@ -787,6 +789,47 @@ TEST(OnednnMatMulFamily, FeedForwardBlock) {
               ElementsAre("matmul_bias_gelu", "matmul_bias_add", "layernorm", "softmax"));
   EXPECT_TRUE(o.leftOps.empty());
   EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+//  %x [4, 16] -> MatMul(w) -> Add(b) -> Add(%r) -> Relu -> %y
+constexpr const char* kBiasResidualRelu = R"(
+  graph @g(%x: f32[4, 16], %r: f32[4, 8]) {
+    %w = const f32[16, 8] splat(0.0)
+    %b = const f32[8] splat(0.0)
+    %h = MatMul(%x, %w) @mm
+    %hb = Add(%h, %b) @bias
+    %s = Add(%hb, %r) @residual
+    %y = Relu(%s) @relu
+    return %y
+  })";
+
+/// The bias family's steps are optional: MatMul -> bias -> residual ->
+/// activation is one matmul_bias region (bias, sum and eltwise post-ops),
+/// and computes what the reference does.
+TEST(OnednnMatMulFamily, BiasResidualAndActivationAreOneRegion) {
+  Outcome o = partitionAndRun(kBiasResidualRelu);
+  EXPECT_THAT(o.regions, ElementsAre("matmul_bias_add_act"));
+  EXPECT_TRUE(o.leftOps.empty());
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+/// Negative: a bias whose sum another node also reads does not take the
+/// residual (its value would vanish into the region), nor does a residual
+/// read elsewhere take the activation: each step only feeds the next.
+TEST(OnednnMatMulFamily, AStepReadElsewhereEndsTheRegion) {
+  std::string text = kBiasResidualRelu;
+  replaceOnce(text, "return %y", "%z = Sigmoid(%hb) @other\n    return %y, %z");
+  Outcome biasRead = partitionAndRun(text.c_str());
+  EXPECT_THAT(biasRead.regions, Contains("matmul_bias"));
+  EXPECT_THAT(biasRead.regions, Not(Contains(HasSubstr("_add"))));
+  EXPECT_LT(biasRead.maxDiff, 1e-4);
+
+  text = kBiasResidualRelu;
+  replaceOnce(text, "return %y", "%z = Sigmoid(%s) @other\n    return %y, %z");
+  Outcome residualRead = partitionAndRun(text.c_str());
+  EXPECT_THAT(residualRead.regions, Contains("matmul_bias_add"));
+  EXPECT_THAT(residualRead.regions, Not(Contains("matmul_bias_add_act")));
+  EXPECT_LT(residualRead.maxDiff, 1e-4);
 }
 
 //  %q,%k [1,2,5,8] -> MatMul -> Div(c)     %a [2,3] x const [3,4] -> Gemm(transB) -> Relu

@@ -115,8 +115,12 @@ inline std::string regionLabel(const std::string& property, const std::string& v
     begin = end + 1;
   }
   if (property == "eltwise") return "eltwise" + std::to_string(ops.size());
-  if (property == "gemm" || property == "matmul_bias")  // [activation]
-    return property + (ops.size() > (property == "gemm" ? 1u : 2u) ? "_act" : "");
+  if (property == "gemm") return ops.size() > 1 ? "gemm_act" : "gemm";  // [activation]
+  if (property == "matmul_bias") {  // [residual Add] -> [activation]
+    const bool residual = ops.size() > 2 && ops[2] == "Add";
+    return std::string("matmul_bias") + (residual ? "_add" : "") +
+           (ops.size() > (residual ? 3u : 2u) ? "_act" : "");
+  }
   if (property == "matmul") return ops.size() > 1 ? "matmul_scale" : "matmul";  // [scale]
   if (property == "int8_conv" || property == "int8_matmul") {
     // DynamicQuantizeLinear, the integer op, Cast, Mul, Mul, [Add], [act].
