@@ -22,6 +22,8 @@
 #include <dlfcn.h>
 #include <elf.h>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <boost/dll/shared_library.hpp>
 
 #include <cctype>
@@ -403,9 +405,15 @@ PluginInfo describe(const SgPlugin& p, const std::filesystem::path& path) {
   info.description = p.description ? p.description : "";
   info.path = path.string();
   info.abiVersion = p.abi_version;
-  for (size_t i = 0; i < p.num_properties; ++i)
-    info.properties.push_back(std::string(p.properties[i]->name) +
-                              (p.properties[i]->pattern ? " (pattern)" : " (selector)"));
+  for (size_t i = 0; i < p.num_properties; ++i) {
+    const SgPropertyDesc& d = *p.properties[i];
+    std::string kind = d.pattern ? "pattern" : "selector";
+    // A selector's declared seeds say which nodes it is offered at all.
+    if (StatusOr<std::vector<std::string>> seeds = adapters::seedOpTypes(d);
+        seeds.isOk() && !seeds->empty())
+      kind += fmt::format(", seeds {}", fmt::join(*seeds, "|"));
+    info.properties.push_back(std::string(d.name) + " (" + kind + ")");
+  }
   for (size_t i = 0; i < p.num_op_defs; ++i)
     info.ops.push_back(*p.op_defs[i]->domain
                            ? std::string(p.op_defs[i]->domain) + "." + p.op_defs[i]->name

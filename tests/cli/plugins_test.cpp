@@ -132,7 +132,7 @@ TEST(CliPlugins, PluginsCommandListsTheExamples) {
   CliResult r = runCli({"plugins"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("example_convbn 1.0.0 (plugin ABI 4)"));
-  EXPECT_THAT(r.out, HasSubstr("conv_bn (selector)"));
+  EXPECT_THAT(r.out, HasSubstr("conv_bn (selector, seeds Conv)"));
   EXPECT_THAT(r.out, HasSubstr("example.max_splat.MaxSplat"));
   EXPECT_THAT(r.out, HasSubstr("fuse_max_splat (post)"));
   // Layouts are listed for the plugin that has one, and only there.
