@@ -388,9 +388,9 @@ typedef struct SgPropertyDesc {
    *  the nodes that can seed a region, written as a pattern node's
    *  ("Conv", "MatMul|Gemm", "domain.Op"). The plugin promises that
    *  `select` says no, without a reason, to every node of another op type;
-   *  the host then offers `select` only nodes of these types. NULL: every
-   *  node. A pattern property's seeds are its anchor's ops, and it must
-   *  leave this NULL. */
+   *  the host then offers `select` only nodes of these types. NULL or
+   *  "*": every node. A pattern property's seeds are its anchor's ops,
+   *  and it must leave this NULL. */
   const char* seed_op_types;
 } SgPropertyDesc;
 

@@ -742,13 +742,13 @@ StatusOr<std::vector<std::string>> seedOpTypes(const SgPropertyDesc& desc) {
     return std::vector<std::string>{};
   if (desc.pattern)
     return Status::invalid(
-        "sets seed_op_types, which only a selector property takes (a "
-        "pattern's seeds are its anchor's ops)");
+        "sets seed_op_types, which only a selector property takes "
+        "(a pattern's seeds are its anchor's ops)");
   std::vector<std::string> ops = splitOps(desc.seed_op_types);
   if (ops.empty())
     return Status::invalid(
-        "has an empty seed_op_types, so nothing could seed it (NULL offers "
-        "every node)");
+        "has an empty seed_op_types, so nothing could seed it "
+        "(NULL offers every node)");
   if (ops.size() == 1 && ops[0] == "*") return std::vector<std::string>{};
   for (const std::string& op : ops)
     if (std::string why = unknownOp(op); !why.empty())
