@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "plugin_adapters.h"
 #include "subgraph/plugins/plugin_loader.h"
 
 namespace subgraph::plugins {
@@ -200,6 +201,39 @@ TEST(PluginLoaderTest, RefusesFilesThatAreNotPlugins) {
 /// Backend lists: unknown names, missing files, a plugin claiming a
 /// built-in's name, the same backend twice, a file whose declared name
 /// differs from its file name, NONE mixed with names; and fallback.
+/// A selector property's seed_op_types as the host reads them: none where
+/// the table predates the field (its bytes are then never read), or leaves
+/// it NULL or "*"; the listed ops otherwise; an error where the list could
+/// never seed a region. The corpus cases above refuse such plugins whole.
+TEST(PluginLoaderTest, ReadsSeedOpTypesOnlyWhereTheTableHasThem) {
+  SgPropertyDesc d{};
+  d.abi_version = SG_PLUGIN_ABI_VERSION;
+  d.struct_size = sizeof(SgPropertyDesc);
+  d.seed_op_types = "Conv|MatMul|com.example.Fused";
+  StatusOr<std::vector<std::string>> seeds = adapters::seedOpTypes(d);
+  ASSERT_TRUE(seeds.isOk()) << seeds.status().message();
+  EXPECT_EQ(*seeds, (std::vector<std::string>{"Conv", "MatMul", "com.example.Fused"}));
+
+  d.seed_op_types = "*";
+  EXPECT_TRUE(adapters::seedOpTypes(d)->empty());
+  d.seed_op_types = nullptr;
+  EXPECT_TRUE(adapters::seedOpTypes(d)->empty());
+  // A table of version 4 as first released ends before the field: whatever
+  // lies there is not the plugin's.
+  d.struct_size = SG_PROPERTY_DESC_V4_SIZE;
+  d.seed_op_types = "Rleu";
+  EXPECT_TRUE(adapters::seedOpTypes(d)->empty());
+
+  d.struct_size = sizeof(SgPropertyDesc);
+  EXPECT_FALSE(adapters::seedOpTypes(d).isOk());
+  d.seed_op_types = "|";
+  EXPECT_FALSE(adapters::seedOpTypes(d).isOk());
+  SgPatternDesc pattern{};
+  d.seed_op_types = "Relu";
+  d.pattern = &pattern;
+  EXPECT_FALSE(adapters::seedOpTypes(d).isOk());
+}
+
 TEST(PluginLoaderTest, ResolvesBackendListsAndNamesEveryProblem) {
   TempDir dir;
   SelectOptions options;
