@@ -19,7 +19,6 @@
 #include <set>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "subgraph/ir/text_format.h"
 #include "subgraph/partition/partitioner.h"
@@ -61,8 +60,8 @@ class WatchedSelector final : public SubgraphSelectorV2 {
   WatchedSelector(std::unique_ptr<SubgraphSelectorV2> inner, const partition::SubgraphProperty& p,
                   std::string label, std::vector<std::string>* problems)
       : inner_(std::move(inner)), property_(p), label_(std::move(label)), problems_(problems) {
-    seedOps_ = p.SeedOpTypes();
-    if (!seedOps_.empty()) seeds_ = partition::OpMatcher::anyOf(seedOps_);
+    if (std::vector<std::string> ops = p.SeedOpTypes(); !ops.empty())
+      seeds_ = partition::OpMatcher::anyOf(std::move(ops));
   }
   Decision Select(const NodeView& n) override {
     Decision d = inner_->Select(n);
@@ -70,7 +69,7 @@ class WatchedSelector final : public SubgraphSelectorV2 {
       record(fmt::format(
           "seeds: the selector of {} declares seed ops {} but answers Select({}), a {}, with "
           "{}; the host offers it only nodes of those ops, so it never sees this one",
-          label_, fmt::join(seedOps_, "|"), n.node().name(), n.node().opType(),
+          label_, seeds_->describe(), n.node().name(), n.node().opType(),
           d.canFuse() ? "yes" : "no and the reason '" + d.reason() + "'"));
     if (fresh_) compare(d, fresh_->Select(n), "Select(" + n.node().name() + ")");
     return d;
@@ -113,8 +112,7 @@ class WatchedSelector final : public SubgraphSelectorV2 {
   void record(std::string problem) {
     if (problems_ && problems_->empty()) problems_->push_back(std::move(problem));
   }
-  std::vector<std::string> seedOps_;
-  std::optional<partition::OpMatcher> seeds_;
+  std::optional<partition::OpMatcher> seeds_;  // the declared seed ops, if any
   std::unique_ptr<SubgraphSelectorV2> inner_, fresh_;
   const partition::SubgraphProperty& property_;
   std::string label_;
