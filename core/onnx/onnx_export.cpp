@@ -26,6 +26,7 @@
 #include <map>
 #include <set>
 
+#include "subgraph/passes/opset_lowering.h"
 #include "subgraph/support/file_io.h"
 #include "tensor_proto.h"
 
@@ -280,11 +281,22 @@ Status ModelExporter::run(const Graph& graph, ::onnx::ModelProto* model) {
 }  // namespace
 
 StatusOr<std::string> exportOnnxBytes(const Graph& graph, const ExportOptions& options) {
+  // Ops newer than the model's opset (the idiom passes' Attention and Gelu)
+  // are written out again on a copy, as ops the model's opset has.
+  auto opset = graph.opsetImports().find("");
+  const int64_t target = opset != graph.opsetImports().end() ? opset->second : options.defaultOpset;
+  std::unique_ptr<Graph> lowered;
+  if (hasOpsNewerThan(graph, target)) {
+    lowered = graph.clone();
+    if (Status s = lowerOpsNewerThan(*lowered, target); !s.isOk())
+      return Status(s.code(), "ONNX export of graph '" + graph.name() + "': " + s.message());
+  }
+  const Graph& written = lowered ? *lowered : graph;
   ::onnx::ModelProto model;
   ModelExporter exporter(options);
   Status s;
   try {
-    s = exporter.run(graph, &model);
+    s = exporter.run(written, &model);
   } catch (const Error& e) {
     s = Status(e.code(), e.what());
   }

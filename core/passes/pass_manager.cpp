@@ -14,11 +14,13 @@
 
 #include "subgraph/ir/captures.h"
 #include "subgraph/ir/shape_inference.h"
+#include "subgraph/passes/attention_idiom.h"
 #include "subgraph/passes/clamp_idiom.h"
 #include "subgraph/passes/constant_folding.h"
 #include "subgraph/passes/constant_to_initializer.h"
 #include "subgraph/passes/dead_code_elimination.h"
 #include "subgraph/passes/float16_compute.h"
+#include "subgraph/passes/gelu_idiom.h"
 #include "subgraph/passes/hard_swish_idiom.h"
 #include "subgraph/passes/identity_removal.h"
 #include "subgraph/passes/layer_norm_idiom.h"
@@ -47,12 +49,16 @@ const std::vector<PassFactory>& passTable() {
       {"clamp-idiom", [] { return createClampIdiomPass(); }},
       {"hardswish-idiom", [] { return createHardSwishIdiomPass(); }},
       {"layernorm-idiom", [] { return createLayerNormIdiomPass(); }},
+      {"gelu-idiom", [] { return createGeluIdiomPass(); }},
+      // Attention needs static dims along its head moves, which folding
+      // gives it when the input shapes are fixed.
+      {"attention-idiom", [] { return createAttentionIdiomPass(); }},
       {"dce", [] { return createDeadCodeEliminationPass(); }},
   };
   return kTable;
 }
 
-constexpr size_t kDefaultPipelineLength = 8;
+constexpr size_t kDefaultPipelineLength = 10;
 
 size_t countInitializers(const Graph& graph) {
   size_t count = 0;

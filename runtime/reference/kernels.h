@@ -74,5 +74,7 @@ void registerGridSampleKernels(Provider& provider);
 void registerObjectDetectionKernels(Provider& provider);
 /// control_flow.cpp: If, Loop.
 void registerControlFlowKernels(Provider& provider);
+/// attention.cpp: Attention (opset 23).
+void registerAttentionKernels(Provider& provider);
 
 }  // namespace subgraph::runtime::reference

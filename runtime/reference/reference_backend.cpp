@@ -43,6 +43,7 @@ std::shared_ptr<Provider> referenceProvider() {
     reference::registerGridSampleKernels(*p);
     reference::registerObjectDetectionKernels(*p);
     reference::registerControlFlowKernels(*p);
+    reference::registerAttentionKernels(*p);
     return p;
   }();
   return provider;

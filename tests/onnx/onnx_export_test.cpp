@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 
 #include "onnx/onnx_test_util.h"
 #include "subgraph/ir/text_format.h"
@@ -383,6 +384,59 @@ TEST(OnnxRoundTrip, EveryImportableNodeTestModelRoundTrips) {
   }
   std::printf("ONNX -> IR -> ONNX -> IR: %d node test models round-tripped\n", roundTripped);
   EXPECT_GT(roundTripped, 100);
+}
+
+// Attention (opset 23) and Gelu (opset 20) as the idiom passes leave them in
+// a model exported at opset 14.
+constexpr const char* kNewerOps = R"(
+  graph @g(%q: f32[1, 4, 8], %k: f32[1, 4, 8], %v: f32[1, 4, 8], %m: f32[1, 1, 1, 4])
+      opset(ai.onnx = 14) {
+    %a = Attention(%q, %k, %v, %m) {q_num_heads = 2, kv_num_heads = 2, scale = 0.5} @att
+    %y = Gelu(%a) @gelu
+    return %y
+  })";
+
+std::multiset<std::string> opTypes(const ::onnx::ModelProto& m) {
+  std::multiset<std::string> ops;
+  for (const auto& n : m.graph().node()) ops.insert(n.op_type());
+  return ops;
+}
+
+/// An opset-14 model keeps opset 14: Attention and Gelu are written out as
+/// the ops opset 14 has (the head split, MatMul, Softmax, Erf...), keeping
+/// the output's name; at opset 23 they stay single nodes.
+TEST(OnnxExport, WritesNewerOpsOutForTheModelsOpset) {
+  auto g = parseGraphOrThrow(kNewerOps);
+  ::onnx::ModelProto m = exportProto(*g);
+  std::multiset<std::string> ops = opTypes(m);
+  EXPECT_EQ(ops.count("Attention") + ops.count("Gelu"), 0u);
+  EXPECT_EQ(ops.count("MatMul"), 2u);
+  EXPECT_EQ(ops.count("Softmax"), 1u);
+  EXPECT_EQ(ops.count("Erf"), 1u);
+  EXPECT_EQ(ops.count("Reshape"), 4u) << "three head splits and the merge";
+  EXPECT_EQ(m.opset_import(0).version(), 14);
+  EXPECT_EQ(m.graph().output(0).name(), "y");
+  EXPECT_TRUE(g->findValue("a")->producer()->opType() == "Attention") << "the graph is untouched";
+
+  std::string text = kNewerOps;
+  text.replace(text.find("ai.onnx = 14"), 12, "ai.onnx = 23");
+  std::multiset<std::string> kept = opTypes(exportProto(*parseGraphOrThrow(text)));
+  EXPECT_EQ(kept.count("Attention"), 1u);
+  EXPECT_EQ(kept.count("Gelu"), 1u);
+  EXPECT_EQ(kept.size(), 2u);
+}
+
+/// Negative: causal attention has no written-out form here; export fails
+/// with one line naming the node and the remedy rather than writing an
+/// opset-14 model that ONNX Runtime would refuse.
+TEST(OnnxExport, RefusesAttentionItCannotWriteOut) {
+  std::string text = kNewerOps;
+  text.replace(text.find("scale = 0.5}"), 12, "scale = 0.5, is_causal = 1}");
+  auto bytes = exportOnnxBytes(*parseGraphOrThrow(text));
+  ASSERT_FALSE(bytes.isOk());
+  EXPECT_THAT(bytes.status().message(), HasSubstr("is_causal"));
+  EXPECT_THAT(bytes.status().message(), HasSubstr("att"));
+  EXPECT_THAT(bytes.status().message(), HasSubstr("opset 23"));
 }
 
 }  // namespace

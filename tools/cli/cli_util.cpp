@@ -409,11 +409,13 @@ CLI::Option* addShapeOption(CLI::App& command, std::vector<std::string>& specs) 
 
 CLI::Option* addPassesOption(CLI::App& command, std::string& spec) {
   return command
-      .add_option("--passes", spec,
-                  "Passes run before partitioning: 'default' (Constant->initializer, f16/bf16 "
-                  "compute in f32, Identity removal, constant folding, exporters' idioms as "
-                  "single ops (clamp, hard-swish, layer norm), DCE), a comma list of pass names, "
-                  "or 'none'")
+      .add_option(
+          "--passes", spec,
+          "Passes run before partitioning: 'default' (Constant->initializer, f16/bf16 "
+          "compute in f32, Identity removal, constant folding, exporters' idioms as "
+          "single ops (clamp, hard-swish, layer norm, GELU, attention), DCE), a comma list of "
+          "pass names, "
+          "or 'none'")
       ->type_name("SPEC")
       ->default_val("default")
       // Checked while parsing the command line, so that a misspelt pass

@@ -316,7 +316,8 @@ const CommandRegistration kInspect("inspect", [](CLI::App& app) {
                 "Accept ops without a schema when loading and verifying");
   cmd->add_option("--passes", options->passes,
                   "Also show the graph after these passes: 'default' (Constant->initializer, "
-                  "Identity removal, constant folding, DCE) or a comma list of pass names");
+                  "Identity removal, constant folding, the exporters' idioms, DCE) or a comma "
+                  "list of pass names");
   addShapeOption(*cmd, options->shapes);
   cmd->callback([options] { runInspect(*options); });
 });

@@ -135,7 +135,8 @@ std::vector<PassInfo> registeredPasses();
 StatusOr<std::unique_ptr<Pass>> createPassByName(std::string_view name);
 
 /// Constant->initializer, f16/bf16 compute in f32, Identity removal,
-/// constant folding, the idiom passes (clamp, hard-swish, layer norm), DCE,
+/// constant folding, the idiom passes (clamp, hard-swish, layer norm, GELU,
+/// attention), DCE,
 /// run to a fixed point (at most options.maxRounds rounds), nested graphs
 /// included.
 PassManager createDefaultPipeline(PassManagerOptions options = {true, 8, true});
