@@ -38,27 +38,6 @@ std::string lowerExtension(const std::string& path) {
 // mistake and would only exhaust memory while parsing.
 constexpr uint64_t kMaxTextModelBytes = uint64_t{1} << 30;
 
-// Text graphs get fixed input sizes after parsing (the ONNX importer takes
-// them itself); a size may fill in a symbolic dim, never change a static one.
-Status applyInputShapes(Graph& graph, const InputShapes& shapes) {
-  for (const auto& [name, dims] : shapes) {
-    Value* input = graph.findValue(name);
-    if (!input || !input->isGraphInput())
-      return Status::error(StatusCode::kNotFound,
-                           "graph '" + graph.name() + "' has no input named '" + name + "'");
-    const TensorType& type = input->type();
-    if (type.hasRank() && type.rank() != dims.size())
-      return Status::invalid(fmt::format("input '{}' has rank {}, but {} dims were given", name,
-                                         type.rank(), dims.size()));
-    for (size_t i = 0; type.hasRank() && i < dims.size(); ++i)
-      if (const Dim& old = (*type.shape)[i]; old.isStatic() && old.size() != dims[i])
-        return Status::invalid(
-            fmt::format("dim {} of input '{}' is {}, not {}", i, name, old.size(), dims[i]));
-    input->setType(TensorType(type.dtype, Shape(dims.begin(), dims.end())));
-  }
-  return Status::ok();
-}
-
 // A text graph read as hostile input: a regular file only (never a FIFO or
 // a device, also through a symlink), at most kMaxTextModelBytes, no binary.
 StatusOr<std::unique_ptr<Graph>> readTextGraph(const std::string& path,
@@ -107,6 +86,27 @@ StatusOr<plugins::BackendSelection> resolveSelection(InferenceOptions& options) 
 }
 
 }  // namespace
+
+// Text graphs get fixed input sizes after parsing (the ONNX importer takes
+// them itself); Python sessions and the CLI's --input data too.
+Status applyInputShapes(Graph& graph, const InputShapes& shapes) {
+  for (const auto& [name, dims] : shapes) {
+    Value* input = graph.findValue(name);
+    if (!input || !input->isGraphInput())
+      return Status::error(StatusCode::kNotFound,
+                           "graph '" + graph.name() + "' has no input named '" + name + "'");
+    const TensorType& type = input->type();
+    if (type.hasRank() && type.rank() != dims.size())
+      return Status::invalid(fmt::format("input '{}' has rank {}, but {} dims were given", name,
+                                         type.rank(), dims.size()));
+    for (size_t i = 0; type.hasRank() && i < dims.size(); ++i)
+      if (const Dim& old = (*type.shape)[i]; old.isStatic() && old.size() != dims[i])
+        return Status::invalid(
+            fmt::format("dim {} of input '{}' is {}, not {}", i, name, old.size(), dims[i]));
+    input->setType(TensorType(type.dtype, Shape(dims.begin(), dims.end())));
+  }
+  return Status::ok();
+}
 
 StatusOr<std::unique_ptr<Graph>> loadModel(const std::string& path, const ModelOptions& options) {
   std::error_code ec;

@@ -14,8 +14,17 @@ For each model (same inputs, same thread count on both sides):
     `subgraph run --check` (against subgraph's own reference backend);
   * speed: R requests of subgraph, then R of ONNX Runtime, alternating for
     several rounds; medians over the rounds, and the ratio subgraph/ORT;
-  * coverage: the share of nodes the onednn backend fuses (partition
-    report), and the ops that take most time (`--profile`).
+  * coverage: the share of compute nodes (every node but the reshapes,
+    which run as views) the onednn backend fuses, the compute ops it
+    leaves out (partition report), and the ops that take most time
+    (`--profile`).
+
+The models: silero VAD, openWakeWord and IS-Net from npm packages pinned in
+bench/models/package.json, and the transformer exports of
+../shared/models/transformers (distilbert, gpt2, vit, roberta quantized;
+run when the folder is there). `subgraph run` fixes symbolic input dims to
+the inputs' (its default; see docs/cli.md), so the transformers' shape
+arithmetic folds before partitioning.
 
 Usage:  /usr/bin/python3 bench/real_models.py [--subgraph PATH] [--threads 2]
             [--rounds 5] [--runs 10] [--models a,b] [--precisions fp32,bf16]
@@ -85,6 +94,27 @@ def cases():
         ("oww weather", WAKE + "weather_v0.1.onnx", wake_head(22)),
         ("isnet fp16 1024", "isnet_fp16.onnx", {"input": normal((1, 3, 1024, 1024), 4)}),
         ("isnet quint8 1024", "isnet_quint8.onnx", {"input": normal((1, 3, 1024, 1024), 4)}),
+    ]
+
+
+# The transformer exports of the shared folder beside the project
+# (../shared/models/transformers, see its README): token ids below 1000,
+# batch 1, sequence 128, the last 28 tokens padding.
+TRANSFORMERS = os.path.join(os.path.dirname(ROOT), "shared", "models", "transformers")
+
+
+def transformer_cases():
+    rng = np.random.default_rng(46)
+    ids = rng.integers(0, 1000, (1, 128)).astype(np.int64)
+    mask = np.ones((1, 128), np.int64)
+    mask[0, 100:] = 0
+    text = {"input_ids": ids, "attention_mask": mask}
+    image = {"pixel_values": normal((1, 3, 224, 224), 5)}
+    return [
+        ("distilbert legacy", os.path.join(TRANSFORMERS, "distilbert_legacy.onnx"), text),
+        ("gpt2 dynamo", os.path.join(TRANSFORMERS, "gpt2_dynamo.onnx"), {"input_ids": ids}),
+        ("vit legacy", os.path.join(TRANSFORMERS, "vit_legacy.onnx"), image),
+        ("roberta qdyn", os.path.join(TRANSFORMERS, "roberta_qdyn.onnx"), text),
     ]
 
 
@@ -166,16 +196,35 @@ def compare_with_ort(subgraph, model, inputs, threads, precision, workdir):
     return worst, None
 
 
-def coverage(subgraph, model, workdir):
+# Ops that only relabel dims: the reference backend runs them as views of
+# their input (no copy), so they are not compute the backend could take.
+SHAPE_ONLY_OPS = {"Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity", "Shape", "Size"}
+
+
+def coverage(subgraph, model, feeds, workdir):
+    """The share of compute nodes (all but SHAPE_ONLY_OPS) the onednn
+    backend fuses, after the passes run with the inputs' shapes fixed as
+    `subgraph run` fixes them, and the compute ops it leaves out."""
     report = os.path.join(workdir, "report.json")
-    out = run([subgraph, "partition", model, "--backend", "onednn", "--report", report, "-q"])
+    cmd = [subgraph, "partition", model, "--backend", "onednn", "--report", report, "-q"]
+    for name, array in feeds.items():
+        if array.ndim:
+            cmd += ["--shape", f"{name}={','.join(str(d) for d in array.shape)}"]
+    out = run(cmd)
     if out.returncode != 0:
-        return None
+        return None, ""
     with open(report) as f:
         r = json.load(f)
-    total = r.get("nodes_total") or r.get("nodesTotal") or 0
-    fused = r.get("nodes_in_regions") or r.get("nodesInRegions") or 0
-    return fused / total if total else None
+    total = r.get("nodes_total") or 0
+    fused = r.get("nodes_in_regions") or 0
+    left = {}
+    for node in r.get("rejected", []):
+        if node["op"] in SHAPE_ONLY_OPS:
+            total -= 1
+        else:
+            left[node["op"]] = left.get(node["op"], 0) + 1
+    ops = ", ".join(f"{op} {n}" for op, n in sorted(left.items(), key=lambda kv: -kv[1]))
+    return (fused / total if total else None), ops
 
 
 def top_ops(profile_text, n=3):
@@ -200,7 +249,7 @@ def measure(subgraph, label, model, feeds, args, workdir):
         np.save(path, array)
         inputs.append((name, path))
     result = {"model": label, "file": os.path.relpath(model, ROOT), "modes": {}}
-    result["coverage"] = coverage(subgraph, model, workdir)
+    result["coverage"], result["left_out"] = coverage(subgraph, model, feeds, workdir)
     for precision in args.precisions:
         mode = {"ms": []}
         err, why = compare_with_ort(subgraph, model, inputs, args.threads, precision, workdir)
@@ -253,8 +302,8 @@ def render(results, args):
     for p in args.precisions:
         head += f" subgraph {p} ms | ratio {p} | vs ORT {p} |"
         rule += "---|---|---|"
-    head += " onednn coverage | where subgraph's time goes (fp32) |"
-    rule += "---|---|"
+    head += " onednn coverage (compute nodes) | left out | where subgraph's time goes (fp32) |"
+    rule += "---|---|---|"
     rows = [head, rule]
     tol = {"fp32": 1e-3, "bf16": 2e-2}
     for res in results:
@@ -269,6 +318,7 @@ def render(results, args):
             row += f" {m['median_ms']:.3f} | {m['median_ms'] / res['ort_ms']:.2f} | {verdict} |"
         cov = res["coverage"]
         row += f" {cov * 100:.0f}% |" if cov is not None else " - |"
+        row += f" {res.get('left_out') or '-'} |"
         row += f" {res['modes'].get('fp32', {}).get('top_ops', '') or '-'} |"
         rows.append(row)
     for p in args.precisions:
@@ -341,8 +391,8 @@ def main():
     loads = [load_average()]
     results = []
     with tempfile.TemporaryDirectory(prefix="sg_real_") as tmp:
-        for label, rel, feeds in cases():
-            model = os.path.join(MODELS, rel)
+        for label, rel, feeds in cases() + transformer_cases():
+            model = os.path.join(MODELS, rel)  # an absolute rel stays as it is
             if (wanted and label not in wanted) or not os.path.exists(model):
                 continue
             log(f"{label}:")

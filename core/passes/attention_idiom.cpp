@@ -225,6 +225,15 @@ struct Scores {
   std::vector<Node*> dead;  // every node from qk to pv
 };
 
+// True for a constant whose every element is zero.
+bool isZeroConstant(const Value* v) {
+  if (!v->isInitializer()) return false;
+  const Tensor& t = *v->initializer();
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    if (t.elementAsDouble(i) != 0.0) return false;
+  return true;
+}
+
 // True when `v` is a MatMul's result, directly or through scalar Mul or
 // Div steps each read once: the scores side of a mask Add.
 bool leadsToProduct(Value* v, const std::set<std::string>& captured) {
@@ -269,7 +278,8 @@ bool traceScoresIn(Node& softmax, Scores& s, const std::set<std::string>& captur
         int64_t d = (*m)[i], want = (*dims)[dims->size() - m->size() + i];
         if (d != 1 && d != want) return false;
       }
-      s.mask = mask;
+      // A constant mask of zeros (ViT's export adds one) is no mask.
+      if (!isZeroConstant(mask)) s.mask = mask;
       s.dead.push_back(p);
       v = scores;
       continue;

@@ -18,21 +18,41 @@
 namespace subgraph {
 namespace {
 
+// A Cast to the element type its input already has: an Identity. Exporters
+// write them (ViT's Softmax is cast to float32 twice), and they split the
+// patterns around them.
+bool isNoOpCast(const Node& node) {
+  if (node.opType() != "Cast") return false;
+  const Attribute* to = node.attr("to");
+  const DataType from = node.input(0)->type().dtype;
+  return to && to->kind() == AttrKind::kInt && from != DataType::kUndefined &&
+         static_cast<int64_t>(from) == to->asInt();
+}
+
 class IdentityRemovalPass final : public Pass {
  public:
   std::string_view name() const override { return "identity-removal"; }
   std::string_view description() const override {
-    return "Removes Identity nodes, keeping graph input and output names intact.";
+    return "Removes Identity nodes (and Casts to their input's own type), keeping graph input "
+           "and output names intact.";
   }
 
   StatusOr<bool> run(Graph& graph) override {
     summary_.clear();
     std::set<std::string> captured = capturedNames(graph);
     std::vector<Node*> identities;
-    for (Node* node : graph.nodes())
-      if (node->domain().empty() && node->opType() == "Identity" && node->numInputs() == 1 &&
-          node->input(0) && node->numOutputs() == 1)
+    size_t casts = 0;
+    for (Node* node : graph.nodes()) {
+      if (!node->domain().empty() || node->numInputs() != 1 || !node->input(0) ||
+          node->numOutputs() != 1)
+        continue;
+      if (node->opType() == "Identity") {
         identities.push_back(node);
+      } else if (isNoOpCast(*node)) {
+        identities.push_back(node);
+        ++casts;
+      }
+    }
 
     size_t removed = 0, keptForInput = 0, keptForOutput = 0, keptForCapture = 0;
     for (Node* node : identities) {
@@ -71,6 +91,9 @@ class IdentityRemovalPass final : public Pass {
     }
     if (removed || keptForInput || keptForOutput || keptForCapture) {
       summary_ = "removed " + std::to_string(removed) + " Identity nodes";
+      if (casts)
+        summary_ +=
+            " (of them, or kept, " + std::to_string(casts) + " Casts to the type their input has)";
       if (keptForInput)
         summary_ +=
             "; kept " + std::to_string(keptForInput) + " passing a graph input to an output";

@@ -24,6 +24,8 @@
 #include "subgraph/passes/hard_swish_idiom.h"
 #include "subgraph/passes/identity_removal.h"
 #include "subgraph/passes/layer_norm_idiom.h"
+#include "subgraph/passes/linear_idiom.h"
+#include "subgraph/passes/sibling_matmuls.h"
 
 namespace subgraph {
 namespace {
@@ -49,6 +51,8 @@ const std::vector<PassFactory>& passTable() {
       {"clamp-idiom", [] { return createClampIdiomPass(); }},
       {"hardswish-idiom", [] { return createHardSwishIdiomPass(); }},
       {"layernorm-idiom", [] { return createLayerNormIdiomPass(); }},
+      {"linear-idiom", [] { return createLinearIdiomPass(); }},
+      {"sibling-matmuls", [] { return createSiblingMatMulsPass(); }},
       {"gelu-idiom", [] { return createGeluIdiomPass(); }},
       // Attention needs static dims along its head moves, which folding
       // gives it when the input shapes are fixed.
@@ -58,7 +62,7 @@ const std::vector<PassFactory>& passTable() {
   return kTable;
 }
 
-constexpr size_t kDefaultPipelineLength = 10;
+constexpr size_t kDefaultPipelineLength = 12;
 
 size_t countInitializers(const Graph& graph) {
   size_t count = 0;

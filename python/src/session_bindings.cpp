@@ -92,7 +92,7 @@ struct PySession {
 PySession makeSession(const py::object& model, const std::vector<std::string>& backends,
                       int threads, const std::string& precision,
                       const std::map<std::string, std::string>& pluginOptions, bool allowFallback,
-                      const std::string& passes) {
+                      const std::string& passes, const api::InputShapes& inputShapes) {
   api::InferenceOptions o;
   o.backends = fmt::format("{}", fmt::join(backends, ","));
   o.threads = threads;
@@ -104,8 +104,11 @@ PySession makeSession(const py::object& model, const std::vector<std::string>& b
   std::unique_ptr<Graph> graph;
   if (py::isinstance<GraphBox>(model)) {
     graph = model.cast<GraphBox&>().graph->clone();
+    check(api::applyInputShapes(*graph, inputShapes));
   } else {
-    auto loaded = api::loadModel(py::str(model));
+    api::ModelOptions load;
+    load.inputShapes = inputShapes;
+    auto loaded = api::loadModel(py::str(model), load);
     check(loaded.status());
     graph = std::move(loaded).value();
   }
@@ -138,7 +141,8 @@ void bindSession(py::module_& m) {
            py::arg("backends") = std::vector<std::string>{}, py::arg("threads") = 0,
            py::arg("precision") = "",
            py::arg("plugin_options") = std::map<std::string, std::string>{},
-           py::arg("allow_fallback") = false, py::arg("passes") = "default")
+           py::arg("allow_fallback") = false, py::arg("passes") = "default",
+           py::arg("input_shapes") = api::InputShapes{})
       .def("run", &run, py::arg("inputs"),
            "Runs one request: {input name: numpy array} -> {output name: numpy array}.")
       .def_property_readonly("backends", [](const PySession& s) { return s.s->backends(); })

@@ -1,4 +1,5 @@
 """subgraph.Session: numpy in, numpy out, on the chosen backends."""
+import os
 import threading
 import time
 
@@ -81,3 +82,46 @@ def test_run_releases_the_gil(resnet50, image):
     # A run of ResNet-50 takes tenths of a second; holding the GIL throughout
     # would leave this thread a handful of ticks at most.
     assert elapsed > 0.02 and ticks > 10000, (elapsed, ticks)
+
+
+def dynamic_bert(tmp_path):
+    """tests/data/graphs/tiny_bert.sg with a symbolic batch and sequence:
+    its Reshapes copy the leading dims (0), as exporters with dynamic axes
+    write them."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "..", "tests", "data", "graphs", "tiny_bert.sg")) as f:
+        text = f.read()
+    for old, new in (("%x: f32[1, 6, 8]", "%x: f32[B, S, 8]"),
+                     ("%attention_mask: i64[1, 6]", "%attention_mask: i64[B, S]"),
+                     ("%split = const i64[4] [1, 6, 2, 4]", "%split = const i64[4] [0, 0, 2, 4]"),
+                     ("%merge = const i64[3] [1, 6, 8]", "%merge = const i64[3] [0, 0, 8]")):
+        assert old in text, old
+        text = text.replace(old, new)
+    path = tmp_path / "dynamic_bert.sg"
+    path.write_text(text)
+    return str(path)
+
+
+def test_input_shapes_fix_symbolic_dims(tmp_path):
+    """With the shapes fixed, the attention idiom sees static heads and the
+    layer runs one attention region; the result is the model's either way."""
+    model = dynamic_bert(tmp_path)
+    rng = np.random.default_rng(46)
+    print("seed 46")
+    feeds = {"x": rng.standard_normal((1, 6, 8)).astype(np.float32),
+             "attention_mask": np.array([[1, 1, 1, 1, 0, 0]], np.int64)}
+    want = subgraph.Session(model).run(feeds)["y"]
+    dynamic = subgraph.Session(model, backends=["onednn"])
+    fixed = subgraph.Session(model, backends=["onednn"],
+                             input_shapes={"x": [1, 6, 8], "attention_mask": [1, 6]})
+    assert fixed.inputs[0] == ("x", "float32", [1, 6, 8])
+    assert dynamic.inputs[0] == ("x", "float32", ["B", "S", 8])
+    properties = lambda s: {r["property"] for r in s.report["regions"]}  # noqa: E731
+    assert "attention_packed" in properties(fixed)
+    assert not {"attention", "attention_packed"} & properties(dynamic)
+    for s in (dynamic, fixed):
+        np.testing.assert_allclose(s.run(feeds)["y"], want, rtol=1e-4, atol=1e-5)
+    with pytest.raises(subgraph.Error, match="has shape"):
+        fixed.run({**feeds, "x": feeds["x"][:, :5]})
+    with pytest.raises(subgraph.Error, match="no input named 'z'"):
+        subgraph.Session(model, input_shapes={"z": [1]})

@@ -90,7 +90,7 @@ TEST(PassManager, ReportsEachPassRun) {
   PassManager pm = createDefaultPipeline();
   StatusOr<PipelineReport> report = pm.run(*g);
   ASSERT_TRUE(report.isOk());
-  ASSERT_GE(report->passes.size(), 10u);
+  ASSERT_GE(report->passes.size(), 12u);
   EXPECT_EQ(report->passes[0].passName, "constant-to-initializer");
   EXPECT_EQ(report->passes[1].passName, "float16-compute");
   EXPECT_EQ(report->passes[2].passName, "identity-removal");
@@ -98,9 +98,11 @@ TEST(PassManager, ReportsEachPassRun) {
   EXPECT_EQ(report->passes[4].passName, "clamp-idiom");
   EXPECT_EQ(report->passes[5].passName, "hardswish-idiom");
   EXPECT_EQ(report->passes[6].passName, "layernorm-idiom");
-  EXPECT_EQ(report->passes[7].passName, "gelu-idiom");
-  EXPECT_EQ(report->passes[8].passName, "attention-idiom");
-  EXPECT_EQ(report->passes[9].passName, "dce");
+  EXPECT_EQ(report->passes[7].passName, "linear-idiom");
+  EXPECT_EQ(report->passes[8].passName, "sibling-matmuls");
+  EXPECT_EQ(report->passes[9].passName, "gelu-idiom");
+  EXPECT_EQ(report->passes[10].passName, "attention-idiom");
+  EXPECT_EQ(report->passes[11].passName, "dce");
   EXPECT_EQ(report->nodesBefore(), before);
   EXPECT_EQ(report->nodesAfter(), g->numNodes());
   for (size_t i = 1; i < report->passes.size(); ++i)
@@ -140,7 +142,7 @@ TEST(PassManager, NamesTheFailingPass) {
 /// Every registered name builds a pass that reports that name.
 TEST(PassManager, CreatesEveryRegisteredPassByName) {
   std::vector<PassInfo> passes = registeredPasses();
-  ASSERT_EQ(passes.size(), 10u);
+  ASSERT_EQ(passes.size(), 12u);
   for (const PassInfo& info : passes) {
     StatusOr<std::unique_ptr<Pass>> pass = createPassByName(info.name);
     ASSERT_TRUE(pass.isOk()) << info.name;
@@ -158,7 +160,7 @@ TEST(PassManager, ParsesPassLists) {
 
   StatusOr<PassManager> withDefault = parsePassPipeline("default,dce");
   ASSERT_TRUE(withDefault.isOk());
-  EXPECT_EQ(withDefault->size(), 11u);
+  EXPECT_EQ(withDefault->size(), 13u);
 
   StatusOr<PassManager> unknown = parsePassPipeline("dce,fold-everything");
   ASSERT_FALSE(unknown.isOk());

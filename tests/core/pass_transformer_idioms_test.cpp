@@ -16,6 +16,9 @@
 #include "subgraph/passes/attention_idiom.h"
 #include "subgraph/passes/dead_code_elimination.h"
 #include "subgraph/passes/gelu_idiom.h"
+#include "subgraph/passes/identity_removal.h"
+#include "subgraph/passes/linear_idiom.h"
+#include "subgraph/passes/sibling_matmuls.h"
 
 namespace subgraph {
 namespace {
@@ -321,6 +324,130 @@ TEST(AttentionIdiom, DoesNotFoldAFactorOnV) {
   auto g = parseGraphOrThrow(text);
   EXPECT_FALSE(runIdiom(*g, createAttentionIdiomPass()));
   EXPECT_EQ(g->numNodes(), 14u);
+}
+
+//===--- Linear layers as 2-D Gemm ------------------------------------------===//
+
+// GPT-2's nn.Linear as the dynamo exporter writes it: [1, 4, 8] flattened
+// to [4, 8], Gemm by [8, 6] with a bias, restored to [1, 4, 6].
+constexpr const char* kGemmLinear = R"(
+  graph @g(%x: f32[1, 4, 8]) opset(ai.onnx = 20) {
+    %rows = const i64[2] [-1, 8]
+    %back = const i64[3] [1, 4, 6]
+    %w = const f32[8, 6] splat(0.5)
+    %b = const f32[6] splat(0.25)
+    %a = Reshape(%x, %rows)
+    %g = Gemm(%a, %w, %b) @fc
+    %y = Reshape(%g, %back)
+    %z = Relu(%y)
+    return %z
+  })";
+
+/// The Reshapes go: MatMul on the 3-D x and an Add of the bias write y,
+/// which keeps its name and reader.
+TEST(LinearIdiom, Replaces2dGemmBetweenReshapes) {
+  auto g = parseGraphOrThrow(kGemmLinear);
+  ASSERT_TRUE(runIdiom(*g, createLinearIdiomPass()));
+  EXPECT_THAT(ops(*g), ::testing::UnorderedElementsAre("MatMul", "Add", "Relu"));
+  const Node& add = producerOf(*g, "y");
+  EXPECT_EQ(add.opType(), "Add");
+  EXPECT_EQ(add.input(1)->name(), "b");
+  EXPECT_EQ(add.input(0)->producer()->input(0)->name(), "x");
+}
+
+/// transB = 1 with constant weights: MatMul reads a transposed copy.
+TEST(LinearIdiom, TransposesConstantWeightsOnce) {
+  std::string text = kGemmLinear;
+  replace(text, "%w = const f32[8, 6] splat(0.5)", "%w = const f32[6, 8] splat(0.5)");
+  replace(text, "%g = Gemm(%a, %w, %b) @fc", "%g = Gemm(%a, %w, %b) {transB = 1} @fc");
+  auto g = parseGraphOrThrow(text);
+  ASSERT_TRUE(runIdiom(*g, createLinearIdiomPass()));
+  const Node& mm = *producerOf(*g, "y").input(0)->producer();
+  EXPECT_EQ(mm.opType(), "MatMul");
+  EXPECT_THAT(mm.input(1)->initializer()->dims(), ElementsAre(8, 6));
+}
+
+/// Negative: alpha 2 scales the product; the pass takes only plain
+/// products and leaves the Gemm.
+TEST(LinearIdiom, DoesNotReplaceAScaledGemm) {
+  std::string text = kGemmLinear;
+  replace(text, "%g = Gemm(%a, %w, %b) @fc", "%g = Gemm(%a, %w, %b) {alpha = 2.0} @fc");
+  auto g = parseGraphOrThrow(text);
+  EXPECT_FALSE(runIdiom(*g, createLinearIdiomPass()));
+  EXPECT_THAT(ops(*g), ElementsAre("Reshape", "Gemm", "Reshape", "Relu"));
+}
+
+//===--- Sibling projections --------------------------------------------------===//
+
+// Q, K and V of one activation, each a MatMul and a bias Add.
+constexpr const char* kProjections = R"(
+  graph @g(%x: f32[1, 4, 8]) opset(ai.onnx = 14) {
+    %wq = const f32[8, 8] splat(0.1)
+    %wk = const f32[8, 8] splat(0.2)
+    %wv = const f32[8, 4] splat(0.3)
+    %bq = const f32[8] splat(1.0)
+    %bk = const f32[8] splat(2.0)
+    %bv = const f32[4] splat(3.0)
+    %q0 = MatMul(%x, %wq)
+    %q = Add(%bq, %q0)
+    %k0 = MatMul(%x, %wk)
+    %k = Add(%k0, %bk)
+    %v0 = MatMul(%x, %wv)
+    %v = Add(%v0, %bv)
+    return %q, %k, %v
+  })";
+
+/// One MatMul of the weights side by side, one Add of the biases side by
+/// side, and a Split whose outputs are q, k and v themselves.
+TEST(SiblingMatMuls, MergesProjectionsOfOneInput) {
+  auto g = parseGraphOrThrow(kProjections);
+  ASSERT_TRUE(runIdiom(*g, createSiblingMatMulsPass()));
+  EXPECT_THAT(ops(*g), ElementsAre("MatMul", "Add", "Split"));
+  const Node& split = producerOf(*g, "q");
+  EXPECT_EQ(split.output(1)->name(), "k");
+  EXPECT_EQ(split.output(2)->name(), "v");
+  EXPECT_THAT(split.input(1)->initializer()->toInt64Vector(), ElementsAre(8, 8, 4));
+  const Node& mm = *split.input(0)->producer()->input(0)->producer();
+  const Tensor& w = *mm.input(1)->initializer();
+  EXPECT_THAT(w.dims(), ElementsAre(8, 20));
+  EXPECT_FLOAT_EQ(static_cast<float>(w.elementAsDouble(8)), 0.2f) << "row 0, K's first column";
+  const Tensor& b = *split.input(0)->producer()->input(1)->initializer();
+  EXPECT_FLOAT_EQ(static_cast<float>(b.elementAsDouble(19)), 3.0f);
+}
+
+/// Negative: projections of different inputs, or of weights with a
+/// different row count, are no siblings.
+TEST(SiblingMatMuls, DoesNotMergeOtherInputsOrRowCounts) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[1, 4, 8], %u: f32[1, 4, 8], %t: f32[1, 4, 6]) opset(ai.onnx = 14) {
+      %w1 = const f32[8, 8] splat(0.1)
+      %w2 = const f32[8, 8] splat(0.2)
+      %w3 = const f32[6, 8] splat(0.3)
+      %a = MatMul(%x, %w1)
+      %b = MatMul(%u, %w2)
+      %c = MatMul(%t, %w3)
+      return %a, %b, %c
+    })");
+  EXPECT_FALSE(runIdiom(*g, createSiblingMatMulsPass()));
+  EXPECT_EQ(g->numNodes(), 3u);
+}
+
+//===--- Casts to the type their input has --------------------------------------===//
+
+/// ViT casts its Softmax to f32 twice: both Casts go as Identities; a
+/// Cast that changes the type stays.
+TEST(IdentityRemoval, RemovesCastsToTheirInputsOwnType) {
+  auto g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[2, 3]) {
+      %p: f32[2, 3] = Softmax(%x) {axis = -1}
+      %c1: f32[2, 3] = Cast(%p) {to = 1}
+      %c2: f32[2, 3] = Cast(%c1) {to = 1}
+      %h: f16[2, 3] = Cast(%c2) {to = 10}
+      return %h
+    })");
+  ASSERT_TRUE(runIdiom(*g, createIdentityRemovalPass()));
+  EXPECT_THAT(ops(*g), ElementsAre("Softmax", "Cast"));
+  EXPECT_EQ(producerOf(*g, "h").input(0)->name(), "p");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 //       [--input NAME=FILE.npy|FILE.pb]... [--random-inputs SEED]
 //       [--output-dir DIR] [--runs N] [--warmup N] [--threads N]
 //       [--check] [--tolerance T] [--precision fp32|bf16] [--json] [--profile]
+//       [--dynamic-shapes]
 //
 // Backends come from --backend, else $SUBGRAPH_BACKEND ("NONE", or neither,
 // runs unpartitioned): built-in names, plugin names or absolute plugin
@@ -15,6 +16,9 @@
 // reference backend through its body graph. --allow-fallback (or
 // SUBGRAPH_BACKEND_FALLBACK=1) skips, with a warning, plugins that cannot
 // be used or that fail while partitioning.
+//
+// Inputs fed from files fix the symbolic dims of their graph inputs, as
+// --shape would, unless --dynamic-shapes is given.
 //
 // Each output is written as DIR/<output name>.npy (random inputs as
 // DIR/inputs/<name>.npy, so other runtimes can be fed the same data).
@@ -105,6 +109,7 @@ struct RunCommandOptions {
   bool profile = false;
   bool allowUnknownOps = false;
   bool allowFallback = false;
+  bool dynamicShapes = false;
 };
 
 #ifdef SUBGRAPH_CLI_HAVE_API
@@ -224,6 +229,33 @@ std::vector<NamedTensor> gatherInputs(const Graph& graph, const RunCommandOption
     throw Error(StatusCode::kNotFound,
                 "--input names '" + given.begin()->first + "', which is not a graph input");
   return inputs;
+}
+
+// Fixes the symbolic or unknown dims of each graph input fed from a file to
+// that file's dims, as --shape would: this run feeds nothing else, and with
+// static shapes the passes fold the shape arithmetic exporters write
+// (Shape -> Gather -> Unsqueeze -> Concat -> Reshape) and see the static
+// head dims the attention idiom needs. Static dims stay as declared (a
+// mismatch is the runtime's error); --dynamic-shapes keeps every dim.
+void fixShapesFromInputs(Graph& graph, const std::vector<NamedTensor>& inputs,
+                         const std::vector<std::string>& randomNames) {
+  std::vector<std::string> fixed;
+  for (const NamedTensor& in : inputs) {
+    if (std::find(randomNames.begin(), randomNames.end(), in.name) != randomNames.end()) continue;
+    Value* v = graph.findValue(in.name);
+    const std::vector<int64_t>& dims = in.tensor.dims();
+    if (!v || !v->type().hasRank() || v->type().rank() != dims.size() ||
+        isStaticShape(*v->type().shape))
+      continue;
+    Shape shape = *v->type().shape;
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (!shape[i].isStatic()) shape[i] = Dim(dims[i]);
+    v->setType(TensorType(v->type().dtype, std::move(shape)));
+    fixed.push_back(fmt::format("{}={}", in.name, fmt::join(dims, ",")));
+  }
+  if (!fixed.empty())
+    spdlog::info("input shapes fixed from the input data: {} (--dynamic-shapes keeps them)",
+                 fmt::join(fixed, " "));
 }
 
 // A file name for a value name: path separators and other awkward
@@ -380,6 +412,7 @@ Prepared prepare(const RunCommandOptions& options) {
   std::unique_ptr<Graph> graph = loadModel(options.file, load);
   adjustRuleForHalfModels(*graph, options, p.rule);
   p.inputs = gatherInputs(*graph, options, p.randomNames);
+  if (!options.dynamicShapes) fixShapesFromInputs(*graph, p.inputs, p.randomNames);
   if (!options.outputDir.empty()) {
     // A file-name clash fails now, not after a long run.
     std::vector<std::string> outputNames;
@@ -681,6 +714,9 @@ const CommandRegistration kRun("run", [](CLI::App& app) {
   cmd->add_option("--plugin-option", options->pluginOptions,
                   "PLUGIN.NAME=VALUE: an option for one chosen plugin's kernels (repeatable), "
                   "e.g. onednn.precision=fp32");
+  cmd->add_flag("--dynamic-shapes", options->dynamicShapes,
+                "Keep the symbolic dims of inputs fed by --input (by default they are fixed to "
+                "the data's dims, so that the passes fold the shape arithmetic)");
   cmd->add_flag("--json", options->json, "Print one JSON object");
   cmd->add_flag("--profile", options->profile, "Print per-node and per-region times");
   cmd->add_flag("--allow-unknown-ops", options->allowUnknownOps,

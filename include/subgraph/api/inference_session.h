@@ -48,6 +48,11 @@ struct ModelOptions {
   bool allowUnknownOps = false;
 };
 
+/// Fixes the dims of the named graph inputs: a size fills in a symbolic or
+/// unknown dim, never changes a static one (kInvalidArgument); an unknown
+/// name is kNotFound.
+Status applyInputShapes(Graph& graph, const InputShapes& shapes);
+
 /// Reads a `.onnx` or `.sg` model with the importers' default resource
 /// limits and verifies it. One-line errors name the file.
 StatusOr<std::unique_ptr<Graph>> loadModel(const std::string& path,

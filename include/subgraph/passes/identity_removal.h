@@ -11,7 +11,8 @@
 
 namespace subgraph {
 
-/// Removes default-domain Identity nodes.
+/// Removes default-domain Identity nodes, and Casts to the element type
+/// their input already has (which compute an Identity).
 ///
 /// An Identity whose output is not a graph output disappears: its uses read
 /// its input instead. When the output is a graph output, the graph must keep

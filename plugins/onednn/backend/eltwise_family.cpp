@@ -3,8 +3,8 @@
 // The element-wise family; see eltwise_family.h. What must not fuse: a
 // step whose parameters are not f32 scalar constants (a Clip bound computed
 // at run time), a binary op with a tensor operand (that is broadcasting
-// arithmetic, not an activation), and a step whose output has other readers
-// (only the last step may).
+// arithmetic, not an activation), a step whose output has other readers
+// (only the last step may), and a Gelu whose result is re-quantized.
 //
 //===----------------------------------------------------------------------===//
 #include "eltwise_family.h"
@@ -15,7 +15,7 @@
 namespace subgraph::onednn {
 namespace {
 
-// A step: an activation, or x * c, x / c, x + c, x - c with a scalar c.
+// A step: an activation, or x * c, x / c, x + c, x - c, c - x with a scalar c.
 std::optional<Activation> stepOf(const sdk::NodeView& n) {
   if (std::optional<Activation> a = activationOf(n)) return a;
   const std::string_view op = n.opTypeView();
@@ -27,6 +27,7 @@ std::optional<Activation> stepOf(const sdk::NodeView& n) {
   if (op == "Add" && (c1 || c0)) return Activation{K::kLinear, 1.0f, c1 ? *c1 : *c0};
   if (op == "Div" && c1) return Activation{K::kLinear, 1.0f / *c1, 0.0f};
   if (op == "Sub" && c1) return Activation{K::kLinear, 1.0f, -*c1};
+  if (op == "Sub" && c0) return Activation{K::kLinear, -1.0f, *c0};  // c - x (1 - mask)
   return std::nullopt;
 }
 
@@ -37,6 +38,9 @@ sdk::OpPattern stepPattern() {
     sdk::ValueView x = n.input(0);
     if (!x || x.dtype() != sdk::DataType::kFloat32)
       return sdk::Decision::no("the input is not f32");
+    // oneDNN's erf and tanh polynomials are not the reference's to the
+    // last ulp; a re-quantized GELU must round as the reference does.
+    if (n.opTypeView() == "Gelu") return predicates::resultNotRequantized("oneDNN's GELU")(n);
     return sdk::Decision::yes();
   });
   return m;

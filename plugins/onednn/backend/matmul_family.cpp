@@ -3,8 +3,6 @@
 // The matmul family; see matmul_family.h. What must not fuse, and why:
 //  * an Add whose operand is not a 1-D constant of N elements as the bias
 //    (that is a residual, or a broadcast oneDNN's bias cannot express);
-//  * a GELU whose constants are not sqrt(2), 1 and 1/2: then it is some
-//    other function;
 //  * Gemm with transA or a non-constant B: the kernel reorders B once;
 //  * a run-time B whose batch dims differ from A's (broadcasting batches).
 //
@@ -78,23 +76,6 @@ std::unique_ptr<sdk::SubgraphProperty> makeProperty(sdk::Pattern pattern) {
   return std::make_unique<sdk::PatternProperty>(std::move(name), std::move(pattern));
 }
 
-sdk::Pattern geluPattern() {
-  // x = MatMul + bias; y = x * (erf(x / sqrt2) + 1) * 0.5. x has two
-  // readers, both inside the region.
-  sdk::Pattern p("matmul_bias_gelu");
-  size_t mm = p.add(weightsMatMul(true));
-  size_t bias = p.add(sdk::OpPattern("Add").where(hasBiasOperand()));
-  size_t div =
-      p.add(sdk::OpPattern("Div").where(predicates::hasScalarConstant(std::sqrt(2.0f))).oneUse());
-  size_t erf = p.add(sdk::OpPattern("Erf").oneUse());
-  size_t one = p.add(sdk::OpPattern("Add").where(predicates::hasScalarConstant(1.0f)).oneUse());
-  size_t mul = p.add(sdk::OpPattern("Mul").oneUse());
-  size_t half = p.add(sdk::OpPattern("Mul").where(predicates::hasScalarConstant(0.5f)));
-  p.connect(mm, bias).connect(bias, div, 0).connect(div, erf, 0).connect(erf, one);
-  p.connect(bias, mul).connect(one, mul).connect(mul, half);
-  return p;
-}
-
 // MatMul -> bias Add -> [residual Add] -> [activation]: one pattern for
 // matmul_bias and what were matmul_bias_act and matmul_bias_add (the
 // kernel's sum post-op, then its eltwise one). Each step only feeds the
@@ -150,21 +131,32 @@ Predicate operandsFit() {
   };
 }
 
-// MatMul -> [scale by a scalar constant]: one pattern for matmul and what
-// was matmul_scale; the MatMul only feeds the scale when there is one.
+// An activation, or a scale by a scalar constant (x / c, x * c, c * x),
+// as the eltwise post-op that ends a plain matmul region.
+sdk::OpPattern scaleOrActivation() {
+  sdk::OpPattern step(activationOps() + "|Div|Mul");
+  step.where([](const sdk::NodeView& n) -> sdk::Decision {
+    if (activationOf(n)) return sdk::Decision::yes();
+    if (n.opTypeView() != "Div" && n.opTypeView() != "Mul")
+      return sdk::Decision::no("activation parameters are not f32 scalar constants");
+    if (n.opTypeView() == "Div" && !scalarOf(n.input(1)))
+      return sdk::Decision::no("the divisor is not the constant");
+    return predicates::hasScalarConstant()(n);
+  });
+  return step;
+}
+
+// MatMul -> [residual Add] -> [scale or activation]: one pattern for
+// matmul, what was matmul_scale, and a MatMul without a bias followed by
+// its residual or its activation (GPT-2's projections, which have no
+// bias). The scale comes after the sum, as the kernel's post-ops apply it.
 sdk::Pattern plainPattern() {
   sdk::Pattern p("matmul");
   size_t mm = p.add(sdk::OpPattern("MatMul").where(operandsFit()).onlyFeedsNext());
-  size_t scale = p.add(sdk::OpPattern("Div|Mul")
-                           .where(predicates::hasScalarConstant())
-                           .where([](const sdk::NodeView& n) -> sdk::Decision {
-                             // x / c, not c / x.
-                             if (n.opTypeView() == "Div" && !scalarOf(n.input(1)))
-                               return sdk::Decision::no("the divisor is not the constant");
-                             return sdk::Decision::yes();
-                           })
-                           .optional());
-  p.connect(mm, scale);
+  size_t res =
+      p.add(sdk::OpPattern("Add").where(predicates::sameShapes()).onlyFeedsNext().optional());
+  size_t last = p.add(scaleOrActivation().optional());
+  p.connect(mm, res).connect(res, last, 0);
   return p;
 }
 
@@ -193,11 +185,9 @@ class MatMulRegionKernel final : public RegionKernel {
     } else {
       throw Unsupported("a matmul region starts with " + first.opType());
     }
-    bool sawGelu = false;
     for (const sdk::NodeView& n : body.nodes()) {
       if (n == first) continue;
       const std::string op = n.opType();
-      if (sawGelu) continue;  // the rest of the GELU form, checked by the pattern
       sdk::ValueView other(n.api(), nullptr);
       if (n.numInputs() == 2) other = n.input(0) == last ? n.input(1) : n.input(0);
       if (op == "Add" && spec.bias.empty() && !spec.sumResidual && spec.activations.empty() &&
@@ -206,9 +196,6 @@ class MatMulRegionKernel final : public RegionKernel {
       } else if (op == "Add" && body.isInput(other) && spec.activations.empty()) {
         spec.sumResidual = true;
         residualInput_ = body.inputIndex(other);
-      } else if (op == "Div" && body.find("Erf")) {
-        spec.activations.push_back({Activation::Kind::kGeluErf});
-        sawGelu = true;
       } else if ((op == "Div" || op == "Mul") && scalarOf(other)) {
         float c = *scalarOf(other);
         spec.activations.push_back({Activation::Kind::kLinear, op == "Div" ? 1.0f / c : c, 0.0f});
@@ -309,7 +296,6 @@ class MatMulRegionKernel final : public RegionKernel {
 
 Family matmulFamily() {
   Family f;
-  f.properties.push_back(makeProperty(geluPattern()));
   f.properties.push_back(makeProperty(biasPattern()));
   f.properties.push_back(makeProperty(gemmPattern()));
   f.properties.push_back(makeProperty(plainPattern()));

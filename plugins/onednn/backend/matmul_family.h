@@ -2,9 +2,9 @@
 //-*-===//
 //
 // Internal to the onednn plugin: the matmul fusion family. Its properties
-// propose, longest first: MatMul by constant weights -> Add bias -> GELU
-// (the Div/Erf/Add/Mul/Mul form exporters emit); MatMul -> Add bias ->
-// [Add residual] -> [activation]; Gemm -> [activation];
+// propose, longest first: MatMul by constant weights -> Add bias ->
+// [Add residual] -> [activation] (Gelu included: the gelu-idiom pass makes
+// one op of every exporter's spelling); Gemm -> [activation];
 // MatMul (constant or run-time B) -> [Div or Mul by a scalar]. Its kernel
 // runs each as one oneDNN matmul with bias, `sum` and eltwise post-ops.
 //

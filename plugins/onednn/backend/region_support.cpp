@@ -138,6 +138,12 @@ std::optional<Activation> activationOf(const sdk::NodeView& node) {
   if (op == "Sigmoid") return Activation{K::kSigmoid};
   if (op == "Tanh") return Activation{K::kTanh};
   if (op == "HardSwish") return Activation{K::kHardSwish};
+  if (op == "Gelu") {
+    std::string approximate = node.attrString("approximate", "none");
+    if (approximate == "none") return Activation{K::kGeluErf};
+    if (approximate == "tanh") return Activation{K::kGeluTanh};
+    return std::nullopt;
+  }
   if (op == "LeakyRelu") return Activation{K::kLeakyRelu, node.attrFloat("alpha", 0.01f)};
   if (op == "HardSigmoid")
     return Activation{K::kHardSigmoid, node.attrFloat("alpha", 0.2f), node.attrFloat("beta", 0.5f)};
@@ -163,7 +169,7 @@ std::optional<Activation> activationOf(const sdk::NodeView& node) {
 }
 
 std::string activationOps() {
-  return "Relu|LeakyRelu|Clip|Sigmoid|HardSigmoid|HardSwish|Tanh|Max|Min";
+  return "Relu|LeakyRelu|Clip|Sigmoid|HardSigmoid|HardSwish|Tanh|Gelu|Max|Min";
 }
 
 namespace predicates {

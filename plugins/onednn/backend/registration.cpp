@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include <subgraph/sdk/plugin.h>
 
+#include "attention_family.h"
 #include "channel_scale_family.h"
 #include "concat_family.h"
 #include "conv_family.h"
@@ -30,6 +31,7 @@ using subgraph::onednn::Family;
 Family (*const kFamilies[])() = {
     subgraph::onednn::convFamily,
     subgraph::onednn::matmulFamily,
+    subgraph::onednn::attentionFamily,
     subgraph::onednn::quantizedFamily,
     subgraph::onednn::poolingFamily,
     subgraph::onednn::deconvFamily,
@@ -44,9 +46,10 @@ Family (*const kFamilies[])() = {
 
 }  // namespace
 
-SUBGRAPH_PLUGIN("onednn", "1.0.0",
-                "oneDNN CPU backend: fused Conv/BN/sum/activation, MatMul/Gemm, pooling, "
-                "normalization, softmax, concat and element-wise regions in blocked layouts") {
+SUBGRAPH_PLUGIN(
+    "onednn", "1.0.0",
+    "oneDNN CPU backend: fused Conv/BN/sum/activation, MatMul/Gemm, attention, pooling, "
+    "normalization, softmax, concat and element-wise regions in blocked layouts") {
   // OpenMP's threads outlive any unload (process_lifetime.h).
   subgraph::onednn::pinLibraryForProcessLifetime();
   subgraph::onednn::registerLayouts(plugin);

@@ -34,6 +34,7 @@ int toSteps(const Activation& a, EltwiseStep (&steps)[2]) {
     case K::kSigmoid: steps[0] = {Alg::eltwise_logistic, 0.0f, 0.0f}; return 1;
     case K::kHardSwish: steps[0] = {Alg::eltwise_hardswish, 0.0f, 0.0f}; return 1;
     case K::kGeluErf: steps[0] = {Alg::eltwise_gelu_erf, 0.0f, 0.0f}; return 1;
+    case K::kGeluTanh: steps[0] = {Alg::eltwise_gelu_tanh, 0.0f, 0.0f}; return 1;
     case K::kTanh: steps[0] = {Alg::eltwise_tanh, 0.0f, 0.0f}; return 1;
     case K::kLinear: steps[0] = {Alg::eltwise_linear, a.alpha, a.beta}; return 1;
     case K::kHardSigmoid:
@@ -55,6 +56,8 @@ float Activation::apply(float x) const {
     case Kind::kHardSigmoid: return std::max(0.0f, std::min(1.0f, alpha * x + beta));
     case Kind::kHardSwish: return x * std::max(0.0f, std::min(1.0f, x / 6.0f + 0.5f));
     case Kind::kGeluErf: return 0.5f * x * (1.0f + std::erf(x / std::sqrt(2.0f)));
+    case Kind::kGeluTanh:
+      return 0.5f * x * (1.0f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
     case Kind::kTanh: return std::tanh(x);
     case Kind::kLinear: return alpha * x + beta;
   }
@@ -70,6 +73,7 @@ std::string Activation::describe() const {
     case Kind::kHardSigmoid: return fmt::format("HardSigmoid({}, {})", alpha, beta);
     case Kind::kHardSwish: return "HardSwish";
     case Kind::kGeluErf: return "Gelu";
+    case Kind::kGeluTanh: return "Gelu(tanh)";
     case Kind::kTanh: return "Tanh";
     case Kind::kLinear: return fmt::format("Linear({}, {})", alpha, beta);
   }

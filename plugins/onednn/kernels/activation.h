@@ -25,6 +25,7 @@ struct Activation {
     kHardSigmoid,  ///< max(0, min(1, alpha * x + beta))
     kHardSwish,    ///< x * max(0, min(1, x / 6 + 1 / 2))
     kGeluErf,      ///< x / 2 * (1 + erf(x / sqrt(2)))
+    kGeluTanh,     ///< x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))
     kTanh,         ///< tanh(x)
     kLinear,       ///< alpha * x + beta (a Mul/Div/Add by a scalar)
   };

@@ -104,7 +104,8 @@ inline std::unique_ptr<Graph> randomized(const char* text, std::mt19937& rng) {
 // Conv+Add+HardSigmoid+Mul is "conv_add_hswish", `deconv` with
 // ConvTranspose+Relu is "deconv_act", `eltwise` with Relu+Mul is
 // "eltwise2", `int8_conv` with a bias Add is "int8_conv_bias", `gemm`
-// with an activation "gemm_act". Other
+// with an activation "gemm_act", `matmul` with a residual and an
+// activation "matmul_add_act". Other
 // regions keep their property's name. Asserting these
 // pins which variant matched.
 inline std::string regionLabel(const std::string& property, const std::string& variant) {
@@ -121,7 +122,13 @@ inline std::string regionLabel(const std::string& property, const std::string& v
     return std::string("matmul_bias") + (residual ? "_add" : "") +
            (ops.size() > (residual ? 3u : 2u) ? "_act" : "");
   }
-  if (property == "matmul") return ops.size() > 1 ? "matmul_scale" : "matmul";  // [scale]
+  if (property == "matmul") {  // [residual Add] -> [scale or activation]
+    const bool residual = ops.size() > 1 && ops[1] == "Add";
+    const size_t tail = residual ? 2 : 1;
+    std::string label = std::string("matmul") + (residual ? "_add" : "");
+    if (ops.size() > tail) label += ops[tail] == "Div" || ops[tail] == "Mul" ? "_scale" : "_act";
+    return label;
+  }
   if (property == "int8_conv" || property == "int8_matmul") {
     // DynamicQuantizeLinear, the integer op, Cast, Mul, Mul, [Add], [act].
     bool bias = std::find(ops.begin(), ops.end(), "Add") != ops.end();

@@ -1,0 +1,108 @@
+//===- plugins/onednn/tests/transformer_backend_test.cpp - Attention, GELU -===//
+//
+// The onednn families a transformer layer uses, each on a tiny graph in the
+// text format through the loaded plugin, against the reference backend
+// (random constants and inputs, the seed printed): Attention on 3-D and 4-D
+// operands and on the packed projection a Split cuts, with an input mask, a
+// constant one and none; a bias-free MatMul taking its residual and its
+// GELU; and what must stay with the reference (causal attention, a bool
+// mask, grouped heads).
+//
+//===----------------------------------------------------------------------===//
+#include <cmath>
+
+#include "backend_test_util.h"
+
+namespace subgraph::onednn::testing {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+//  %p [1, 6, 24] -> Split(3) -> Attention(q, k, v, %m) {2 heads of 4} -> %y
+constexpr const char* kPackedAttention = R"(
+  graph @g(%p: f32[1, 6, 24], %m: f32[1, 1, 1, 6]) opset(ai.onnx = 23) {
+    %sizes = const i64[3] [8, 8, 8]
+    %q, %k, %v = Split(%p, %sizes) {axis = -1} @split
+    %y = Attention(%q, %k, %v, %m) {q_num_heads = 2, kv_num_heads = 2, scale = 0.5} @att
+    return %y
+  })";
+
+/// Q, K and V cut from one projection are one region: the kernel reads
+/// them as column slices of it, the Split's copies gone.
+TEST(OnednnAttentionFamily, PackedProjectionIsOneRegion) {
+  Outcome o = partitionAndRun(kPackedAttention);
+  EXPECT_THAT(o.regions, ElementsAre("attention_packed"));
+  EXPECT_THAT(o.leftOps, IsEmpty());
+  EXPECT_LT(o.maxDiff, 1e-5);
+}
+
+/// Separate 3-D operands with two batches and a mask per batch; 4-D
+/// operands with a constant mask over [Sq, T] and the default scale.
+TEST(OnednnAttentionFamily, SeparateAnd4dOperandsMatchTheReference) {
+  Outcome three = partitionAndRun(R"(
+    graph @g(%q: f32[2, 5, 8], %k: f32[2, 7, 8], %v: f32[2, 7, 12], %m: f32[2, 1, 1, 7]) opset(ai.onnx = 23) {
+      %y = Attention(%q, %k, %v, %m) {q_num_heads = 2, kv_num_heads = 2} @att
+      return %y
+    })");
+  EXPECT_THAT(three.regions, ElementsAre("attention"));
+  EXPECT_LT(three.maxDiff, 1e-5);
+  Outcome four = partitionAndRun(R"(
+    graph @g(%q: f32[1, 3, 5, 4], %k: f32[1, 3, 6, 4], %v: f32[1, 3, 6, 4]) opset(ai.onnx = 23) {
+      %mask = const f32[5, 6] splat(0.0)
+      %y = Attention(%q, %k, %v, %mask) @att
+      return %y
+    })");
+  EXPECT_THAT(four.regions, ElementsAre("attention"));
+  EXPECT_LT(four.maxDiff, 1e-5);
+}
+
+/// Negative: causal attention, a bool mask and grouped heads are not the
+/// kernel's; each stays with the reference, which computes it.
+TEST(OnednnAttentionFamily, DoesNotTakeCausalBoolOrGroupedAttention) {
+  for (const char* text : {
+           R"(graph @g(%q: f32[1, 4, 8], %k: f32[1, 4, 8], %v: f32[1, 4, 8]) opset(ai.onnx = 23) {
+                %y = Attention(%q, %k, %v) {q_num_heads = 2, kv_num_heads = 2, is_causal = 1}
+                return %y
+              })",
+           R"(graph @g(%q: f32[1, 4, 8], %k: f32[1, 4, 8], %v: f32[1, 4, 8]) opset(ai.onnx = 23) {
+                %m = const bool[4, 4] [true, false, true, true, true, true, false, true,
+                                       true, true, true, false, false, true, true, true]
+                %y = Attention(%q, %k, %v, %m) {q_num_heads = 2, kv_num_heads = 2}
+                return %y
+              })",
+           R"(graph @g(%q: f32[1, 4, 8], %k: f32[1, 4, 4], %v: f32[1, 4, 4]) opset(ai.onnx = 23) {
+                %y = Attention(%q, %k, %v) {q_num_heads = 2, kv_num_heads = 1}
+                return %y
+              })"}) {
+    Outcome o = partitionAndRun(text);
+    EXPECT_THAT(o.regions, IsEmpty()) << text;
+    EXPECT_THAT(o.leftOps, Contains("Attention")) << text;
+    EXPECT_LT(o.maxDiff, 1e-5) << text;
+  }
+}
+
+//  %x [1, 6, 8] -> MatMul(w1) -> Gelu(tanh) -> MatMul(w2) -> Add(residual %x) -> %y
+constexpr const char* kBiasFreeBlock = R"(
+  graph @g(%x: f32[1, 6, 8]) opset(ai.onnx = 20) {
+    %w1 = const f32[8, 16] splat(0.0)
+    %w2 = const f32[16, 8] splat(0.0)
+    %h = MatMul(%x, %w1) @fc
+    %g = Gelu(%h) {approximate = "tanh"} @gelu
+    %o = MatMul(%g, %w2) @proj
+    %y = Add(%o, %x) @residual
+    return %y
+  })";
+
+/// GPT-2's projections have no bias: the MatMul still takes its
+/// activation, and its residual as a sum post-op.
+TEST(OnednnMatMulFamily, BiasFreeMatMulTakesItsActivationAndResidual) {
+  Outcome o = partitionAndRun(kBiasFreeBlock);
+  EXPECT_THAT(o.regions, ElementsAre("matmul_act", "matmul_add"));
+  EXPECT_THAT(o.leftOps, IsEmpty());
+  EXPECT_LT(o.maxDiff, 1e-4);
+}
+
+}  // namespace
+}  // namespace subgraph::onednn::testing
