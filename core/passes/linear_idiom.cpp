@@ -65,7 +65,8 @@ std::optional<Match> match(Node& gemm, const std::set<std::string>& captured) {
   std::optional<std::vector<int64_t>> ad = staticDims(a);
   std::optional<std::vector<int64_t>> g = staticDims(gemm.output(0));
   std::optional<std::vector<int64_t>> y = staticDims(restore->output(0));
-  if (!x || !ad || !g || !y || x->size() < 3 || ad->size() != 2 || g->size() != 2) return std::nullopt;
+  if (!x || !ad || !g || !y || x->size() < 3 || ad->size() != 2 || g->size() != 2)
+    return std::nullopt;
   std::vector<int64_t> lead(x->begin(), x->end() - 1);
   int64_t m = 1;
   for (int64_t d : lead) m *= d;

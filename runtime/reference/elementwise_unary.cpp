@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 
+#include "reference/gelu_f32.h"
 #include "reference/kernel_util.h"
 #include "reference/kernels.h"
 
@@ -259,8 +260,15 @@ class UnaryKernel final : public Kernel {
         floats([](auto x) { return x / (decltype(x)(1) + std::fabs(x)); });
         break;
       case UnaryOp::kGelu:
+        if (in.dtype() == DataType::kFloat32) {  // vectorized (gelu_f32.h)
+          (alpha != 0 ? geluTanhF32 : geluErfF32)(in.data<float>(), out.mutableData<float>(),
+                                                  in.numElements());
+          break;
+        }
         floats([tanhApprox = alpha != 0](auto x) {
           using C = decltype(x);
+          // The limit at -inf is 0; the formulas give -inf * 0 there.
+          if (x == -std::numeric_limits<C>::infinity()) return C(-0.0);
           if (tanhApprox)
             return C(0.5) * x *
                    (C(1) +

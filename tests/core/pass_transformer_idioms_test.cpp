@@ -450,5 +450,67 @@ TEST(IdentityRemoval, RemovesCastsToTheirInputsOwnType) {
   EXPECT_EQ(producerOf(*g, "h").input(0)->name(), "p");
 }
 
+// ONNX Runtime's quantize_dynamic: Q and K of one DynamicQuantizeLinear,
+// each MatMulInteger -> Cast -> Mul(Mul(s, sw)) -> Add(b); per-tensor
+// weight zero points and scales that differ between the two.
+constexpr const char* kQuantizedProjections = R"(
+  graph @g(%x: f32[1, 4, 8]) opset(ai.onnx = 14) {
+    %wq = const i8[8, 8] splat(3)
+    %wk = const i8[8, 6] splat(-2)
+    %zq = const i8[] [1]
+    %zk = const i8[] [-1]
+    %sq = const f32[] [0.5]
+    %sk = const f32[] [0.25]
+    %bq = const f32[8] splat(1.0)
+    %bk = const f32[6] splat(2.0)
+    %q8, %s, %z = DynamicQuantizeLinear(%x)
+    %aq = MatMulInteger(%q8, %wq, %z, %zq)
+    %fq = Cast(%aq) {to = 1}
+    %cq = Mul(%s, %sq)
+    %mq = Mul(%fq, %cq)
+    %q = Add(%mq, %bq)
+    %ak = MatMulInteger(%q8, %wk, %z, %zk)
+    %fk = Cast(%ak) {to = 1}
+    %ck = Mul(%sk, %s)
+    %mk = Mul(%ck, %fk)
+    %k = Add(%bk, %mk)
+    return %q, %k
+  })";
+
+/// The two chains become one, their constants side by side per column
+/// (zero points 1 x 8 then -1 x 6, scales likewise), and a Split into q
+/// and k; the quantization stays one node.
+TEST(SiblingMatMuls, MergesOnnxRuntimesQuantizedProjections) {
+  auto g = parseGraphOrThrow(kQuantizedProjections);
+  ASSERT_TRUE(runIdiom(*g, createSiblingMatMulsPass()));
+  EXPECT_THAT(ops(*g), ::testing::UnorderedElementsAre("DynamicQuantizeLinear", "MatMulInteger",
+                                                       "Cast", "Mul", "Mul", "Add", "Split"));
+  const Node& split = producerOf(*g, "q");
+  EXPECT_EQ(split.output(1)->name(), "k");
+  const Node& add = *split.input(0)->producer();
+  const Node& mul = *add.input(0)->producer();
+  const Node& cast = *mul.input(0)->producer();
+  const Node& mmi = *cast.input(0)->producer();
+  EXPECT_THAT(mmi.input(1)->initializer()->dims(), ElementsAre(8, 14));
+  const Tensor& zeros = *mmi.input(3)->initializer();
+  EXPECT_THAT(zeros.dims(), ElementsAre(14));
+  EXPECT_EQ(zeros.elementAsDouble(7), 1.0);
+  EXPECT_EQ(zeros.elementAsDouble(8), -1.0);
+  const Tensor& scales = *mul.input(1)->producer()->input(1)->initializer();
+  EXPECT_EQ(scales.elementAsDouble(0), 0.5);
+  EXPECT_EQ(scales.elementAsDouble(13), 0.25);
+}
+
+/// Negative: a chain whose scale Mul has another reader keeps its shape
+/// (the merged Mul would not compute that reader's value); with one branch
+/// left there is nothing to merge.
+TEST(SiblingMatMuls, DoesNotMergeAChainWithAnOutsideReader) {
+  std::string text = kQuantizedProjections;
+  replace(text, "return %q, %k", "return %q, %k, %ck");
+  auto g = parseGraphOrThrow(text);
+  EXPECT_FALSE(runIdiom(*g, createSiblingMatMulsPass()));
+  EXPECT_EQ(g->numNodes(), 11u);
+}
+
 }  // namespace
 }  // namespace subgraph

@@ -111,10 +111,9 @@ class AttentionRegionKernel final : public RegionKernel {
   std::optional<std::vector<sdk::Shape>> resize(const std::vector<sdk::Shape>& inputs) override {
     return guarded(inputs, [&] {
       AttentionProblem p = problem(dimsOf(inputs));
-      std::vector<int64_t> y = heads_ > 0 ? std::vector<int64_t>{p.batch, p.qSeq,
-                                                                 p.heads * p.vHeadSize}
-                                          : std::vector<int64_t>{p.batch, p.heads, p.qSeq,
-                                                                 p.vHeadSize};
+      std::vector<int64_t> y = heads_ > 0
+                                   ? std::vector<int64_t>{p.batch, p.qSeq, p.heads * p.vHeadSize}
+                                   : std::vector<int64_t>{p.batch, p.heads, p.qSeq, p.vHeadSize};
       return std::vector<sdk::Shape>{{sdk::DataType::kFloat32, std::move(y)}};
     });
   }
@@ -212,8 +211,8 @@ class AttentionRegionKernel final : public RegionKernel {
       p.k = stridesOf4d(p.heads, p.kvSeq, p.headSize);
       p.v = stridesOf4d(p.heads, p.kvSeq, p.vHeadSize);
     }
-    if (k[0] != p.batch || v[0] != p.batch || (threeD ? k[2] : k[3]) / (threeD ? heads_ : 1) !=
-                                                     p.headSize ||
+    if (k[0] != p.batch || v[0] != p.batch ||
+        (threeD ? k[2] : k[3]) / (threeD ? heads_ : 1) != p.headSize ||
         (threeD ? v[1] : v[2]) != p.kvSeq || (!threeD && (k[1] != p.heads || v[1] != p.heads)))
       throw std::invalid_argument("attention: Q, K and V do not fit each other");
   }

@@ -72,10 +72,9 @@ void softmaxRowPortable(float* row, int64_t n) {
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
   p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-  __m512i bits = _mm512_slli_epi32(
-      _mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
-  return _mm512_maskz_mul_ps(static_cast<__mmask16>(~underflow), p,
-                             _mm512_castsi512_ps(bits));
+  __m512i bits =
+      _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+  return _mm512_maskz_mul_ps(static_cast<__mmask16>(~underflow), p, _mm512_castsi512_ps(bits));
 }
 
 // The same row, 16 lanes at a time; the tail is masked (-inf lanes add
@@ -90,7 +89,10 @@ void softmaxRowPortable(float* row, int64_t n) {
     bad |= _mm512_cmp_ps_mask(x, inf, _CMP_NLT_UQ);  // NaN or +inf
     m = _mm512_max_ps(m, x);
   }
-  const float max = _mm512_reduce_max_ps(m);
+  // Through memory: GCC 12's _mm512_reduce_max_ps warns about its own code.
+  float lanes[16];
+  _mm512_storeu_ps(lanes, m);
+  const float max = *std::max_element(lanes, lanes + 16);
   if (specialRow(row, n, max, bad != 0)) return;
   const __m512 shift = _mm512_set1_ps(max);
   __m512 sum = _mm512_setzero_ps();
@@ -101,7 +103,10 @@ void softmaxRowPortable(float* row, int64_t n) {
     _mm512_mask_storeu_ps(row + j, k, e);
     sum = _mm512_add_ps(sum, e);
   }
-  const __m512 inverse = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum));
+  _mm512_storeu_ps(lanes, sum);
+  float total = 0;
+  for (float v : lanes) total += v;
+  const __m512 inverse = _mm512_set1_ps(1.0f / total);
   for (int64_t j = 0; j < n; j += 16) {
     const __mmask16 k = n - j >= 16 ? 0xffff : static_cast<__mmask16>((1u << (n - j)) - 1);
     _mm512_mask_storeu_ps(row + j, k, _mm512_mul_ps(_mm512_maskz_loadu_ps(k, row + j), inverse));
@@ -157,8 +162,8 @@ void maskedSoftmax(const AttentionProblem& p, const float* mask, float* s) {
 size_t aligned(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
 std::vector<int64_t> keyOf(const AttentionProblem& p) {
-  return {p.batch,  p.heads,  p.qSeq,  p.kvSeq, p.headSize, p.vHeadSize,
-          p.y.batch, p.y.head, p.y.row, std::bit_cast<int32_t>(p.scale)};
+  return {p.batch,     p.heads,   p.qSeq,   p.kvSeq, p.headSize,
+          p.vHeadSize, p.y.batch, p.y.head, p.y.row, std::bit_cast<int32_t>(p.scale)};
 }
 
 }  // namespace
@@ -200,8 +205,7 @@ size_t FusedAttention::prepare(const AttentionProblem& p) {
   dnnl::primitive_attr scaled;
   scaled.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   scaled.set_output_scales(0, {p.scale});
-  dnnl::matmul::primitive_desc qk(dnnl::matmul::desc(e->q, e->kt, e->scores), scaled,
-                                  cpuEngine());
+  dnnl::matmul::primitive_desc qk(dnnl::matmul::desc(e->q, e->kt, e->scores), scaled, cpuEngine());
   dnnl::primitive_attr plain;
   plain.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::matmul::primitive_desc pv(dnnl::matmul::desc(e->scores, e->v, e->y), plain, cpuEngine());

@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "quantized_gemm.h"
 
+#include <immintrin.h>
+
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -18,6 +20,8 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+
+#include "dnnl_context.h"
 
 // The quantization loop divides per element; clones for AVX-512 and AVX2
 // vectorize it (every clone rounds the same way). ThreadSanitizer cannot
@@ -59,20 +63,55 @@ void quantizeU8(const float* px, uint8_t* py, int64_t n, float scale, float zero
   }
 }
 
-// x's range widened to include 0; NaN compares false both ways and so
-// leaves it alone, in any order of the chunks.
+// The range of x[0, n) widened to include 0, into lo and hi. NaN compares
+// false both ways and so leaves it alone (x86's min and max return their
+// second operand then), in any order of the chunks.
+void rangeChunkPortable(const float* x, int64_t n, float& lo, float& hi) {
+  for (int64_t i = 0; i < n; ++i) {
+    lo = x[i] < lo ? x[i] : lo;
+    hi = x[i] > hi ? x[i] : hi;
+  }
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+// The same, 16 lanes at a time (GCC does not vectorize a float min or max
+// reduction by itself).
+[[gnu::target("avx512f")]] void rangeChunkAvx512(const float* x, int64_t n, float& lo, float& hi) {
+  __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 v = _mm512_loadu_ps(x + i);
+    vlo = _mm512_min_ps(v, vlo);
+    vhi = _mm512_max_ps(v, vhi);
+  }
+  // Through memory: GCC 12's _mm512_reduce_min_ps warns about its own code.
+  float los[16], his[16];
+  _mm512_storeu_ps(los, vlo);
+  _mm512_storeu_ps(his, vhi);
+  rangeChunkPortable(los, 16, lo, hi);
+  rangeChunkPortable(his, 16, lo, hi);
+  rangeChunkPortable(x + i, n - i, lo, hi);
+}
+#endif
+
+void rangeChunk(const float* x, int64_t n, float& lo, float& hi) {
+#if defined(__GNUC__) && defined(__x86_64__)
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (avx512) return rangeChunkAvx512(x, n, lo, hi);
+#endif
+  rangeChunkPortable(x, n, lo, hi);
+}
+
 std::pair<float, float> rangeWithZero(const float* x, int64_t n) {
   const int team = omp_get_max_threads();
   std::vector<std::pair<float, float>> partial(static_cast<size_t>(team), {0.0f, 0.0f});
 #pragma omp parallel num_threads(team)
   {
+    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
+    const int64_t begin = n * t / nt, end = n * (t + 1) / nt;
     float lo = 0, hi = 0;
-#pragma omp for schedule(static)
-    for (int64_t i = 0; i < n; ++i) {
-      lo = x[i] < lo ? x[i] : lo;
-      hi = x[i] > hi ? x[i] : hi;
-    }
-    partial[static_cast<size_t>(omp_get_thread_num())] = {lo, hi};
+    rangeChunk(x + begin, end - begin, lo, hi);
+    partial[static_cast<size_t>(t)] = {lo, hi};
   }
   float lo = 0, hi = 0;
   for (const auto& [l, h] : partial) {
@@ -162,7 +201,18 @@ struct QuantizedGemm::Geometry {
   int64_t tile = 0;  // output pixels per conv tile
 };
 
-QuantizedGemm::QuantizedGemm(QuantizedGemmSpec spec) : spec_(std::move(spec)) {
+// oneDNN's int8 matmul for one row count: uint8 activations with a run-time
+// zero point by int8 weights (packed into the primitive's layout once),
+// int32 products written where their floats will be.
+struct QuantizedGemm::Primitive {
+  dnnl::matmul matmul;
+  dnnl::memory::desc src, dst, scratch;
+  dnnl::memory weights;
+  size_t scratchBytes = 0;
+};
+
+QuantizedGemm::QuantizedGemm(QuantizedGemmSpec spec)
+    : spec_(std::move(spec)), primitives_(std::make_shared<ShapeCache<Primitive>>()) {
   const QuantizedGemmSpec& s = spec_;
   const int64_t n = s.weights.n;
   auto sized = [n](const std::vector<float>& v) {
@@ -220,11 +270,42 @@ bool QuantizedGemm::pointwise() const {
          s.strides == std::array<int64_t, 2>{1, 1} && s.pads == std::array<int64_t, 4>{0, 0, 0, 0};
 }
 
+bool QuantizedGemm::usesPrimitive() const {
+  return !spec_.conv && !spec_.weights.left && spec_.weights.zero == 0;
+}
+
+std::shared_ptr<const QuantizedGemm::Primitive> QuantizedGemm::primitive(int64_t rows) const {
+  if (auto found = primitives_->find({rows})) return found;
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  const QuantizedWeights& w = spec_.weights;
+  auto p = std::make_shared<Primitive>();
+  p->src = dnnl::memory::desc({rows, w.k}, dt::u8, tag::ab);
+  p->dst = dnnl::memory::desc({rows, w.n}, dt::s32, tag::ab);
+  dnnl::memory::desc anyWeights({w.k, w.n}, dt::s8, tag::any);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p->src, anyWeights, p->dst), attr,
+                                  cpuEngine());
+  p->matmul = dnnl::matmul(pd);
+  p->scratch = pd.scratchpad_desc();
+  p->scratchBytes = alignUp(p->scratch.get_size());
+  dnnl::memory user({{w.k, w.n}, dt::s8, tag::ab}, cpuEngine(),
+                    const_cast<uint8_t*>(w.data.data()));
+  p->weights = dnnl::memory(pd.weights_desc(), cpuEngine());
+  dnnl::stream& stream = threadStream();
+  dnnl::reorder(user, p->weights).execute(stream, user, p->weights);
+  stream.wait();
+  return primitives_->insert({rows}, std::move(p));
+}
+
 size_t QuantizedGemm::scratchBytes(std::span<const int64_t> x) const {
   Geometry g = geometry(x);
   size_t elements = 1;
   for (int64_t d : x) elements *= static_cast<size_t>(d);
   size_t bytes = alignUp(elements);  // the quantized input
+  if (usesPrimitive()) bytes += primitive(g.batch)->scratchBytes;
   // Per thread, a tile's patches.
   if (spec_.conv && !pointwise())
     bytes += alignUp(static_cast<size_t>(g.tile * spec_.weights.k)) *
@@ -295,6 +376,24 @@ void gemm(int64_t m, int64_t n, int64_t k, const uint8_t* a, int64_t lda, int32_
     throw std::runtime_error("oneDNN's u8 x s8 gemm failed (status " + std::to_string(st) + ")");
 }
 
+// Rows of int32 products at y (columns are channels) into
+// float(acc) * scale[c] + bias[c] in place, each step rounded as the Mul and
+// Add nodes round it; compiled for AVX-512 and AVX2 too (no contraction, so
+// every clone gives the same bits).
+SUBGRAPH_ONEDNN_ISA_CLONES
+void scaleColumns(float* y, int64_t rows, int64_t cols, int64_t ldY, const float* scale,
+                  const float* bias) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = y + r * ldY;
+    for (int64_t c = 0; c < cols; ++c) {
+      int32_t acc;
+      std::memcpy(&acc, row + c, sizeof acc);
+      float v = static_cast<float>(acc) * scale[c];
+      row[c] = bias ? v + bias[c] : v;
+    }
+  }
+}
+
 // The int32 at `p` of memory that is being turned into floats in place.
 inline int32_t loadInt(const float* p) {
   int32_t v;
@@ -323,7 +422,9 @@ class QuantizedGemm::Epilogue {
   /// row c (conv: [channels][pixels]) or column c (matmul: [rows][n]).
   void operator()(float* y, int64_t rows, int64_t cols, int64_t ldY, bool channelRows) const {
     const std::vector<Activation>& acts = spec_.activations;
-    if (acts.empty())
+    if (acts.empty() && !channelRows)
+      scaleColumns(y, rows, cols, ldY, scale_.data(), bias_.empty() ? nullptr : bias_.data());
+    else if (acts.empty())
       withBias(y, rows, cols, ldY, channelRows, [](float v) { return v; });
     else if (acts.size() == 1 && acts[0].kind == Activation::Kind::kRelu)
       withBias(y, rows, cols, ldY, channelRows, [](float v) { return std::max(v, 0.0f); });
@@ -406,11 +507,27 @@ void QuantizedGemm::runConv(const Geometry& g, const uint8_t* q, uint8_t zero,
 }
 
 void QuantizedGemm::runMatMul(const Geometry& g, const uint8_t* q, uint8_t zero,
-                              const Epilogue& epilogue, float* y) const {
+                              const Epilogue& epilogue, float* y, std::byte* scratch) const {
   const QuantizedWeights& w = spec_.weights;
   // The int32 products go where their floats will: same size, same place.
-  gemm(g.batch, w.n, w.k, q, w.k, zero, w.data.data(), w.n, w.zero, reinterpret_cast<int32_t*>(y),
-       w.n);
+  if (usesPrimitive()) {
+    std::shared_ptr<const Primitive> p = primitives_->get({g.batch}, "quantized matmul");
+    dnnl::engine& engine = cpuEngine();
+    int32_t srcZero = zero;
+    dnnl::memory zeroMem({{1}, dnnl::memory::data_type::s32, dnnl::memory::format_tag::x}, engine,
+                         &srcZero);
+    dnnl::stream& stream = threadStream();
+    p->matmul.execute(stream,
+                      {{DNNL_ARG_SRC, dnnl::memory(p->src, engine, const_cast<uint8_t*>(q))},
+                       {DNNL_ARG_WEIGHTS, p->weights},
+                       {DNNL_ARG_DST, dnnl::memory(p->dst, engine, y)},
+                       {DNNL_ARG_SCRATCHPAD, dnnl::memory(p->scratch, engine, scratch)},
+                       {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zeroMem}});
+    stream.wait();
+  } else {
+    gemm(g.batch, w.n, w.k, q, w.k, zero, w.data.data(), w.n, w.zero, reinterpret_cast<int32_t*>(y),
+         w.n);
+  }
   constexpr int64_t kRows = 64;
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < ceilDiv(g.batch, kRows); ++r)
@@ -427,10 +544,11 @@ void QuantizedGemm::execute(std::span<const int64_t> xDims, const float* x, floa
   // uint8 (left) one.
   const auto [scale, zero] = quantize(x, elements, q, spec_.conv ? 0x80 : 0);
   const Epilogue epilogue(spec_, scale);
+  std::byte* rest = scratch + alignUp(static_cast<size_t>(elements));
   if (spec_.conv)
-    runConv(g, q, zero, epilogue, y, scratch + alignUp(static_cast<size_t>(elements)));
+    runConv(g, q, zero, epilogue, y, rest);
   else
-    runMatMul(g, q, zero, epilogue, y);
+    runMatMul(g, q, zero, epilogue, y, rest);
 }
 
 }  // namespace subgraph::onednn

@@ -29,10 +29,12 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "activation.h"
+#include "shape_cache.h"
 
 namespace subgraph::onednn {
 
@@ -109,10 +111,17 @@ class QuantizedGemm {
   void runConv(const Geometry& g, const uint8_t* q, uint8_t zero, const Epilogue& epilogue,
                float* y, std::byte* scratch) const;
   void runMatMul(const Geometry& g, const uint8_t* q, uint8_t zero, const Epilogue& epilogue,
-                 float* y) const;
+                 float* y, std::byte* scratch) const;
   bool pointwise() const;
+  /// A matmul whose weights need no zero point runs on oneDNN's matmul
+  /// primitive (brgemm, weights packed once per row count), whose threads
+  /// split the columns; the others on the BLAS-style gemm.
+  bool usesPrimitive() const;
+  struct Primitive;
+  std::shared_ptr<const Primitive> primitive(int64_t rows) const;
 
   QuantizedGemmSpec spec_;
+  std::shared_ptr<ShapeCache<Primitive>> primitives_;
 };
 
 }  // namespace subgraph::onednn
