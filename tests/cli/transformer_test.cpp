@@ -62,6 +62,30 @@ TEST(CliTransformer, Gpt2BlockBecomesAttentionAndTanhGelu) {
   EXPECT_THAT(r.out, HasSubstr(", ok\n"));
 }
 
+/// A model that quantizes at run time is judged by its output's scale
+/// (2e-3), and says so; a --tolerance given keeps the element rule.
+TEST(CliTransformer, RequantizingModelsAreCheckedByScale) {
+  TempDir dir;
+  std::string model = dir.write("q.sg", R"(graph @q(%x: f32[2, 8]) opset(ai.onnx = 14) {
+  %w = const i8[8, 4] splat(3)
+  %wz = const i8[] [0]
+  %ws = const f32[] [0.01]
+  %q, %s, %z = DynamicQuantizeLinear(%x)
+  %a = MatMulInteger(%q, %w, %z, %wz)
+  %f = Cast(%a) {to = 1}
+  %c = Mul(%s, %ws)
+  %y = Mul(%f, %c)
+  return %y
+}
+)");
+  CliResult r = runCli({"run", model, "--random-inputs", "1", "--check"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("quantizes at run time; judging by the output scale"));
+  CliResult given = runCli({"run", model, "--random-inputs", "1", "--check", "--tolerance", "1e-3"});
+  ASSERT_EQ(given.exitCode, 0) << given.err;
+  EXPECT_THAT(given.err, Not(HasSubstr("quantizes at run time")));
+}
+
 #if SUBGRAPH_CLI_TEST_HAVE_ONNX
 /// Written as ONNX, BERT's opset-14 layer stays opset 14: Attention and
 /// Gelu are written out again (no such op in the file), and the file
