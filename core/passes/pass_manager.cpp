@@ -25,6 +25,7 @@
 #include "subgraph/passes/identity_removal.h"
 #include "subgraph/passes/layer_norm_idiom.h"
 #include "subgraph/passes/linear_idiom.h"
+#include "subgraph/passes/redundant_ops.h"
 #include "subgraph/passes/sibling_matmuls.h"
 
 namespace subgraph {
@@ -45,6 +46,7 @@ const std::vector<PassFactory>& passTable() {
       {"float16-compute", [] { return createFloat16ComputePass(); }},
       {"identity-removal", [] { return createIdentityRemovalPass(); }},
       {"constant-folding", [] { return createConstantFoldingPass(); }},
+      {"redundant-ops", [] { return createRedundantOpsPass(); }},
       // Exporters' idioms, after folding has made their constants constant
       // and before DCE sweeps the constants they no longer read. Clamps
       // first: the hard-swish forms are matched on the Clip they make.
@@ -62,7 +64,7 @@ const std::vector<PassFactory>& passTable() {
   return kTable;
 }
 
-constexpr size_t kDefaultPipelineLength = 12;
+constexpr size_t kDefaultPipelineLength = 13;
 
 size_t countInitializers(const Graph& graph) {
   size_t count = 0;

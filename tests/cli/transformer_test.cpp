@@ -81,7 +81,8 @@ TEST(CliTransformer, RequantizingModelsAreCheckedByScale) {
   CliResult r = runCli({"run", model, "--random-inputs", "1", "--check"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("quantizes at run time; judging by the output scale"));
-  CliResult given = runCli({"run", model, "--random-inputs", "1", "--check", "--tolerance", "1e-3"});
+  CliResult given =
+      runCli({"run", model, "--random-inputs", "1", "--check", "--tolerance", "1e-3"});
   ASSERT_EQ(given.exitCode, 0) << given.err;
   EXPECT_THAT(given.err, Not(HasSubstr("quantizes at run time")));
 }

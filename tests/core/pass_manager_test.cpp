@@ -90,19 +90,20 @@ TEST(PassManager, ReportsEachPassRun) {
   PassManager pm = createDefaultPipeline();
   StatusOr<PipelineReport> report = pm.run(*g);
   ASSERT_TRUE(report.isOk());
-  ASSERT_GE(report->passes.size(), 12u);
+  ASSERT_GE(report->passes.size(), 13u);
   EXPECT_EQ(report->passes[0].passName, "constant-to-initializer");
   EXPECT_EQ(report->passes[1].passName, "float16-compute");
   EXPECT_EQ(report->passes[2].passName, "identity-removal");
   EXPECT_EQ(report->passes[3].passName, "constant-folding");
-  EXPECT_EQ(report->passes[4].passName, "clamp-idiom");
-  EXPECT_EQ(report->passes[5].passName, "hardswish-idiom");
-  EXPECT_EQ(report->passes[6].passName, "layernorm-idiom");
-  EXPECT_EQ(report->passes[7].passName, "linear-idiom");
-  EXPECT_EQ(report->passes[8].passName, "sibling-matmuls");
-  EXPECT_EQ(report->passes[9].passName, "gelu-idiom");
-  EXPECT_EQ(report->passes[10].passName, "attention-idiom");
-  EXPECT_EQ(report->passes[11].passName, "dce");
+  EXPECT_EQ(report->passes[4].passName, "redundant-ops");
+  EXPECT_EQ(report->passes[5].passName, "clamp-idiom");
+  EXPECT_EQ(report->passes[6].passName, "hardswish-idiom");
+  EXPECT_EQ(report->passes[7].passName, "layernorm-idiom");
+  EXPECT_EQ(report->passes[8].passName, "linear-idiom");
+  EXPECT_EQ(report->passes[9].passName, "sibling-matmuls");
+  EXPECT_EQ(report->passes[10].passName, "gelu-idiom");
+  EXPECT_EQ(report->passes[11].passName, "attention-idiom");
+  EXPECT_EQ(report->passes[12].passName, "dce");
   EXPECT_EQ(report->nodesBefore(), before);
   EXPECT_EQ(report->nodesAfter(), g->numNodes());
   for (size_t i = 1; i < report->passes.size(); ++i)
@@ -142,7 +143,7 @@ TEST(PassManager, NamesTheFailingPass) {
 /// Every registered name builds a pass that reports that name.
 TEST(PassManager, CreatesEveryRegisteredPassByName) {
   std::vector<PassInfo> passes = registeredPasses();
-  ASSERT_EQ(passes.size(), 12u);
+  ASSERT_EQ(passes.size(), 13u);
   for (const PassInfo& info : passes) {
     StatusOr<std::unique_ptr<Pass>> pass = createPassByName(info.name);
     ASSERT_TRUE(pass.isOk()) << info.name;
@@ -160,7 +161,7 @@ TEST(PassManager, ParsesPassLists) {
 
   StatusOr<PassManager> withDefault = parsePassPipeline("default,dce");
   ASSERT_TRUE(withDefault.isOk());
-  EXPECT_EQ(withDefault->size(), 13u);
+  EXPECT_EQ(withDefault->size(), 14u);
 
   StatusOr<PassManager> unknown = parsePassPipeline("dce,fold-everything");
   ASSERT_FALSE(unknown.isOk());

@@ -406,9 +406,10 @@ void adjustRuleForRequantizingModels(const Graph& graph, const RunCommandOptions
   if (!requantizes) return;
   rule.of = api::ToleranceOf::kScale;
   rule.tolerance = 2e-3;
-  spdlog::info("--check: the model quantizes at run time; judging by the output scale, "
-               "tolerance {}",
-               rule.tolerance);
+  spdlog::info(
+      "--check: the model quantizes at run time; judging by the output scale, "
+      "tolerance {}",
+      rule.tolerance);
 }
 
 // The session through the library front end (api::InferenceSession): the

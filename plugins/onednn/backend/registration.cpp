@@ -10,11 +10,13 @@
 #include <subgraph/sdk/plugin.h>
 
 #include "attention_family.h"
+#include "binary_family.h"
 #include "channel_scale_family.h"
 #include "concat_family.h"
 #include "conv_family.h"
 #include "deconv_family.h"
 #include "eltwise_family.h"
+#include "gather_family.h"
 #include "layernorm_family.h"
 #include "layout_copies.h"
 #include "matmul_family.h"
@@ -22,7 +24,9 @@
 #include "process_lifetime.h"
 #include "quantized_family.h"
 #include "resize_family.h"
+#include "select_family.h"
 #include "softmax_family.h"
+#include "transpose_family.h"
 
 namespace {
 
@@ -40,6 +44,11 @@ Family (*const kFamilies[])() = {
     subgraph::onednn::softmaxFamily,
     subgraph::onednn::concatFamily,
     subgraph::onednn::channelScaleFamily,
+    // After every family that takes an Add or a Mul as a post-op.
+    subgraph::onednn::binaryFamily,
+    subgraph::onednn::gatherFamily,
+    subgraph::onednn::transposeFamily,
+    subgraph::onednn::selectFamily,
     // Last: a chain of activations is what the families above leave over.
     subgraph::onednn::eltwiseFamily,
 };

@@ -255,12 +255,12 @@ constexpr const char* kMaxOfTensors = R"(
   })";
 
 /// DoesNotTakeMaxOfTensorsAsActivation: Max of two runtime tensors and
-/// Min by a per-channel constant are not clips; both stay with the
-/// reference and the Conv fuses alone.
+/// Min by a per-channel constant are not clips; the Conv fuses alone, and
+/// each is a broadcasting binary region of its own.
 TEST(OnednnConvFamily, DoesNotTakeMaxOfTensorsAsActivation) {
   Outcome o = partitionAndRun(kMaxOfTensors);
-  EXPECT_THAT(o.regions, ElementsAre("conv"));
-  EXPECT_THAT(o.leftOps, ElementsAre("Max", "Min"));
+  EXPECT_THAT(o.regions, ElementsAre("conv", "binary", "binary"));
+  EXPECT_THAT(o.leftOps, ::testing::IsEmpty());
   EXPECT_LT(o.maxDiff, 1e-4);
 }
 
@@ -373,20 +373,21 @@ TEST(OnednnConvFamily, DecomposedHardSwishIsOnePostOp) {
 /// DoesNotTakeOtherGatesOrSharedValuesForHardSwish: a HardSigmoid with
 /// other constants is not a HardSwish, and when the BN output has a third
 /// reader the region would have to emit it: in both cases no region holds
-/// the Mul as a post-op, and the results still match.
+/// the Mul as a post-op (it is a binary region of its own), and the
+/// results still match.
 TEST(OnednnConvFamily, DoesNotTakeOtherGatesOrSharedValuesForHardSwish) {
   std::string otherGate = kDecomposedHardSwish;
   replaceOnce(otherGate, "alpha = 0.16666667", "alpha = 0.2");
   Outcome o = partitionAndRun(otherGate.c_str());
   EXPECT_THAT(o.regions, ::testing::Not(::testing::Contains(::testing::HasSubstr("hswish"))));
-  EXPECT_THAT(o.leftOps, ElementsAre("Mul"));
+  EXPECT_THAT(o.regions, ::testing::Contains("binary"));
   EXPECT_LT(o.maxDiff, 1e-4);
 
   std::string shared = kDecomposedHardSwish;
   replaceOnce(shared, "    return %y", "    %z = Sigmoid(%n) @other\n    return %y, %z");
   o = partitionAndRun(shared.c_str());
   EXPECT_THAT(o.regions, ::testing::Not(::testing::Contains(::testing::HasSubstr("hswish"))));
-  EXPECT_THAT(o.leftOps, ElementsAre("Mul"));
+  EXPECT_THAT(o.regions, ::testing::Contains("binary"));
   EXPECT_LT(o.maxDiff, 1e-4);
 }
 
@@ -674,7 +675,7 @@ TEST(OnednnChannelScaleFamily, SymbolicBatchStillScales) {
 //  %x [1,8,4,4] -> Mul(%k const [1,8,1,1]) -> Mul(%h input [1,8,4,1]) -> %y
 /// DoesNotScaleByConstantsOrOtherBroadcasts: a constant factor is for a
 /// conv or BN to fold, and a factor broadcast over W only is not a channel
-/// scale; both Muls stay with the reference.
+/// scale; both Muls are broadcasting binary regions instead.
 TEST(OnednnChannelScaleFamily, DoesNotScaleByConstantsOrOtherBroadcasts) {
   Outcome o = partitionAndRun(R"(
     graph @g(%x: f32[1, 8, 4, 4], %h: f32[1, 8, 4, 1]) {
@@ -683,7 +684,7 @@ TEST(OnednnChannelScaleFamily, DoesNotScaleByConstantsOrOtherBroadcasts) {
       %y = Mul(%m, %h) @over_width
       return %y
     })");
-  EXPECT_THAT(o.leftOps, ElementsAre("Mul", "Mul"));
+  EXPECT_THAT(o.regions, ElementsAre("binary", "binary"));
   EXPECT_THAT(o.regions, ::testing::Not(::testing::Contains("channel_scale")));
   EXPECT_LT(o.maxDiff, 1e-5);
 }

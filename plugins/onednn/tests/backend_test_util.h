@@ -154,26 +154,13 @@ struct Outcome {
   double maxDiff = 0;
 };
 
-// Partitions `text` for onednn, runs it on random inputs (symbolic dims
-// take `symbolSize`), compares with the reference.
-// `precision` reaches the plugin through the kernel context, as
-// `subgraph run --precision` passes it.
-inline Outcome partitionAndRun(const char* text, int threads = 0, int64_t symbolSize = 2,
-                               const std::string& precision = "") {
+// A session of `graph` partitioned for onednn; `variants` gets each fused
+// node's variant. `precision` reaches the plugin through the kernel
+// context, as `subgraph run --precision` passes it.
+inline std::unique_ptr<Session> fusedSession(const Graph& graph, int threads,
+                                             const std::string& precision,
+                                             std::map<std::string, std::string>& variants) {
   const plugins::BackendSelection& plugin = onednnPlugin();
-  std::printf("seed %u\n", kSeed);
-  std::mt19937 rng(kSeed);
-  std::unique_ptr<Graph> graph = randomized(text, rng);
-  std::vector<NamedTensor> inputs;
-  for (const Value* in : graph->inputs()) {
-    std::vector<int64_t> dims;
-    for (const Dim& d : *in->type().shape) dims.push_back(d.isStatic() ? d.size() : symbolSize);
-    inputs.push_back({in->name(), randomF32(dims, rng)});
-  }
-  Session reference;
-  EXPECT_TRUE(reference.load(*graph).isOk());
-  EXPECT_TRUE(reference.compile().isOk());
-
   SessionOptions options;
   options.threads = threads;
   plugins::PluginRunOptions runOptions;
@@ -183,20 +170,32 @@ inline Outcome partitionAndRun(const char* text, int threads = 0, int64_t symbol
       plugin.runtimeBackends(runOptions);
   EXPECT_TRUE(backends.isOk()) << backends.status().message();
   if (backends.isOk()) options.backendInstances = std::move(backends).value();
-  Session fused(options);
-  EXPECT_TRUE(fused.load(*graph).isOk());
-  std::map<std::string, std::string> variants;  // fused node -> variant
-  Status st = fused.partition([&](Graph& g) -> Status {
+  auto fused = std::make_unique<Session>(options);
+  EXPECT_TRUE(fused->load(graph).isOk());
+  Status st = fused->partition([&](Graph& g) -> Status {
     auto report = plugin.partition(g);
     if (!report.isOk()) return report.status();
     for (const partition::RegionReport& r : report->regions) variants[r.fusedNode] = r.variant;
     return Status::ok();
   });
   EXPECT_TRUE(st.isOk()) << st.message();
-  st = fused.compile();
+  st = fused->compile();
   EXPECT_TRUE(st.isOk()) << st.message();
+  return fused;
+}
+
+// Partitions `graph` for onednn, runs it on `inputs`, compares with the
+// reference.
+inline Outcome runOutcome(const Graph& graph_, const std::vector<NamedTensor>& inputs, int threads,
+                          const std::string& precision) {
+  const Graph* graph = &graph_;
+  Session reference;
+  EXPECT_TRUE(reference.load(*graph).isOk());
+  EXPECT_TRUE(reference.compile().isOk());
+  std::map<std::string, std::string> variants;  // fused node -> variant
+  std::unique_ptr<Session> fused = fusedSession(*graph, threads, precision, variants);
   Outcome out;
-  for (const StepInfo& s : fused.steps()) {
+  for (const StepInfo& s : fused->steps()) {
     if (s.isRegion) {
       out.regions.push_back(
           regionLabel(s.op.substr(std::string("subgraph.onednn.").size()), variants[s.name]));
@@ -208,11 +207,48 @@ inline Outcome partitionAndRun(const char* text, int threads = 0, int64_t symbol
     }
   }
   std::vector<NamedTensor> want = runOk(reference, inputs);
-  std::vector<NamedTensor> got = runOk(fused, inputs);
+  std::vector<NamedTensor> got = runOk(*fused, inputs);
   EXPECT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size() && i < want.size(); ++i)
     out.maxDiff = std::max(out.maxDiff, maxAbsDiff(got[i].tensor, want[i].tensor));
   return out;
+}
+
+// Partitions `text` for onednn (random constants, the seed printed), runs
+// it on `inputs`, compares with the reference.
+inline Outcome partitionAndRunWith(const char* text, const std::vector<NamedTensor>& inputs,
+                                   int threads = 0, const std::string& precision = "") {
+  std::printf("seed %u\n", kSeed);
+  std::mt19937 rng(kSeed);
+  return runOutcome(*randomized(text, rng), inputs, threads, precision);
+}
+
+// The one-line error a run of `text`, partitioned for onednn, gives on
+// `inputs`; "" (and a test failure) when it runs.
+inline std::string partitionAndRunError(const char* text, const std::vector<NamedTensor>& inputs) {
+  std::mt19937 rng(kSeed);
+  std::unique_ptr<Graph> graph = randomized(text, rng);
+  std::map<std::string, std::string> variants;
+  std::unique_ptr<Session> fused = fusedSession(*graph, 0, "", variants);
+  StatusOr<runtime::RunResult> r = fused->run(inputs);
+  EXPECT_FALSE(r.isOk());
+  return r.isOk() ? "" : r.status().message();
+}
+
+// Partitions `text` for onednn, runs it on random inputs (symbolic dims
+// take `symbolSize`), compares with the reference.
+inline Outcome partitionAndRun(const char* text, int threads = 0, int64_t symbolSize = 2,
+                               const std::string& precision = "") {
+  std::printf("seed %u\n", kSeed);
+  std::mt19937 rng(kSeed);
+  std::unique_ptr<Graph> graph = randomized(text, rng);
+  std::vector<NamedTensor> inputs;
+  for (const Value* in : graph->inputs()) {
+    std::vector<int64_t> dims;
+    for (const Dim& d : *in->type().shape) dims.push_back(d.isStatic() ? d.size() : symbolSize);
+    inputs.push_back({in->name(), randomF32(dims, rng)});
+  }
+  return runOutcome(*graph, inputs, threads, precision);
 }
 
 }  // namespace subgraph::onednn::testing

@@ -104,5 +104,77 @@ TEST(OnednnMatMulFamily, BiasFreeMatMulTakesItsActivationAndResidual) {
   EXPECT_LT(o.maxDiff, 1e-4);
 }
 
+//  %ids [1, 5] -> Gather(table [10, 8]) -> Add(positions [1, 5, 8]) -> %e
+//  %mask [1, 5] i64 -> Cast(bool) -> Reshape [1, 1, 1, 5] -> Expand [1, 1, 5, 5]
+//                  -> Where(0, -1e4) -> %m
+//  %h [1, 8, 5] -> Transpose -> Gather(index 0, axis 1) -> %cls
+constexpr const char* kEmbeddingAndMask = R"(
+  graph @g(%ids: i64[1, 5], %mask: i64[1, 5], %h: f32[1, 8, 5]) opset(ai.onnx = 14) {
+    %table = const f32[10, 8] splat(0.0)
+    %positions = const f32[1, 5, 8] splat(0.0)
+    %fixedshape = const i64[4] [1, 1, 1, 5]
+    %fixedsize = const i64[4] [1, 1, 5, 5]
+    %zero = const f32[] [0.0]
+    %big = const f32[] [-10000.0]
+    %first = const i64[] [0]
+    %w = Gather(%table, %ids) @embed
+    %e = Add(%w, %positions) @positions
+    %b = Cast(%mask) {to = 9} @to_bool
+    %r = Reshape(%b, %fixedshape) @reshape
+    %x = Expand(%r, %fixedsize) @expand
+    %m = Where(%x, %zero, %big) @where
+    %t = Transpose(%h) {perm = [0, 2, 1]} @channels_last
+    %cls = Gather(%t, %first) {axis = 1} @first_token
+    return %e, %m, %cls
+  })";
+
+// Feeds for kEmbeddingAndMask: token ids below 10, a mask with padding.
+std::vector<NamedTensor> embeddingFeeds() {
+  std::mt19937 rng(kSeed);
+  return {{"ids", runtime::testing::i64({1, 5}, {3, 0, 9, 4, 4})},
+          {"mask", runtime::testing::i64({1, 5}, {1, 1, 1, 0, 0})},
+          {"h", randomF32({1, 8, 5}, rng)}};
+}
+
+/// The embedding sum, the mask and ViT's pooler are regions of the
+/// gather, binary, select and transpose families, and compute what the
+/// reference does, bit for bit (copies, one add, one select).
+TEST(OnednnGlueFamilies, EmbeddingMaskAndPoolerAreRegions) {
+  Outcome o = partitionAndRunWith(kEmbeddingAndMask, embeddingFeeds());
+  EXPECT_THAT(o.regions,
+              ::testing::UnorderedElementsAre("gather", "gather", "binary", "select", "transpose"));
+  EXPECT_THAT(o.leftOps, IsEmpty());
+  EXPECT_EQ(o.maxDiff, 0.0);
+}
+
+/// Negative: a token id past the table is an error line naming the index,
+/// never a read past the table.
+TEST(OnednnGlueFamilies, AnIndexPastTheTableIsAnError) {
+  std::vector<NamedTensor> feeds = embeddingFeeds();
+  feeds[0].tensor = runtime::testing::i64({1, 5}, {3, 0, 10, 4, 4});
+  std::string error = partitionAndRunError(kEmbeddingAndMask, feeds);
+  EXPECT_THAT(error, ::testing::HasSubstr("index 10 is out of range"));
+}
+
+//  %ids [1, 4] -> Gather(u8 table [6, 4]) -> DequantizeLinear(0.5, 3) -> %y
+/// A quantized embedding table and its DequantizeLinear are one region,
+/// rounded as the reference rounds.
+TEST(OnednnGlueFamilies, QuantizedEmbeddingIsOneRegion) {
+  Outcome o = partitionAndRunWith(R"(
+    graph @g(%ids: i64[1, 4]) opset(ai.onnx = 14) {
+      %table = const u8[6, 4] [0, 1, 2, 3, 250, 251, 252, 253, 9, 8, 7, 6, 100, 101, 102, 103,
+                                 3, 3, 3, 3, 255, 0, 128, 127]
+      %scale = const f32[] [0.0123]
+      %zero = const u8[] [3]
+      %q = Gather(%table, %ids) @embed
+      %y = DequantizeLinear(%q, %scale, %zero) @dequantize
+      return %y
+    })",
+                                  {{"ids", runtime::testing::i64({1, 4}, {5, 1, -1, 0})}});
+  EXPECT_THAT(o.regions, ElementsAre("gather"));
+  EXPECT_THAT(o.leftOps, IsEmpty());
+  EXPECT_EQ(o.maxDiff, 0.0);
+}
+
 }  // namespace
 }  // namespace subgraph::onednn::testing
