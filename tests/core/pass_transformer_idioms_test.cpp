@@ -18,6 +18,7 @@
 #include "subgraph/passes/gelu_idiom.h"
 #include "subgraph/passes/identity_removal.h"
 #include "subgraph/passes/linear_idiom.h"
+#include "subgraph/passes/redundant_ops.h"
 #include "subgraph/passes/sibling_matmuls.h"
 
 namespace subgraph {
@@ -510,6 +511,54 @@ TEST(SiblingMatMuls, DoesNotMergeAChainWithAnOutsideReader) {
   auto g = parseGraphOrThrow(text);
   EXPECT_FALSE(runIdiom(*g, createSiblingMatMulsPass()));
   EXPECT_EQ(g->numNodes(), 11u);
+}
+
+//===--- Redundant ops around masks ----------------------------------------===//
+
+// DistilBERT's mask helper once its shapes are fixed: Flatten, a Gather of
+// every element in order, two Reshapes, an And with all true, an Expand.
+constexpr const char* kMaskHelper = R"(
+  graph @g(%m: bool[1, 4]) opset(ai.onnx = 14) {
+    %idx = const i64[1, 1, 1, 4] [0, 1, 2, 3]
+    %flat = const i64[1] [4]
+    %shape = const i64[4] [1, 1, 1, 4]
+    %ones = const bool[1, 1, 4, 1] splat(true)
+    %size = const i64[4] [1, 1, 4, 4]
+    %f = Flatten(%m) {axis = 2}
+    %g = Gather(%f, %idx) {axis = 0}
+    %r1 = Reshape(%g, %flat)
+    %r2 = Reshape(%r1, %shape)
+    %a = And(%ones, %r2)
+    %y = Expand(%a, %size)
+    return %y
+  })";
+
+/// The copies go: one Reshape of the mask, one Expand to [1, 1, 4, 4]; y
+/// keeps its name.
+TEST(RedundantOps, MaskHelperBecomesOneReshapeAndOneExpand) {
+  auto g = parseGraphOrThrow(kMaskHelper);
+  StatusOr<bool> changed = createRedundantOpsPass()->run(*g);
+  ASSERT_TRUE(changed.isOk() && *changed);
+  // Later rounds of the pipeline take what one round's rewrites made.
+  while (*createRedundantOpsPass()->run(*g)) {
+  }
+  EXPECT_TRUE(createDeadCodeEliminationPass()->run(*g).isOk());
+  EXPECT_THAT(ops(*g), ::testing::UnorderedElementsAre("Reshape", "Expand"));
+  const Node& expand = producerOf(*g, "y");
+  EXPECT_EQ(expand.opType(), "Expand");
+  EXPECT_EQ(expand.input(0)->producer()->input(0)->name(), "m");
+}
+
+/// Negative: a Gather that reverses the elements moves them, and a
+/// Reshape whose input another node reads cannot absorb it.
+TEST(RedundantOps, DoesNotRemoveAReorderingGatherOrASharedReshape) {
+  std::string text = kMaskHelper;
+  replace(text, "[0, 1, 2, 3]", "[3, 2, 1, 0]");
+  replace(text, "return %y", "return %y, %r1");
+  auto g = parseGraphOrThrow(text);
+  (void)runIdiom(*g, createRedundantOpsPass());
+  EXPECT_THAT(ops(*g), ::testing::Contains("Gather"));
+  EXPECT_EQ(producerOf(*g, "r2").input(0)->name(), "r1");
 }
 
 }  // namespace

@@ -114,7 +114,7 @@ class BinaryRegionKernel final : public RegionKernel {
                       std::span<std::byte> scratch) override {
     guarded(inputs, [&] {
       binary_->execute(dimsOf(0, inputs), dimsOf(1, inputs), dataOf(0, inputs), dataOf(1, inputs),
-                      outputs[0].data<float>(), scratch.data());
+                       outputs[0].data<float>(), scratch.data());
     });
   }
 

@@ -79,9 +79,8 @@ class GatherRegionKernel final : public RegionKernel {
 
   std::optional<std::vector<sdk::Shape>> resize(const std::vector<sdk::Shape>& inputs) override {
     return guarded(inputs, [&] {
-      return std::vector<sdk::Shape>{
-          {outType_, gatherDims(spec_, dimsOf(data_, dataDims_, inputs),
-                                dimsOf(indices_, indexDims_, inputs))}};
+      return std::vector<sdk::Shape>{{outType_, gatherDims(spec_, dimsOf(data_, dataDims_, inputs),
+                                                           dimsOf(indices_, indexDims_, inputs))}};
     });
   }
 

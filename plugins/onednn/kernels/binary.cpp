@@ -52,8 +52,8 @@ std::vector<int64_t> Binary::outputDims(std::span<const int64_t> a,
 }
 
 size_t Binary::prepare(std::span<const int64_t> a, std::span<const int64_t> b) {
-  std::vector<int64_t> key = shapeKey({std::vector<int64_t>(a.begin(), a.end()),
-                                       std::vector<int64_t>(b.begin(), b.end())});
+  std::vector<int64_t> key = shapeKey(
+      {std::vector<int64_t>(a.begin(), a.end()), std::vector<int64_t>(b.begin(), b.end())});
   if (auto p = cache_.find(key)) return p->scratchBytes;
   std::vector<int64_t> out = outputDims(a, b);
   auto p = std::make_shared<Prepared>();
@@ -61,7 +61,8 @@ size_t Binary::prepare(std::span<const int64_t> a, std::span<const int64_t> b) {
   p->swapped = pa != out;
   auto dense = [](const std::vector<int64_t>& dims) {
     std::vector<int64_t> strides(dims.size(), 1);
-    for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * std::max<int64_t>(dims[i], 1);
+    for (size_t i = dims.size(); i-- > 1;)
+      strides[i - 1] = strides[i] * std::max<int64_t>(dims[i], 1);
     return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
   };
   p->first = dense(p->swapped ? pb : pa);
@@ -69,16 +70,16 @@ size_t Binary::prepare(std::span<const int64_t> a, std::span<const int64_t> b) {
   p->dst = dense(out);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  dnnl::binary::primitive_desc pd(dnnl::binary::desc(algorithm_, p->first, p->second, p->dst),
-                                  attr, cpuEngine());
+  dnnl::binary::primitive_desc pd(dnnl::binary::desc(algorithm_, p->first, p->second, p->dst), attr,
+                                  cpuEngine());
   p->primitive = dnnl::binary(pd);
   p->scratchDesc = pd.scratchpad_desc();
   p->scratchBytes = p->scratchDesc.get_size();
   return cache_.insert(key, std::move(p))->scratchBytes;
 }
 
-void Binary::execute(std::span<const int64_t> aDims, std::span<const int64_t> bDims,
-                     const float* a, const float* b, float* y, void* scratch) const {
+void Binary::execute(std::span<const int64_t> aDims, std::span<const int64_t> bDims, const float* a,
+                     const float* b, float* y, void* scratch) const {
   std::shared_ptr<const Prepared> p =
       cache_.get(shapeKey({std::vector<int64_t>(aDims.begin(), aDims.end()),
                            std::vector<int64_t>(bDims.begin(), bDims.end())}),

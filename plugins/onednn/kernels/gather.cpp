@@ -71,8 +71,8 @@ void runGather(const GatherSpec& spec, std::span<const int64_t> dataDims, const 
       bad = indexAt(spec, indices, j);
       continue;
     }
-    const auto* src = static_cast<const uint8_t*>(data) +
-                      static_cast<size_t>(o * length + k) * rowBytes;
+    const auto* src =
+        static_cast<const uint8_t*>(data) + static_cast<size_t>(o * length + k) * rowBytes;
     auto* dst = static_cast<uint8_t*>(out) + static_cast<size_t>(t) * outBytes;
     if (spec.dequantize)
       dequantizeRow(spec, src, reinterpret_cast<float*>(dst), inner);

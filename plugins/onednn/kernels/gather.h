@@ -19,12 +19,12 @@ namespace subgraph::onednn {
 
 /// What one Gather computes.
 struct GatherSpec {
-  int64_t axis = 0;           ///< May be negative (from the back).
-  size_t elementBytes = 4;    ///< Of the data.
-  bool indices64 = true;      ///< int64 indices, else int32.
+  int64_t axis = 0;         ///< May be negative (from the back).
+  size_t elementBytes = 4;  ///< Of the data.
+  bool indices64 = true;    ///< int64 indices, else int32.
   /// Dequantize the gathered 8-bit elements: (q - zero) * scale in f32.
   bool dequantize = false;
-  bool dataSigned = false;    ///< int8 data, else uint8 (with dequantize).
+  bool dataSigned = false;  ///< int8 data, else uint8 (with dequantize).
   float scale = 1.0f;
   int32_t zero = 0;
 };
