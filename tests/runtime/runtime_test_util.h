@@ -29,6 +29,11 @@ inline Tensor i64(std::vector<int64_t> dims, std::vector<int64_t> values) {
   return Tensor::fromVector<int64_t>(DataType::kInt64, std::move(dims), values);
 }
 
+/// An i32 tensor.
+inline Tensor i32(std::vector<int64_t> dims, std::vector<int32_t> values) {
+  return Tensor::fromVector<int32_t>(DataType::kInt32, std::move(dims), values);
+}
+
 /// Uniform random f32 values in [-1, 1) from `rng`.
 inline Tensor randomF32(std::vector<int64_t> dims, std::mt19937& rng) {
   int64_t n = 1;

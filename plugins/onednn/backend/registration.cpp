@@ -17,6 +17,7 @@
 #include "deconv_family.h"
 #include "eltwise_family.h"
 #include "gather_family.h"
+#include "index_family.h"
 #include "layernorm_family.h"
 #include "layout_copies.h"
 #include "matmul_family.h"
@@ -51,6 +52,8 @@ Family (*const kFamilies[])() = {
     subgraph::onednn::selectFamily,
     // Last: a chain of activations is what the families above leave over.
     subgraph::onednn::eltwiseFamily,
+    // Integer and bool steps no float family reads (position ids).
+    subgraph::onednn::indexFamily,
 };
 
 }  // namespace

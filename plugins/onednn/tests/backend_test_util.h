@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -147,6 +148,20 @@ inline std::string regionLabel(const std::string& property, const std::string& v
   return label;
 }
 
+// The largest difference of two outputs: floats as numbers; outputs of
+// other types (integers, bools) must be equal in type, dims and every
+// element, or the difference is infinite.
+inline double maxDiffOf(const Tensor& got, const Tensor& want) {
+  if (want.dtype() == DataType::kFloat32) return maxAbsDiff(got, want);
+  EXPECT_EQ(got.dtype(), want.dtype());
+  EXPECT_EQ(got.dims(), want.dims());
+  if (got.dtype() != want.dtype() || got.dims() != want.dims()) return HUGE_VAL;
+  double m = 0;
+  for (int64_t i = 0; i < want.numElements(); ++i)
+    m = std::max(m, std::fabs(got.elementAsDouble(i) - want.elementAsDouble(i)));
+  return m;
+}
+
 struct Outcome {
   std::vector<std::string> regions;  // fused ops (regionLabel), in step order
   std::vector<std::string> leftOps;  // ops left outside any region
@@ -210,7 +225,7 @@ inline Outcome runOutcome(const Graph& graph_, const std::vector<NamedTensor>& i
   std::vector<NamedTensor> got = runOk(*fused, inputs);
   EXPECT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size() && i < want.size(); ++i)
-    out.maxDiff = std::max(out.maxDiff, maxAbsDiff(got[i].tensor, want[i].tensor));
+    out.maxDiff = std::max(out.maxDiff, maxDiffOf(got[i].tensor, want[i].tensor));
   return out;
 }
 

@@ -176,5 +176,95 @@ TEST(OnednnGlueFamilies, QuantizedEmbeddingIsOneRegion) {
   EXPECT_EQ(o.maxDiff, 0.0);
 }
 
+//  %ids [1, 6] -> Equal(pad) -> Not -> Cast(i32) -> CumSum -> Mul -> Cast(i64)
+//              -> Add(pad) -> %pos -> GatherElements(types) -> Expand -> %tt
+// RoBERTa's position ids and token-type ids, in the form its exporter
+// writes them (the Cast read twice: by the CumSum and by the Mul).
+constexpr const char* kPositionIds = R"(
+  graph @g(%ids: i64[1, 6]) opset(ai.onnx = 14) {
+    %pad = const i64[] [1]
+    %axis = const i32[] [1]
+    %types = const i64[1, 7] [5, 6, 7, 8, 9, 10, 11]
+    %size = const i64[2] [2, 6]
+    %eq = Equal(%ids, %pad) @is_pad
+    %keep = Not(%eq) @keep
+    %k = Cast(%keep) {to = 6} @to_int
+    %c = CumSum(%k, %axis) @count
+    %m = Mul(%c, %k) @masked
+    %l = Cast(%m) {to = 7} @to_long
+    %pos = Add(%l, %pad) @positions
+    %g = GatherElements(%types, %pos) {axis = 1} @types_of
+    %tt = Expand(%g, %size) @expand
+    return %pos, %tt
+  })";
+
+std::vector<NamedTensor> positionFeeds(std::vector<int64_t> ids) {
+  return {{"ids", runtime::testing::i64({1, 6}, std::move(ids))}};
+}
+
+/// The position ids and token types are one index region, equal to the
+/// reference's element for element.
+TEST(OnednnIndexFamily, PositionIdsAreOneRegion) {
+  Outcome o = partitionAndRunWith(kPositionIds, positionFeeds({0, 7, 3, 1, 1, 1}));
+  EXPECT_THAT(o.regions, ElementsAre("index"));
+  EXPECT_THAT(o.leftOps, IsEmpty());
+  EXPECT_EQ(o.maxDiff, 0.0);
+}
+
+/// int32 arithmetic wraps as the reference's does; comparisons, And, Or,
+/// Where and an exclusive reverse CumSum, with broadcasting.
+TEST(OnednnIndexFamily, WrapsAndBroadcastsAsTheReference) {
+  Outcome o = partitionAndRunWith(R"(
+    graph @g(%a: i32[2, 3], %b: i32[3]) opset(ai.onnx = 14) {
+      %big = const i32[] [2000000000]
+      %axis = const i64[] [-1]
+      %wrapped = Mul(%a, %big) @wrap
+      %sum = Add(%wrapped, %b) @sum
+      %lt = Less(%a, %b) @lt
+      %gt = Greater(%a, %b) @gt
+      %both = And(%lt, %gt) @both
+      %either = Or(%lt, %gt) @either
+      %pick = Where(%either, %sum, %b) @pick
+      %run = CumSum(%pick, %axis) {exclusive = 1, reverse = 1} @run
+      %d = Sub(%run, %a) @difference
+      return %both, %d
+    })",
+                                  {{"a", runtime::testing::i32({2, 3}, {1, -2, 3, 7, 5, 5})},
+                                   {"b", runtime::testing::i32({3}, {2, 5, 3})}});
+  EXPECT_THAT(o.regions, ElementsAre("index"));
+  EXPECT_EQ(o.maxDiff, 0.0);
+}
+
+/// Negative: a step with a float value, a symbolic dim or more than 2^16
+/// elements stays out of the region, and the float family takes none of
+/// the integer steps.
+TEST(OnednnIndexFamily, FloatsSymbolsAndLargeValuesStayOut) {
+  Outcome o = partitionAndRunWith(
+      R"(
+    graph @g(%ids: i64[1, 4], %n: i64[N], %big: i64[300, 300]) opset(ai.onnx = 14) {
+      %one = const i64[] [1]
+      %p = Add(%ids, %one) @index_step
+      %f = Cast(%p) {to = 1} @to_float
+      %q = Add(%n, %one) @symbolic
+      %r = Add(%big, %one) @large
+      return %f, %q, %r
+    })",
+      {{"ids", runtime::testing::i64({1, 4}, {1, 2, 3, 4})},
+       {"n", runtime::testing::i64({2}, {5, 6})},
+       {"big", runtime::testing::i64({300, 300}, std::vector<int64_t>(90000, 2))}});
+  EXPECT_THAT(o.regions, ElementsAre("index"));
+  EXPECT_THAT(o.leftOps, ::testing::UnorderedElementsAre("Cast", "Add", "Add"));
+  EXPECT_EQ(o.maxDiff, 0.0);
+}
+
+/// Negative: a position past the token-type table (six tokens, no padding:
+/// position 7 of 7) is the reference's error line, never a read past it.
+TEST(OnednnIndexFamily, AnIndexPastTheTableIsAnError) {
+  std::string error = partitionAndRunError(kPositionIds, positionFeeds({0, 7, 3, 4, 5, 6}));
+  EXPECT_THAT(error, ::testing::HasSubstr("index 7 is out of range for axis 1 of size 7"));
+  // The region's own kernel says so, not a fallback to the reference.
+  EXPECT_THAT(error, ::testing::Not(::testing::HasSubstr("body:"))) << error;
+}
+
 }  // namespace
 }  // namespace subgraph::onednn::testing
