@@ -35,7 +35,7 @@ Value* byScalar(const Node* n, std::string_view op, double c, double tolerance =
   if (!n || !n->domain().empty() || n->opType() != op || n->numInputs() != 2) return nullptr;
   for (int i = 0; i < 2; ++i) {
     std::optional<double> v = scalarConstant(n->input(i));
-    if (v && std::abs(*v - c) <= tolerance * std::abs(c)) return n->input(1 - i);
+    if (v && isCoefficient(*v, c, tolerance)) return n->input(1 - i);
   }
   return nullptr;
 }

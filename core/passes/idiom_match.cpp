@@ -39,9 +39,28 @@ bool usedExactly(const Value* value, size_t uses, const std::set<std::string>& c
          !captured.count(value->name());
 }
 
+namespace {
+
+// `x` rounded to nearest-even with `bits` significant bits (11 for f16, 8
+// for bf16); the coefficients are far from the formats' ranges' ends.
+double roundToBits(double x, int bits) {
+  int e = 0;
+  const double m = std::frexp(x, &e);
+  return std::ldexp(std::nearbyint(std::ldexp(m, bits)), e - bits);
+}
+
+}  // namespace
+
+bool isCoefficient(double v, double expected, double tolerance) {
+  if (std::abs(v - expected) <= tolerance * std::max(1.0, std::abs(expected))) return true;
+  const auto f = static_cast<float>(v);
+  return f == static_cast<float>(roundToBits(expected, 11)) ||
+         f == static_cast<float>(roundToBits(expected, 8));
+}
+
 bool isScalar(const Value* value, double expected) {
   std::optional<double> v = scalarConstant(value);
-  return v && std::abs(*v - expected) <= 1e-6 * std::max(1.0, std::abs(expected));
+  return v && isCoefficient(*v, expected);
 }
 
 Node* replaceIdiom(Graph& graph, Value* result, std::string_view op, std::vector<Value*> inputs,

@@ -37,8 +37,14 @@ std::optional<double> scalarConstant(const Value* value);
 /// is not a graph output, and no nested graph reads it by name.
 bool usedExactly(const Value* value, size_t uses, const std::set<std::string>& captured);
 
-/// True if the scalar constant `value` is `expected` within a relative 1e-6
-/// (exporters write 1/6 as 0.16666667 or 0.1666666716).
+/// True if `v` is the coefficient `expected`: within a relative `tolerance`
+/// (exporters write 1/6 as 0.16666667 or 0.1666666716), or `expected`
+/// rounded to f16 or bf16 (a model exported in half precision writes
+/// sqrt(2) as 1.4140625; the float16-compute pass widens it unchanged).
+bool isCoefficient(double v, double expected, double tolerance = 1e-6);
+
+/// True if the scalar constant `value` is the coefficient `expected`
+/// (isCoefficient).
 bool isScalar(const Value* value, double expected);
 
 /// Replaces the node computing `result` by `op` reading `inputs`, keeping the

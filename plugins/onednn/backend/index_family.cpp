@@ -26,11 +26,13 @@ constexpr int64_t kMaxElements = 1 << 16;
 
 const std::map<std::string_view, IndexOp>& indexOps() {
   static const std::map<std::string_view, IndexOp> ops = {
-      {"Equal", IndexOp::kEqual}, {"Less", IndexOp::kLess},     {"Greater", IndexOp::kGreater},
-      {"Not", IndexOp::kNot},     {"And", IndexOp::kAnd},       {"Or", IndexOp::kOr},
-      {"Cast", IndexOp::kCast},   {"Add", IndexOp::kAdd},       {"Sub", IndexOp::kSub},
-      {"Mul", IndexOp::kMul},     {"Where", IndexOp::kWhere},   {"CumSum", IndexOp::kCumSum},
-      {"Expand", IndexOp::kExpand}, {"GatherElements", IndexOp::kGatherElements}};
+      {"Equal", IndexOp::kEqual},     {"Less", IndexOp::kLess},
+      {"Greater", IndexOp::kGreater}, {"Not", IndexOp::kNot},
+      {"And", IndexOp::kAnd},         {"Or", IndexOp::kOr},
+      {"Cast", IndexOp::kCast},       {"Add", IndexOp::kAdd},
+      {"Sub", IndexOp::kSub},         {"Mul", IndexOp::kMul},
+      {"Where", IndexOp::kWhere},     {"CumSum", IndexOp::kCumSum},
+      {"Expand", IndexOp::kExpand},   {"GatherElements", IndexOp::kGatherElements}};
   return ops;
 }
 
@@ -61,7 +63,8 @@ sdk::Decision indexable(const sdk::NodeView& n) {
   for (size_t i = 0; i < n.numInputs(); ++i) {
     if ((cumSum || expand) && i == 1) {
       if (!isConstant(n.input(1)))
-        return sdk::Decision::no(cumSum ? "the axis is not a constant" : "the shape is not a constant");
+        return sdk::Decision::no(cumSum ? "the axis is not a constant"
+                                        : "the shape is not a constant");
       continue;
     }
     if (sdk::Decision d = indexValue(n.input(i)); !d) return d;

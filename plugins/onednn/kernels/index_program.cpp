@@ -225,8 +225,7 @@ void IndexProgram::addStep(IndexStep step) {
   steps_.push_back(std::move(step));
 }
 
-void IndexProgram::runStep(const IndexStep& step,
-                           std::vector<std::vector<int64_t>>& values) const {
+void IndexProgram::runStep(const IndexStep& step, std::vector<std::vector<int64_t>>& values) const {
   const std::vector<int64_t>& outDims = dims_[step.output];
   std::vector<int64_t>& y = values[step.output];
   y.assign(static_cast<size_t>(count(outDims)), 0);
@@ -251,8 +250,7 @@ void IndexProgram::runStep(const IndexStep& step,
   for (int64_t& v : y) v = narrow(v, types_[step.output]);
 }
 
-void IndexProgram::run(std::span<const void* const> inputs,
-                       std::span<void* const> outputs) const {
+void IndexProgram::run(std::span<const void* const> inputs, std::span<void* const> outputs) const {
   std::vector<std::vector<int64_t>> values(constants_);
   for (size_t i = 0; i < inputs_.size(); ++i) {
     values[inputs_[i]].resize(static_cast<size_t>(count(dims_[inputs_[i]])));

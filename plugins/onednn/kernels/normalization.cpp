@@ -107,4 +107,13 @@ void LayerNorm::execute(std::span<const int64_t> dims, const float* src, float* 
   stream.wait();
 }
 
+void LayerNorm::executeSum(std::span<const int64_t> dims, const float* a, const float* b,
+                           float* dst, void* scratch) const {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+#pragma omp parallel for schedule(static) if (n > (1 << 16))
+  for (int64_t i = 0; i < n; ++i) dst[i] = a[i] + b[i];
+  execute(dims, dst, dst, scratch);
+}
+
 }  // namespace subgraph::onednn

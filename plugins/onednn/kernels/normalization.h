@@ -32,15 +32,21 @@ class Softmax {
 };
 
 /// LayerNormalization over the last axis: (x - mean) / sqrt(var + eps) *
-/// scale + shift, with constant scale and shift of the last dim's size.
+/// scale + shift, with constant scale and shift of the last dim's size;
+/// optionally of a residual sum (ONNX Runtime's SkipLayerNormalization).
 class LayerNorm {
  public:
   /// Throws std::invalid_argument if scale and shift differ in size.
   LayerNorm(std::vector<float> scale, std::vector<float> shift, float epsilon);
   /// Creates the primitive once per shape; returns scratchpad bytes.
   size_t prepare(std::span<const int64_t> dims);
-  /// Runs on prepared dims.
+  /// Runs on prepared dims (in place is allowed).
   void execute(std::span<const int64_t> dims, const float* src, float* dst, void* scratch) const;
+  /// Normalizes a + b (a residual and the layer's output, both of `dims`):
+  /// the sum is written to `dst`, rounded as an Add rounds it, and
+  /// normalized there.
+  void executeSum(std::span<const int64_t> dims, const float* a, const float* b, float* dst,
+                  void* scratch) const;
 
  private:
   struct Prepared;

@@ -117,6 +117,7 @@ inline std::string regionLabel(const std::string& property, const std::string& v
     begin = end + 1;
   }
   if (property == "eltwise") return "eltwise" + std::to_string(ops.size());
+  if (property == "layernorm") return ops.size() > 1 ? "add_layernorm" : "layernorm";  // [Add]
   if (property == "gemm") return ops.size() > 1 ? "gemm_act" : "gemm";  // [activation]
   if (property == "matmul_bias") {  // [residual Add] -> [activation]
     const bool residual = ops.size() > 2 && ops[2] == "Add";

@@ -176,6 +176,43 @@ TEST(OnednnGlueFamilies, QuantizedEmbeddingIsOneRegion) {
   EXPECT_EQ(o.maxDiff, 0.0);
 }
 
+/// A residual sum and the LayerNormalization after it are one region
+/// (ONNX Runtime's SkipLayerNormalization).
+TEST(OnednnLayerNormFamily, ResidualSumIsPartOfTheRegion) {
+  Outcome o = partitionAndRun(R"(
+    graph @g(%x: f32[2, 5, 8], %r: f32[2, 5, 8]) opset(ai.onnx = 17) {
+      %scale = const f32[8] splat(1.0)
+      %shift = const f32[8] splat(0.0)
+      %s = Add(%x, %r) @residual
+      %y = LayerNormalization(%s, %scale, %shift) {axis = -1} @norm
+      return %y
+    })");
+  EXPECT_THAT(o.regions, ElementsAre("add_layernorm"));
+  EXPECT_THAT(o.leftOps, IsEmpty());
+  EXPECT_LT(o.maxDiff, 1e-5);
+}
+
+/// Negative: a sum that is read elsewhere too (the next residual), or
+/// that adds a constant (a bias), or broadcasts, stays out of the region.
+TEST(OnednnLayerNormFamily, SharedBiasOrBroadcastSumsStayOut) {
+  Outcome o = partitionAndRun(R"(
+    graph @g(%x: f32[2, 5, 8], %r: f32[2, 5, 8], %v: f32[8]) opset(ai.onnx = 17) {
+      %scale = const f32[8] splat(1.0)
+      %shift = const f32[8] splat(0.0)
+      %bias = const f32[2, 5, 8] splat(0.5)
+      %s = Add(%x, %r) @shared
+      %y = LayerNormalization(%s, %scale, %shift) {axis = -1} @norm1
+      %b = Add(%x, %bias) @bias
+      %z = LayerNormalization(%b, %scale, %shift) {axis = -1} @norm2
+      %w = Add(%r, %v) @broadcast
+      %u = LayerNormalization(%w, %scale, %shift) {axis = -1} @norm3
+      return %y, %s, %z, %u
+    })");
+  EXPECT_THAT(o.regions, ::testing::UnorderedElementsAre("binary", "binary", "binary", "layernorm",
+                                                         "layernorm", "layernorm"));
+  EXPECT_LT(o.maxDiff, 1e-5);
+}
+
 //  %ids [1, 6] -> Equal(pad) -> Not -> Cast(i32) -> CumSum -> Mul -> Cast(i64)
 //              -> Add(pad) -> %pos -> GatherElements(types) -> Expand -> %tt
 // RoBERTa's position ids and token-type ids, in the form its exporter
