@@ -140,6 +140,30 @@ TEST(GeluIdiom, DoesNotReplaceAnotherCoefficient) {
   EXPECT_EQ(g->numNodes(), 8u);
 }
 
+/// A model exported in f16 writes sqrt 2 as the nearest half, 1.4140625
+/// (bf16: 1.4140625 too; f16's 1/sqrt 2 is 0.70703125), which the
+/// float16-compute pass widens unchanged: still GELU.
+TEST(GeluIdiom, ReplacesCoefficientsRoundedToHalfPrecision) {
+  for (const char* scale : {"Div(%x, %sqrt2)", "Mul(%x, %inverse)"}) {
+    std::string text = kErfGelu;
+    replace(text, "[1.4142135]", "[1.4140625]\n %inverse = const f32[] [0.70703125]");
+    replace(text, "Div(%x, %sqrt2)", scale);
+    auto g = parseGraphOrThrow(text);
+    ASSERT_TRUE(runIdiom(*g, createGeluIdiomPass())) << scale;
+    EXPECT_THAT(ops(*g), ElementsAre("Gelu"));
+  }
+}
+
+/// Negative: a coefficient as far from sqrt 2 that is no rounding of it
+/// (1.4141, between the f16 neighbours) is another function.
+TEST(GeluIdiom, DoesNotReplaceANearbyCoefficientThatIsNoRounding) {
+  std::string text = kErfGelu;
+  replace(text, "[1.4142135]", "[1.4141]");
+  auto g = parseGraphOrThrow(text);
+  EXPECT_FALSE(runIdiom(*g, createGeluIdiomPass()));
+  EXPECT_EQ(g->numNodes(), 5u);
+}
+
 /// Negative: erf(x / sqrt 2) + 1 is also a graph output, so the pattern's
 /// inside is visible and the nodes must stay.
 TEST(GeluIdiom, DoesNotReplaceWhenAnIntermediateIsRead) {
