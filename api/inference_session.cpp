@@ -166,7 +166,7 @@ InferenceSession::~InferenceSession() = default;
 
 Status InferenceSession::build(std::unique_ptr<Graph> model, InferenceOptions& options) {
   SUBGRAPH_RETURN_IF_ERROR(checkPrecision(options.precision));
-  if (options.threads < 0) return Status::invalid("threads must not be negative");
+  SUBGRAPH_RETURN_IF_ERROR(runtime::checkThreadCount(options.threads));
   StatusOr<plugins::BackendSelection> selection = resolveSelection(options);
   if (!selection.isOk()) return selection.status();
   for (const std::string& w : selection->warnings()) warnings_.push_back(w);

@@ -34,6 +34,9 @@ struct Session::Impl {
   enum class State { kEmpty, kLoaded, kCompiled };
 
   SessionOptions options;
+  /// Why the options cannot be used (a thread count out of range); load()
+  /// and compile() report it.
+  Status optionsStatus;
   State state = State::kEmpty;
   std::string partitionReportJson;
   std::unique_ptr<Graph> graph;
@@ -281,9 +284,17 @@ Status verifyForRun(const Graph& graph) {
 
 }  // namespace
 
+Status checkThreadCount(int64_t threads, std::string_view what) {
+  if (threads >= 0 && threads <= kMaxThreads) return Status::ok();
+  return Status::invalid(std::string(what) + " must be between 0 (one per core) and " +
+                         std::to_string(kMaxThreads) + ", not " + std::to_string(threads));
+}
+
 Session::Session(SessionOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
-  int threads = impl_->options.threads;
+  impl_->optionsStatus = checkThreadCount(impl_->options.threads);
+  // A count out of range never reaches oneTBB; load() reports it.
+  int threads = impl_->optionsStatus.isOk() ? impl_->options.threads : 0;
   // Copy `automatic` into a local: binding the static member to the
   // conditional's reference would odr-use it, and oneTBB does not define it.
   const int automatic = tbb::task_arena::automatic;
@@ -295,6 +306,7 @@ Session::~Session() = default;
 Status Session::load(const Graph& graph) { return load(graph.clone()); }
 
 Status Session::load(std::unique_ptr<Graph> graph) {
+  SUBGRAPH_RETURN_IF_ERROR(impl_->optionsStatus);
   if (impl_->state != Impl::State::kEmpty)
     return Status::invalid("Session::load: a graph is already loaded");
   if (!graph) return Status::invalid("Session::load: null graph");

@@ -65,6 +65,7 @@
 
 #include "cli_util.h"
 #include "command.h"
+#include "subgraph/runtime/session.h"
 #include "subgraph/support/checked_int.h"
 
 #ifdef SUBGRAPH_CLI_HAVE_API
@@ -72,16 +73,14 @@
 #include "subgraph/api/output_check.h"
 #include "subgraph/plugins/plugin_loader.h"
 #include "subgraph/runtime/npy.h"
-#include "subgraph/runtime/session.h"
 #include "subgraph/runtime/tensor_file.h"
 #endif
 
 namespace subgraph::cli {
 namespace {
 
-/// Upper bounds of --runs/--warmup and --threads.
+/// Upper bound of --runs/--warmup (--threads takes runtime::kMaxThreads).
 constexpr int kMaxRuns = 1'000'000;
-constexpr int kMaxThreads = 1024;
 
 struct RunCommandOptions {
   std::string file;
@@ -666,7 +665,7 @@ const CommandRegistration kRun("run", [](CLI::App& app) {
   cmd->add_option("--warmup", options->warmup, "Untimed runs before the timed ones")
       ->check(CLI::Range(0, kMaxRuns));
   cmd->add_option("--threads", options->threads, "Worker threads (0: one per core)")
-      ->check(CLI::Range(0, kMaxThreads));
+      ->check(CLI::Range(0, static_cast<int>(runtime::kMaxThreads)));
   cmd->add_flag("--check", options->check,
                 "Compare with the unpartitioned graph on the reference backend");
   cmd->add_option("--tolerance", options->tolerance,
