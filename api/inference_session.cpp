@@ -189,6 +189,7 @@ Status InferenceSession::build(std::unique_ptr<Graph> model, InferenceOptions& o
   runtime::SessionOptions so;
   so.threads = options.threads;
   so.memoryLimitBytes = options.memoryLimitBytes;
+  so.work = options.work;
   if (!backends_.empty()) {
     plugins::PluginRunOptions run;
     run.threads = options.threads;
@@ -227,9 +228,10 @@ StatusOr<runtime::RunResult> InferenceSession::runInPlace(
 StatusOr<std::vector<Comparison>> compareWithReference(
     const Graph& original, const std::vector<runtime::NamedTensor>& inputs,
     const std::vector<runtime::NamedTensor>& outputs, double tolerance, ToleranceOf of,
-    uint64_t memoryLimitBytes) {
+    uint64_t memoryLimitBytes, const runtime::WorkLimits& work) {
   runtime::SessionOptions so;
   so.memoryLimitBytes = memoryLimitBytes;
+  so.work = work;
   runtime::Session oracle(so);
   SUBGRAPH_RETURN_IF_ERROR(oracle.load(original));
   SUBGRAPH_RETURN_IF_ERROR(oracle.compile());

@@ -352,8 +352,8 @@ Status Session::compile() {
   }
   Status built;
   engine::executeOrdered(*s.arena, [&] {
-    StatusOr<std::unique_ptr<Program>> program =
-        engine::buildProgram(*s.graph, s.backends, s.options.memoryLimitBytes);
+    StatusOr<std::unique_ptr<Program>> program = engine::buildProgram(
+        *s.graph, s.backends, engine::SessionLimits{s.options.memoryLimitBytes, s.options.work});
     if (!program.isOk()) {
       built = program.status();
       return;

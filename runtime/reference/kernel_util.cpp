@@ -36,6 +36,19 @@ Status unsupportedType(const Node* node, DataType dtype) {
                                                      " is not supported");
 }
 
+uint64_t kernelWorkLimit() { return engine::limitsBeingBuilt().work.kernelWork; }
+
+Status checkKernelWork(const Node* node, CheckedInt steps, uint64_t limit,
+                       const std::string& what) {
+  if (limit == 0 || (steps.ok() && static_cast<uint64_t>(steps.value()) <= limit))
+    return Status::ok();
+  const std::string count =
+      steps.ok() ? std::to_string(steps.value()) + " steps" : "more than 2^63 steps";
+  return Status::error(StatusCode::kLimitExceeded, nodeErrorPrefix(node) + what + " takes " +
+                                                       count + ", over the kernel work limit of " +
+                                                       std::to_string(limit));
+}
+
 bool broadcastDims(std::span<const std::vector<int64_t>* const> shapes, std::vector<int64_t>& out) {
   size_t rank = 0;
   for (const auto* s : shapes) rank = std::max(rank, s->size());

@@ -186,6 +186,19 @@ inline constexpr bool kIsHalfLike = std::is_same_v<T, Half> || std::is_same_v<T,
 /// "<op> node '<name>': element type <t> is not supported".
 Status unsupportedType(const Node* node, DataType dtype);
 
+//===--- Work limits ------------------------------------------------------===//
+
+/// The kernel work limit (WorkLimits::kernelWork, 0: none) of the session
+/// whose kernels are being made; kernels read it once, when created.
+uint64_t kernelWorkLimit();
+
+/// Where an attribute or the data, not the size of the tensors, sets how
+/// many steps (samples, window taps) a kernel takes, it checks the count
+/// here first: kLimitExceeded naming the node, `what` sets the count and
+/// the limit when `steps` passes `limit` (a count that overflowed passes
+/// every limit); OK otherwise or when `limit` is 0.
+Status checkKernelWork(const Node* node, CheckedInt steps, uint64_t limit, const std::string& what);
+
 //===--- Shapes and axes --------------------------------------------------===//
 
 /// Multidirectional (numpy) broadcast of several shapes; false when two

@@ -67,6 +67,13 @@ class PoolKernel final : public Kernel {
     if (x.dims.size() < 3) return ctx.fail("X must be [N, C, D1, ...], got " + x.toString());
     WindowGeometry g;
     SUBGRAPH_RETURN_IF_ERROR(geometry(ctx, x.dims, g));
+    // Every output element visits every tap of its window, padding too:
+    // kernel_shape, not the input, sets that count.
+    CheckedInt taps = CheckedInt(x.dims[0]) * x.dims[1];
+    for (size_t a = 0; a < g.kernel.size(); ++a) taps = taps * g.outDims[a] * g.kernel[a];
+    if (!global_)
+      SUBGRAPH_RETURN_IF_ERROR(
+          checkKernelWork(ctx.node(), taps, workLimit_, "kernel_shape " + dimsToString(g.kernel)));
     std::vector<int64_t> out = {x.dims[0], x.dims[1]};
     out.insert(out.end(), g.outDims.begin(), g.outDims.end());
     ctx.setOutput(0, TensorDesc{x.dtype, out, nullptr});
@@ -181,6 +188,7 @@ class PoolKernel final : public Kernel {
 
   PoolKind kind_;
   bool global_;
+  uint64_t workLimit_;  // WorkLimits::kernelWork of the session; 0: none
   WindowAttrs attrs_;
   bool countIncludePad_ = false;
   int64_t storageOrder_ = 0;

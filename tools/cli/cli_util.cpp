@@ -199,7 +199,10 @@ void parseLimitSpecs(const std::vector<std::string>& specs) {
                                          {"tensor-bytes", &CliLimits::tensorBytes, kAny},
                                          {"nodes", &CliLimits::nodes, kAny},
                                          {"depth", &CliLimits::depth, kMaxDepthLimit},
-                                         {"memory", &CliLimits::memory, kAny}};
+                                         {"memory", &CliLimits::memory, kAny},
+                                         {"loop-iterations", &CliLimits::loopIterations, kAny},
+                                         {"loop-seconds", &CliLimits::loopSeconds, kAny},
+                                         {"kernel-work", &CliLimits::kernelWork, kAny}};
   auto known = [] {
     std::string names;
     for (const auto& [name, field, max] : kNames)
@@ -267,6 +270,9 @@ std::string withLimitHint(const Status& status) {
       {"maxTensorBytes limit", "tensor-bytes"},
       {"exceeds the limit of", "tensor-bytes"},
       {"over the memory limit", "memory"},
+      {"loop iteration limit", "loop-iterations"},
+      {"loop time limit", "loop-seconds"},
+      {"kernel work limit", "kernel-work"},
   };
   const std::string& message = status.message();
   for (const auto& [phrase, name] : kPhrases)

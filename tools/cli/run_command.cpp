@@ -174,6 +174,17 @@ Tensor randomTensor(const std::string& name, DataType dtype, const std::vector<i
   return Tensor(dtype, dims, std::move(bytes));
 }
 
+// The work limits in force: `--limit loop-iterations`, `loop-seconds` and
+// `kernel-work`, each else the runtime's default.
+runtime::WorkLimits workLimits() {
+  runtime::WorkLimits work;
+  const CliLimits& set = cliLimits();
+  if (set.loopIterations) work.loopIterations = set.loopIterations;
+  if (set.loopSeconds) work.loopSeconds = static_cast<double>(set.loopSeconds);
+  if (set.kernelWork) work.kernelWork = set.kernelWork;
+  return work;
+}
+
 // Inputs from --input files, the rest random when --random-inputs is set.
 std::vector<NamedTensor> gatherInputs(const Graph& graph, const RunCommandOptions& options,
                                       std::vector<std::string>& randomNames) {
@@ -398,6 +409,7 @@ Prepared prepare(const RunCommandOptions& options) {
   io.pluginOptions = std::move(pluginOptions).value();
   io.passes = options.passes.empty() ? "default" : options.passes;
   io.memoryLimitBytes = memoryLimit();  // 0: none known
+  io.work = workLimits();
   auto made = api::InferenceSession::create(std::move(graph), std::move(io));
   if (!made.isOk()) {
     if (made.status().message().rfind("passes: ", 0) == 0)
@@ -628,8 +640,9 @@ void runModel(const RunCommandOptions& options) {
   std::vector<std::string> written = writeOutputs(p, m, options);
   std::vector<api::Comparison> comparisons;
   if (options.check) {
-    auto compared = api::compareWithReference(*p.original, p.inputs, m.last.outputs,
-                                              p.rule.tolerance, p.rule.of, memoryLimit());
+    auto compared =
+        api::compareWithReference(*p.original, p.inputs, m.last.outputs, p.rule.tolerance,
+                                  p.rule.of, memoryLimit(), workLimits());
     if (!compared.isOk()) throwWithHint(compared.status());
     comparisons = std::move(compared).value();
   }

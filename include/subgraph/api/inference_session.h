@@ -80,8 +80,12 @@ struct InferenceOptions {
   /// The pass pipeline run before partitioning ("default", "none", or a
   /// list; see docs/passes.md). Not run without backends.
   std::string passes = "default";
-  /// Fail compile or run when a memory plan needs more; 0: no limit.
+  /// Fail compile or run when a memory plan needs more; 0: no limit. The
+  /// front ends set defaultMemoryLimitBytes() unless the user sets one.
   uint64_t memoryLimitBytes = 0;
+  /// Limits on Loops and on kernels whose work an attribute or the data
+  /// sets (runtime::WorkLimits; its defaults unless changed).
+  runtime::WorkLimits work;
   /// Directories searched for plugins by name; empty: the default path.
   std::vector<std::filesystem::path> pluginSearchPath;
   /// A selection already resolved (the CLI resolves its own to report
@@ -139,6 +143,6 @@ class InferenceSession {
 StatusOr<std::vector<Comparison>> compareWithReference(
     const Graph& original, const std::vector<runtime::NamedTensor>& inputs,
     const std::vector<runtime::NamedTensor>& outputs, double tolerance, ToleranceOf of,
-    uint64_t memoryLimitBytes = 0);
+    uint64_t memoryLimitBytes = 0, const runtime::WorkLimits& work = {});
 
 }  // namespace subgraph::api

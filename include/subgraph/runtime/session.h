@@ -169,6 +169,9 @@ struct SessionOptions {
   /// Fail compile() or run() when one frame plus the static memory would
   /// need more than this many bytes; 0 means no limit.
   uint64_t memoryLimitBytes = 0;
+  /// Limits on the work of Loops and of kernels whose work an attribute or
+  /// the data sets.
+  WorkLimits work;
   /// Put a BFC arena in front of each device's allocator for frame memory.
   bool useArena = true;
   /// Concrete dims for graph inputs with symbolic or unknown dims, used to
