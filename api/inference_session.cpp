@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "subgraph/api/output_check.h"
 #include "subgraph/ir/text_format.h"
@@ -120,6 +121,15 @@ StatusOr<std::unique_ptr<Graph>> loadModel(const std::string& path, const ModelO
   if (Status verdict = verify(*graph.value(), verifyOptions); !verdict.isOk())
     return Status(verdict.code(), path + ": invalid graph: " + verdict.message());
   return graph;
+}
+
+uint64_t defaultMemoryLimitBytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, unit;
+  uint64_t kib = 0;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemTotal:") return kib / 4 * 3 * 1024;
+  return 0;
 }
 
 Status checkPrecision(const std::string& precision) {

@@ -33,6 +33,9 @@
 #include "subgraph/onnx/onnx_export.h"
 #include "subgraph/onnx/onnx_import.h"
 #endif
+#ifdef SUBGRAPH_CLI_HAVE_API
+#include "subgraph/api/inference_session.h"
+#endif
 #ifdef SUBGRAPH_CLI_HAVE_PLUGINS
 #include "subgraph/plugins/plugin_loader.h"
 #endif
@@ -177,13 +180,11 @@ CliLimits& cliLimits() {
 }
 
 uint64_t defaultMemoryLimit() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  uint64_t kib = 0;
-  std::string unit;
-  while (meminfo >> key >> kib >> unit)
-    if (key == "MemTotal:") return kib / 4 * 3 * 1024;
-  return 0;
+#ifdef SUBGRAPH_CLI_HAVE_API
+  return api::defaultMemoryLimitBytes();  // the Python package's default too
+#else
+  return 0;  // nothing here runs a model
+#endif
 }
 
 uint64_t memoryLimit() { return cliLimits().memory ? cliLimits().memory : defaultMemoryLimit(); }

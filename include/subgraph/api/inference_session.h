@@ -53,6 +53,13 @@ struct ModelOptions {
 StatusOr<std::unique_ptr<Graph>> loadModel(const std::string& path,
                                            const ModelOptions& options = {});
 
+/// The memory limit every front end (the program, the Python package) sets
+/// when the user sets none: three quarters of the machine's memory
+/// (MemTotal), so that a 100-byte model asking for hundreds of GiB fails
+/// with a line naming the limit instead of being killed, while any model
+/// that fits the machine runs. 0 (no limit) where MemTotal cannot be read.
+uint64_t defaultMemoryLimitBytes();
+
 /// The precisions backends may offer; "" is each backend's default.
 /// kInvalidArgument for anything else.
 Status checkPrecision(const std::string& precision);
