@@ -462,23 +462,27 @@ void writeOutput(const std::string& path, const std::function<void(std::ostream&
 }
 
 void writeTextModel(const Graph& graph, const std::string& path, bool inlineConstants) {
-  if (path == "-" || inlineConstants) {
+  if (path == "-") {
     writeOutput(path, [&](std::ostream& os) { printGraph(graph, os); });
-    if (path != "-") std::filesystem::remove(path + ".data");
     return;
   }
   const std::string dataPath = path + ".data";
   PrintOptions print;
   print.externalDataLocation = std::filesystem::path(dataPath).filename().string();
   std::string text;
-  // The data first, then the text that points into it.
-  throwIfError(writeFileAtomically(dataPath, [&](std::ostream& data) {
-    print.externalData = &data;
-    text = printGraph(graph, print);
-  }));
-  std::error_code ec;
-  if (std::filesystem::file_size(dataPath, ec) == 0 && !ec) std::filesystem::remove(dataPath);
-  writeOutput(path, [&](std::ostream& os) { os << text; });
+  // The text and its data file are one model: both are written before
+  // either replaces its old file, and a failure keeps both old ones, so the
+  // old text never meets the new constants. The data comes first (printing
+  // the text writes it); a model with none removes a stale data file.
+  std::vector<FileToWrite> files;
+  files.push_back({dataPath,
+                   [&](std::ostream& data) {
+                     if (!inlineConstants) print.externalData = &data;
+                     text = printGraph(graph, print);
+                   },
+                   /*removeIfEmpty=*/true});
+  files.push_back({path, [&](std::ostream& os) { os << text; }, false});
+  throwIfError(writeFilesAtomically(files));
 }
 
 void writeModelFile(const Graph& graph, const std::string& path, bool inlineConstants) {
