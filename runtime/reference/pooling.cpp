@@ -46,9 +46,16 @@ AxisWindow clipAxis(const WindowGeometry& g, size_t axis, int64_t o) {
 
 enum class PoolKind { kMax, kAverage };
 
+template <typename C>
+bool isNan(C v) {
+  if constexpr (std::is_floating_point_v<C>) return std::isnan(v);
+  return false;
+}
+
 class PoolKernel final : public Kernel {
  public:
-  PoolKernel(const Node& node, PoolKind kind, bool global) : kind_(kind), global_(global) {
+  PoolKernel(const Node& node, PoolKind kind, bool global)
+      : kind_(kind), global_(global), workLimit_(kernelWorkLimit()) {
     if (!global) {
       attrs_ = WindowAttrs::read(node);
       if (attrs_.kernelShape.empty()) throwNodeError(node, "kernel_shape is required");
@@ -145,7 +152,9 @@ class PoolKernel final : public Kernel {
                 at += (w[a].first + t[a] * g.dilations[a]) * inStrides[a];
               C v = load(xp[at]);
               if (kind_ == PoolKind::kMax) {
-                if (v > best || bestAt < 0) {
+                // A NaN anywhere in the window makes the max NaN (numpy's
+                // max, and every backend's), wherever in the window it is.
+                if (v > best || bestAt < 0 || (isNan(v) && !isNan(best))) {
                   best = v;
                   bestAt = at;
                 }
