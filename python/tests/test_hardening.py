@@ -230,3 +230,16 @@ def test_bad_property_options_fail_the_partition(block):
     subgraph.register_backend("py_negative", [Negative()])
     with pytest.raises(subgraph.Error, match="min_region_size must be a non-negative int"):
         subgraph.partition(subgraph.load(block), ["py_negative"])
+
+
+# --- plugin files ---------------------------------------------------------------
+
+def test_truncated_plugin_file_raises(tmp_path):
+    import os
+    plugin_dir = next(d for d in subgraph._subgraph._plugin_dirs()
+                      if os.path.exists(os.path.join(d, "example_convbn.so")))
+    whole = open(os.path.join(plugin_dir, "example_convbn.so"), "rb").read()
+    cut = tmp_path / "cut.so"
+    cut.write_bytes(whole[:4096])
+    with pytest.raises(subgraph.Error, match="is a truncated ELF file"):
+        subgraph.Session(write(tmp_path, "neg.sg", NEG), backends=[str(cut)])
