@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -76,6 +77,26 @@ float applyAll(std::span<const Activation> activations, float x) {
   return x;
 }
 
+// Below this many elements a pass runs on the calling thread: an OpenMP
+// team costs more than the pass.
+constexpr int64_t kParallelElements = int64_t{1} << 16;
+
+// The tails nearly every fused kernel has, a Relu or a Clip alone, as one
+// loop the compiler vectorizes (compare and blend): a full pass over the
+// output either way, so it must run at memory speed. False for any other.
+bool clampInPlace(std::span<const Activation> activations, float* p, int64_t count) {
+  using K = Activation::Kind;
+  if (activations.size() != 1 ||
+      (activations[0].kind != K::kRelu && activations[0].kind != K::kClip))
+    return false;
+  const bool relu = activations[0].kind == K::kRelu;
+  const float lo = relu ? 0.0f : activations[0].alpha;
+  const float hi = relu ? std::numeric_limits<float>::infinity() : activations[0].beta;
+#pragma omp parallel for simd schedule(static) if (count >= kParallelElements)
+  for (int64_t i = 0; i < count; ++i) p[i] = clamp(p[i], lo, hi);
+  return true;
+}
+
 }  // namespace
 
 float Activation::apply(float x) const {
@@ -128,14 +149,15 @@ void applyOnHost(std::span<const Activation> activations, std::span<const int64_
   for (int64_t d : dims) count *= d;
   if (format == Format::kNhwcBf16) {
     auto* p = static_cast<uint16_t*>(data);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (count >= kParallelElements)
     for (int64_t i = 0; i < count; ++i)
       p[i] = floatToBf16(applyAll(activations, bf16ToFloat(p[i])));
     return;
   }
   auto* p = static_cast<float*>(data);
   if (format == Format::kPlain || dims.size() != 4 || dims[1] % 16 == 0) {
-#pragma omp parallel for schedule(static)
+    if (clampInPlace(activations, p, count)) return;
+#pragma omp parallel for schedule(static) if (count >= kParallelElements)
     for (int64_t i = 0; i < count; ++i) p[i] = applyAll(activations, p[i]);
     return;
   }
@@ -143,7 +165,7 @@ void applyOnHost(std::span<const Activation> activations, std::span<const int64_
   // are padding oneDNN needs left at zero.
   const int64_t blocks = (dims[1] + 15) / 16, pixels = dims[2] * dims[3];
   const int64_t rows = dims[0] * blocks;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (count >= kParallelElements)
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t valid = std::min<int64_t>(16, dims[1] - (r % blocks) * 16);
     float* block = p + r * pixels * 16;

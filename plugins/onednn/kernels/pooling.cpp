@@ -107,7 +107,7 @@ bool isNanAt(const void* data, Format format, int64_t i) {
 bool holdsNan(const void* data, Format format, size_t bytes) {
   const auto count = static_cast<int64_t>(bytes / (format == Format::kNhwcBf16 ? 2 : 4));
   bool found = false;
-#pragma omp parallel for reduction(|| : found) schedule(static)
+#pragma omp parallel for reduction(|| : found) schedule(static) if (count >= (int64_t{1} << 16))
   for (int64_t i = 0; i < count; ++i) found = found || isNanAt(data, format, i);
   return found;
 }
