@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "subgraph/api/output_check.h"
 #include "subgraph/ir/text_format.h"
@@ -122,6 +123,15 @@ StatusOr<std::unique_ptr<Graph>> loadModel(const std::string& path, const ModelO
   return graph;
 }
 
+uint64_t defaultMemoryLimitBytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, unit;
+  uint64_t kib = 0;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemTotal:") return kib / 4 * 3 * 1024;
+  return 0;
+}
+
 Status checkPrecision(const std::string& precision) {
   if (precision.empty() || precision == "fp32" || precision == "bf16" || precision == "fp16" ||
       precision == "tf32")
@@ -166,7 +176,7 @@ InferenceSession::~InferenceSession() = default;
 
 Status InferenceSession::build(std::unique_ptr<Graph> model, InferenceOptions& options) {
   SUBGRAPH_RETURN_IF_ERROR(checkPrecision(options.precision));
-  if (options.threads < 0) return Status::invalid("threads must not be negative");
+  SUBGRAPH_RETURN_IF_ERROR(runtime::checkThreadCount(options.threads));
   StatusOr<plugins::BackendSelection> selection = resolveSelection(options);
   if (!selection.isOk()) return selection.status();
   for (const std::string& w : selection->warnings()) warnings_.push_back(w);
@@ -189,6 +199,7 @@ Status InferenceSession::build(std::unique_ptr<Graph> model, InferenceOptions& o
   runtime::SessionOptions so;
   so.threads = options.threads;
   so.memoryLimitBytes = options.memoryLimitBytes;
+  so.work = options.work;
   if (!backends_.empty()) {
     plugins::PluginRunOptions run;
     run.threads = options.threads;
@@ -227,9 +238,10 @@ StatusOr<runtime::RunResult> InferenceSession::runInPlace(
 StatusOr<std::vector<Comparison>> compareWithReference(
     const Graph& original, const std::vector<runtime::NamedTensor>& inputs,
     const std::vector<runtime::NamedTensor>& outputs, double tolerance, ToleranceOf of,
-    uint64_t memoryLimitBytes) {
+    uint64_t memoryLimitBytes, const runtime::WorkLimits& work) {
   runtime::SessionOptions so;
   so.memoryLimitBytes = memoryLimitBytes;
+  so.work = work;
   runtime::Session oracle(so);
   SUBGRAPH_RETURN_IF_ERROR(oracle.load(original));
   SUBGRAPH_RETURN_IF_ERROR(oracle.compile());

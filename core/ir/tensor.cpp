@@ -11,6 +11,7 @@
 #include <cmath>
 #include <functional>
 
+#include "subgraph/support/half.h"
 #include "subgraph/support/status.h"
 
 namespace subgraph {
@@ -24,41 +25,6 @@ int64_t countElements(const std::vector<int64_t>& dims) {
     count *= d;
   }
   return count;
-}
-
-// IEEE half -> float, used only to read f16 constants for folding/printing.
-float halfToFloat(uint16_t h) {
-  uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  float value;
-  if (exp == 0)
-    value = std::ldexp(static_cast<float>(mant), -24);
-  else if (exp == 31)
-    value = mant ? NAN : INFINITY;
-  else
-    value = std::ldexp(static_cast<float>(mant | 0x400), static_cast<int>(exp) - 25);
-  return sign ? -value : value;
-}
-
-uint16_t floatToHalf(float f) {
-  uint32_t x = std::bit_cast<uint32_t>(f);
-  uint32_t sign = (x >> 16) & 0x8000;
-  int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
-  uint32_t mant = x & 0x7fffff;
-  if (((x >> 23) & 0xff) == 0xff) return static_cast<uint16_t>(sign | 0x7c00 | (mant ? 0x200 : 0));
-  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00);
-  if (exp <= 0) {
-    if (exp < -10) return static_cast<uint16_t>(sign);
-    mant |= 0x800000;
-    uint32_t shifted = mant >> (1 - exp + 13);
-    return static_cast<uint16_t>(sign | shifted);
-  }
-  uint32_t rounded = mant + 0x1000;  // round half up on the dropped bits
-  if (rounded & 0x800000) {
-    rounded = 0;
-    ++exp;
-    if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00);
-  }
-  return static_cast<uint16_t>(sign | (static_cast<uint32_t>(exp) << 10) | (rounded >> 13));
 }
 
 template <typename T>
@@ -107,12 +73,10 @@ Tensor Tensor::splat(DataType dtype, std::vector<int64_t> dims, double value) {
     case DataType::kFloat32: fill<float>(bytes, n, static_cast<float>(value)); break;
     case DataType::kFloat64: fill<double>(bytes, n, value); break;
     case DataType::kFloat16:
-      fill<uint16_t>(bytes, n, floatToHalf(static_cast<float>(value)));
+      fill<uint16_t>(bytes, n, floatToHalfBits(static_cast<float>(value)));
       break;
     case DataType::kBFloat16:
-      fill<uint16_t>(
-          bytes, n,
-          static_cast<uint16_t>(std::bit_cast<uint32_t>(static_cast<float>(value)) >> 16));
+      fill<uint16_t>(bytes, n, floatToBFloat16Bits(static_cast<float>(value)));
       break;
     case DataType::kInt8: fill<int8_t>(bytes, n, static_cast<int8_t>(value)); break;
     case DataType::kUInt8: fill<uint8_t>(bytes, n, static_cast<uint8_t>(value)); break;
@@ -142,10 +106,8 @@ double Tensor::elementAsDouble(int64_t i) const {
   switch (dtype_) {
     case DataType::kFloat32: return reinterpret_cast<const float*>(p)[i];
     case DataType::kFloat64: return reinterpret_cast<const double*>(p)[i];
-    case DataType::kFloat16: return halfToFloat(reinterpret_cast<const uint16_t*>(p)[i]);
-    case DataType::kBFloat16:
-      return std::bit_cast<float>(static_cast<uint32_t>(reinterpret_cast<const uint16_t*>(p)[i])
-                                  << 16);
+    case DataType::kFloat16: return halfBitsToFloat(reinterpret_cast<const uint16_t*>(p)[i]);
+    case DataType::kBFloat16: return bfloat16BitsToFloat(reinterpret_cast<const uint16_t*>(p)[i]);
     case DataType::kInt8: return reinterpret_cast<const int8_t*>(p)[i];
     case DataType::kUInt8: return reinterpret_cast<const uint8_t*>(p)[i];
     case DataType::kInt16: return reinterpret_cast<const int16_t*>(p)[i];

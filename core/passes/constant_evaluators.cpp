@@ -31,6 +31,7 @@
 #include <utility>
 
 #include "subgraph/ir/attribute.h"
+#include "subgraph/support/half.h"
 
 namespace subgraph {
 namespace {
@@ -121,31 +122,6 @@ StatusOr<int64_t> normalizeAxis(const EvalContext& ctx, int64_t axis, int64_t ra
 
 //===--- Element conversion ------------------------------------------------===//
 
-// float -> IEEE half with round-to-nearest-even.
-uint16_t floatToHalf(float value) {
-  uint32_t x = std::bit_cast<uint32_t>(value);
-  auto sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
-  uint32_t abs = x & 0x7fffffffu;
-  if (abs >= 0x7f800000u)  // inf or NaN
-    return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
-  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to inf
-  if (abs < 0x38800000u) {
-    // Below the smallest normal half: scale so the subnormal's mantissa is
-    // the integer part; the scaling is exact and nearbyint rounds to even.
-    auto mant = static_cast<uint32_t>(std::nearbyint(std::bit_cast<float>(abs) * 16777216.0f));
-    return static_cast<uint16_t>(sign | mant);
-  }
-  uint32_t rounded = abs + 0xfffu + ((abs >> 13) & 1u);  // round half to even
-  return static_cast<uint16_t>(sign | ((rounded - 0x38000000u) >> 13));
-}
-
-// float -> bfloat16 with round-to-nearest-even.
-uint16_t floatToBFloat16(float value) {
-  uint32_t x = std::bit_cast<uint32_t>(value);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
-  return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-}
-
 template <typename T>
 void store(std::vector<std::byte>& bytes, size_t i, T value) {
   std::memcpy(bytes.data() + i * sizeof(T), &value, sizeof(T));
@@ -170,8 +146,8 @@ Tensor makeTensor(DataType dtype, Dims dims, const std::vector<Src>& values) {
     switch (dtype) {
       case DataType::kFloat32: store(bytes, i, static_cast<float>(v)); break;
       case DataType::kFloat64: store(bytes, i, static_cast<double>(v)); break;
-      case DataType::kFloat16: store(bytes, i, floatToHalf(static_cast<float>(v))); break;
-      case DataType::kBFloat16: store(bytes, i, floatToBFloat16(static_cast<float>(v))); break;
+      case DataType::kFloat16: store(bytes, i, floatToHalfBits(static_cast<float>(v))); break;
+      case DataType::kBFloat16: store(bytes, i, floatToBFloat16Bits(static_cast<float>(v))); break;
       case DataType::kBool: store(bytes, i, static_cast<uint8_t>(v != 0 ? 1 : 0)); break;
       case DataType::kInt8: store(bytes, i, static_cast<int8_t>(asInt(v))); break;
       case DataType::kUInt8: store(bytes, i, static_cast<uint8_t>(asInt(v))); break;

@@ -938,10 +938,8 @@ uint64_t Parser::toFloatBits(const NumberLit& lit, DataType dtype) const {
   if (ec == std::errc::result_out_of_range) rangeError();
   if (ec != std::errc() || ptr != end) fail(t.loc, "invalid number '" + std::string(t.text) + "'");
   if (dtype == DataType::kFloat32) return std::bit_cast<uint32_t>(f);
-  uint16_t bits =
-      dtype == DataType::kFloat16 ? text::floatToHalfBits(f) : text::floatToBFloat16Bits(f);
-  float back =
-      dtype == DataType::kFloat16 ? text::halfBitsToFloat(bits) : text::bfloat16BitsToFloat(bits);
+  uint16_t bits = dtype == DataType::kFloat16 ? floatToHalfBits(f) : floatToBFloat16Bits(f);
+  float back = dtype == DataType::kFloat16 ? halfBitsToFloat(bits) : bfloat16BitsToFloat(bits);
   // Overflow to infinity or underflow to zero would silently change the
   // value, as from_chars refuses to for f32 and f64.
   if ((std::isinf(back) && !std::isinf(f)) || (back == 0.0f && f != 0.0f)) rangeError();

@@ -11,7 +11,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+
 #include <string_view>
+#include "subgraph/support/half.h"
 
 #include "subgraph/ir/types.h"
 
@@ -84,15 +86,6 @@ std::string formatF64(double value);
 std::string formatF16(uint16_t bits);
 /// As formatF16 for bfloat16 bits.
 std::string formatBF16(uint16_t bits);
-
-/// IEEE half bits to float; exact, since every half is a float.
-float halfBitsToFloat(uint16_t bits);
-/// Float to IEEE half bits, rounding to nearest even; NaNs stay quiet NaNs.
-uint16_t floatToHalfBits(float value);
-/// bfloat16 bits to float; exact.
-float bfloat16BitsToFloat(uint16_t bits);
-/// Float to bfloat16 bits, rounding to nearest even; NaNs stay quiet NaNs.
-uint16_t floatToBFloat16Bits(float value);
 
 /// The bits the parser gives a plain `nan` (negated: `-nan`) of a float
 /// dtype; the printer spells exactly these as `nan`/`-nan`.

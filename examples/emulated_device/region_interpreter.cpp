@@ -539,7 +539,8 @@ class PoolStep final : public Step {
         const int64_t iw = ow * w.strideW - w.padLeft + j * w.dilationW;
         if (iw < 0 || iw >= width_) continue;
         const float v = x[ih * width_ + iw];
-        max = std::max(max, v);
+        // A NaN makes the max NaN, as ONNX's and the reference's.
+        if (v > max || (std::isnan(v) && !std::isnan(max))) max = v;
         sum += v;
         ++count;
       }

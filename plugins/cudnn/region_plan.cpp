@@ -14,6 +14,7 @@
 #include "region_plan.h"
 
 #include "layout.h"
+#include "subgraph/support/half.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -529,74 +530,19 @@ const char* precisionName(Precision p) {
   return "fp32";
 }
 
-uint16_t floatToHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, sizeof x);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  const uint32_t absx = x & 0x7fffffffu;
-  if (absx >= 0x7f800000u)  // Inf or NaN (NaN keeps a quiet payload bit)
-    return static_cast<uint16_t>(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0u));
-  if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds past 65504
-  if (absx < 0x38800000u) {
-    // Subnormal half (or zero): shift the full mantissa into place and
-    // round to nearest even on the bits shifted out.
-    if (absx < 0x33000000u) return static_cast<uint16_t>(sign);  // below half the smallest
-    const uint32_t mant = (absx & 0x7fffffu) | 0x800000u;
-    const int shift = 126 - static_cast<int>(absx >> 23);  // 14..24
-    uint32_t h = mant >> shift;
-    const uint32_t rest = mant & ((1u << shift) - 1), halfway = 1u << (shift - 1);
-    if (rest > halfway || (rest == halfway && (h & 1u))) ++h;
-    return static_cast<uint16_t>(sign | h);
-  }
-  // Normal: rebias the exponent, round the 13 dropped mantissa bits.
-  uint32_t h = ((absx - 0x38000000u) >> 13);
-  const uint32_t rest = absx & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;
-  return static_cast<uint16_t>(sign | h);
-}
+// The shared conversions (subgraph/support/half.h), so that the device's
+// fp16 copies and the reference's agree bit for bit.
+uint16_t floatToHalf(float f) { return floatToHalfBits(f); }
 
-uint16_t floatToBfloat16(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u);
-  // Round to nearest even on the 16 bits dropped.
-  bits += 0x7fffu + ((bits >> 16) & 1u);
-  return static_cast<uint16_t>(bits >> 16);
-}
+uint16_t floatToBfloat16(float f) { return floatToBFloat16Bits(f); }
 
-float bfloat16ToFloat(uint16_t b) {
-  uint32_t bits = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
+float bfloat16ToFloat(uint16_t b) { return bfloat16BitsToFloat(b); }
 
 size_t deviceElementBytes(Precision p) {
   return p == Precision::kFp16 || p == Precision::kBf16 ? 2 : 4;
 }
 
-float halfToFloat(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu, x;
-  if (exp == 0x1f) {
-    x = sign | 0x7f800000u | (mant << 13);
-  } else if (exp != 0) {
-    x = sign | ((exp + 112) << 23) | (mant << 13);
-  } else if (mant == 0) {
-    x = sign;
-  } else {
-    // Subnormal: normalize.
-    exp = 113;
-    while (!(mant & 0x400u)) {
-      mant <<= 1;
-      --exp;
-    }
-    x = sign | (exp << 23) | ((mant & 0x3ffu) << 13);
-  }
-  float f;
-  std::memcpy(&f, &x, sizeof f);
-  return f;
-}
+float halfToFloat(uint16_t h) { return halfBitsToFloat(h); }
 
 std::vector<int64_t> packedStrides(const std::vector<int64_t>& dims) {
   std::vector<int64_t> strides(dims.size(), 1);

@@ -34,6 +34,7 @@
 #include "subgraph/ir/op_schema.h"
 #include "subgraph/partition/fused_name.h"
 #include "subgraph/runtime/allocator.h"
+#include "subgraph/runtime/session.h"
 #include "subgraph/runtime/work_queue.h"
 
 namespace subgraph::plugins {
@@ -878,6 +879,8 @@ std::shared_ptr<runtime::Backend> LoadedPlugin::createRuntimeBackend(int threads
 
 StatusOr<std::shared_ptr<runtime::Backend>> LoadedPlugin::createRuntimeBackend(
     const PluginRunOptions& options) const {
+  // The plugin sizes its own thread pools from this count.
+  SUBGRAPH_RETURN_IF_ERROR(runtime::checkThreadCount(options.threads));
   std::shared_ptr<const LoadedPlugin> self = shared_from_this();
   std::shared_ptr<runtime::Allocator> allocator =
       plugin_->device ? std::shared_ptr<runtime::Allocator>(

@@ -2,10 +2,13 @@
 //
 // loadPlugin() in four steps, each of which can refuse the plugin with one
 // line naming the path and the reason:
-//  1. The file: it exists, is a regular file, and its ELF header says it is
-//     a shared library for this machine. Checking the header ourselves gives
-//     "wrong architecture: built for AArch64" instead of the loader's
-//     "invalid ELF header".
+//  1. The file: it exists, is a regular file, its ELF header says it is a
+//     shared library for this machine, and every program header's bytes lie
+//     inside the file. Checking the header ourselves gives "wrong
+//     architecture: built for AArch64" instead of the loader's "invalid ELF
+//     header", and a truncated file a line instead of SIGBUS inside dlopen
+//     (the loader maps segments past the end of the file and faults on
+//     touching them).
 //  2. The loader: Boost.DLL opens it by absolute path with RTLD_NOW (so an
 //     unresolved symbol fails now, not in the middle of a run) and
 //     RTLD_LOCAL (so two plugins' symbols never mix); a missing dependency
@@ -21,14 +24,18 @@
 //===----------------------------------------------------------------------===//
 #include <dlfcn.h>
 #include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <boost/dll/shared_library.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
-#include <fstream>
 #include <set>
 #include <string>
 #include <system_error>
@@ -39,6 +46,7 @@
 #include "plugin_adapters.h"
 #include "subgraph/ir/op_schema_builder.h"
 #include "subgraph/plugins/plugin_loader.h"
+#include "subgraph/support/file_io.h"
 
 namespace subgraph::plugins {
 
@@ -79,6 +87,39 @@ uint16_t hostMachine() {
 
 constexpr const char* kNoSuchFile = "no such file";
 
+// Where each program header's bytes lie, checked against the file's size:
+// the loader maps every segment, and a segment past the end of a truncated
+// file faults with SIGBUS inside dlopen when it is touched, which no error
+// path can catch. "" when every extent lies inside the file.
+std::string checkExtents(int fd, const ElfW(Ehdr) & ehdr, uint64_t size) {
+  auto past = [&](uint64_t offset, uint64_t length) {
+    return offset > size || length > size - offset;
+  };
+  auto truncated = [&](const std::string& what, uint64_t end) {
+    return fmt::format("is a truncated ELF file: {} ends at byte {}, past the file's {} bytes",
+                       what, end, size);
+  };
+  if (ehdr.e_phentsize != sizeof(ElfW(Phdr)) || ehdr.e_phnum == 0 || ehdr.e_phnum == PN_XNUM)
+    return "is a malformed ELF file: no usable program headers";
+  const uint64_t tableBytes = uint64_t{ehdr.e_phnum} * sizeof(ElfW(Phdr));
+  if (past(ehdr.e_phoff, tableBytes))
+    return truncated("the program header table", ehdr.e_phoff + tableBytes);
+  // Section headers are not loaded, but a table past the end is a sure
+  // sign of a cut file, and names it better than a segment would.
+  if (ehdr.e_shoff != 0 && past(ehdr.e_shoff, uint64_t{ehdr.e_shnum} * ehdr.e_shentsize))
+    return truncated("the section header table",
+                     ehdr.e_shoff + uint64_t{ehdr.e_shnum} * ehdr.e_shentsize);
+  std::vector<ElfW(Phdr)> headers(ehdr.e_phnum);
+  const auto want = static_cast<ssize_t>(tableBytes);
+  if (::pread(fd, headers.data(), tableBytes, static_cast<off_t>(ehdr.e_phoff)) != want)
+    return "cannot be read (the program headers)";
+  for (size_t i = 0; i < headers.size(); ++i)
+    if (past(headers[i].p_offset, headers[i].p_filesz))
+      return truncated(fmt::format("program header {} (type {:#x})", i, headers[i].p_type),
+                       headers[i].p_offset + headers[i].p_filesz);
+  return {};
+}
+
 // Step 1: the reason the file cannot be a plugin for this process, or "".
 std::string checkFile(const std::filesystem::path& path) {
   std::error_code ec;
@@ -86,26 +127,28 @@ std::string checkFile(const std::filesystem::path& path) {
   if (ec || !std::filesystem::exists(status)) return kNoSuchFile;
   if (std::filesystem::is_directory(status)) return "is a directory, not a shared library";
   if (!std::filesystem::is_regular_file(status)) return "is not a regular file";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "cannot be read (permission denied?)";
-  unsigned char header[sizeof(Elf64_Ehdr)] = {};
-  in.read(reinterpret_cast<char*>(header), sizeof(header));
-  const auto got = static_cast<size_t>(in.gcount());
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  struct stat st {};
+  if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0) return "cannot be read (permission denied?)";
+  if (!S_ISREG(st.st_mode)) return "is not a regular file";
+  unsigned char header[sizeof(ElfW(Ehdr))] = {};
+  const ssize_t read = ::pread(fd.get(), header, sizeof(header), 0);
+  const auto got = static_cast<size_t>(std::max<ssize_t>(read, 0));
   if (got < SELFMAG || std::memcmp(header, ELFMAG, SELFMAG) != 0)
     return got == 0 ? "is empty, not an ELF shared library" : "is not an ELF file";
-  if (got < sizeof(Elf64_Ehdr)) return "is a truncated ELF file";
   const bool host64 = sizeof(void*) == 8;
   if (header[EI_CLASS] != (host64 ? ELFCLASS64 : ELFCLASS32))
     return std::string("wrong architecture: a ") +
            (header[EI_CLASS] == ELFCLASS32 ? "32-bit" : "64-bit") + " ELF file, this is " +
            (host64 ? "64-bit" : "32-bit");
+  if (got < sizeof(ElfW(Ehdr))) return "is a truncated ELF file: its header is incomplete";
   const bool hostLittle = [] {
     const uint16_t one = 1;
     return *reinterpret_cast<const unsigned char*>(&one) == 1;
   }();
   if (header[EI_DATA] != (hostLittle ? ELFDATA2LSB : ELFDATA2MSB))
     return "wrong architecture: the ELF file's byte order differs from this machine's";
-  Elf64_Ehdr ehdr;
+  ElfW(Ehdr) ehdr;
   std::memcpy(&ehdr, header, sizeof(ehdr));
   if (ehdr.e_machine != hostMachine())
     return "wrong architecture: built for " + machineName(ehdr.e_machine) + ", this is " +
@@ -117,7 +160,7 @@ std::string checkFile(const std::filesystem::path& path) {
             : ehdr.e_type == ET_CORE ? "core dump"
                                      : std::to_string(ehdr.e_type)) +
            ")";
-  return {};
+  return checkExtents(fd.get(), ehdr, static_cast<uint64_t>(st.st_size));
 }
 
 // Step 2's message, from dlerror(): which dependency is missing, or which

@@ -4,7 +4,10 @@
 // graphs, nodes and values, and the one-line error conversion. A Graph
 // handle owns its graph (shared); a Node or Value handle keeps that owner
 // alive, or borrows for the duration of a selector callback (the graph
-// being partitioned is the partitioner's own copy).
+// being partitioned is the partitioner's own copy). A borrowed handle holds
+// the callback's Lease, which ends when the callback returns: from then on
+// the handle raises subgraph.Error instead of reading a graph that may be
+// gone, however the Python code kept it (a list, an attribute, a closure).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -27,16 +30,52 @@ struct GraphBox {
   std::shared_ptr<Graph> graph;
 };
 
-/// A node of a graph; `owner` is null for a borrowed view.
-struct NodeHandle {
-  std::shared_ptr<Graph> owner;
-  const Node* node = nullptr;
+/// How long borrowed views stay valid: one selector callback. Read and
+/// ended with the GIL held, so it needs no lock.
+struct Lease {
+  bool active = true;
 };
 
-/// A value of a graph; `owner` is null for a borrowed view.
+/// Ends `lease` when the callback that made it returns, on every path.
+class LeaseScope {
+ public:
+  LeaseScope() : lease_(std::make_shared<Lease>()) {}
+  ~LeaseScope() { lease_->active = false; }
+  LeaseScope(const LeaseScope&) = delete;
+  LeaseScope& operator=(const LeaseScope&) = delete;
+  const std::shared_ptr<Lease>& lease() const { return lease_; }
+
+ private:
+  std::shared_ptr<Lease> lease_;
+};
+
+/// Raises subgraph.Error unless a view with `owner` and `lease` may still
+/// be read: it owns its graph, or its callback has not returned.
+void checkAlive(const std::shared_ptr<Graph>& owner, const std::shared_ptr<Lease>& lease,
+                const char* kind);
+
+/// A node of a graph: owning (`owner` set) or borrowed (`lease` set).
+struct NodeHandle {
+  std::shared_ptr<Graph> owner;
+  std::shared_ptr<Lease> lease;
+  const Node* node = nullptr;
+  /// The node; raises subgraph.Error for a view that outlived its callback.
+  const Node& get() const {
+    checkAlive(owner, lease, "Node");
+    return *node;
+  }
+};
+
+/// A value of a graph: owning (`owner` set) or borrowed (`lease` set).
 struct ValueHandle {
   std::shared_ptr<Graph> owner;
+  std::shared_ptr<Lease> lease;
   const Value* value = nullptr;
+  /// The value; raises subgraph.Error for a view that outlived its callback.
+  const Value& get() const {
+    checkAlive(owner, lease, "Value");
+    return *value;
+  }
 };
 
 /// The exception type every failure raises (subgraph.Error).

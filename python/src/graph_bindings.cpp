@@ -48,11 +48,13 @@ py::object shapeOf(const TensorType& type) {
   return dims;
 }
 
-py::list valuesOf(const std::shared_ptr<Graph>& owner, std::span<Value* const> values) {
+// Views reached from a view share its owner or its lease.
+py::list valuesOf(const std::shared_ptr<Graph>& owner, const std::shared_ptr<Lease>& lease,
+                  std::span<Value* const> values) {
   py::list out;
   for (const Value* v : values) {
     if (v)
-      out.append(py::cast(ValueHandle{owner, v}));
+      out.append(py::cast(ValueHandle{owner, lease, v}));
     else
       out.append(py::none());
   }
@@ -61,58 +63,70 @@ py::list valuesOf(const std::shared_ptr<Graph>& owner, std::span<Value* const> v
 
 void bindValue(py::module_& m) {
   py::class_<ValueHandle>(m, "Value", "A value (tensor) of a graph.")
-      .def_property_readonly("name", [](const ValueHandle& v) { return v.value->name(); })
+      .def_property_readonly("name", [](const ValueHandle& v) { return v.get().name(); })
       .def_property_readonly(
-          "dtype", [](const ValueHandle& v) { return numpyDtypeName(v.value->type().dtype); },
+          "dtype", [](const ValueHandle& v) { return numpyDtypeName(v.get().type().dtype); },
           "Element type as numpy names it ('float32', ...).")
       .def_property_readonly(
-          "shape", [](const ValueHandle& v) { return shapeOf(v.value->type()); },
+          "shape", [](const ValueHandle& v) { return shapeOf(v.get().type()); },
           "Dims: ints, symbol names for symbolic dims, None for unknown; None if unranked.")
       .def_property_readonly("is_constant",
-                             [](const ValueHandle& v) { return v.value->isInitializer(); })
+                             [](const ValueHandle& v) { return v.get().isInitializer(); })
       .def_property_readonly("producer",
                              [](const ValueHandle& v) -> py::object {
-                               if (!v.value->producer()) return py::none();
-                               return py::cast(NodeHandle{v.owner, v.value->producer()});
+                               if (!v.get().producer()) return py::none();
+                               return py::cast(NodeHandle{v.owner, v.lease, v.get().producer()});
                              })
       .def_property_readonly("consumers",
                              [](const ValueHandle& v) {
                                py::list out;
-                               for (const Use& u : v.value->uses())
-                                 out.append(py::cast(NodeHandle{v.owner, u.user}));
+                               for (const Use& u : v.get().uses())
+                                 out.append(py::cast(NodeHandle{v.owner, v.lease, u.user}));
                                return out;
                              })
       .def("__repr__", [](const ValueHandle& v) {
-        return "<Value '" + v.value->name() + "' " + v.value->type().toString() + ">";
+        return "<Value '" + v.get().name() + "' " + v.get().type().toString() + ">";
       });
 }
 
 void bindNode(py::module_& m) {
   py::class_<NodeHandle>(m, "Node", "A node of a graph.")
-      .def_property_readonly("op", [](const NodeHandle& n) { return n.node->opType(); })
-      .def_property_readonly("domain", [](const NodeHandle& n) { return n.node->domain(); })
-      .def_property_readonly("name", [](const NodeHandle& n) { return n.node->displayName(); })
+      .def_property_readonly("op", [](const NodeHandle& n) { return n.get().opType(); })
+      .def_property_readonly("domain", [](const NodeHandle& n) { return n.get().domain(); })
+      .def_property_readonly("name", [](const NodeHandle& n) { return n.get().displayName(); })
       .def_property_readonly(
-          "inputs", [](const NodeHandle& n) { return valuesOf(n.owner, n.node->inputs()); },
+          "inputs",
+          [](const NodeHandle& n) { return valuesOf(n.owner, n.lease, n.get().inputs()); },
           "Input values; None for an omitted optional input.")
       .def_property_readonly(
-          "outputs", [](const NodeHandle& n) { return valuesOf(n.owner, n.node->outputs()); })
+          "outputs",
+          [](const NodeHandle& n) { return valuesOf(n.owner, n.lease, n.get().outputs()); })
       .def_property_readonly("attrs",
                              [](const NodeHandle& n) {
                                py::dict out;
-                               for (const Attribute& a : n.node->attributes())
+                               for (const Attribute& a : n.get().attributes())
                                  out[py::str(a.name())] = attributeValue(a);
                                return out;
                              })
-      .def("is_", [](const NodeHandle& n, const std::string& op) { return n.node->opType() == op; })
+      .def("is_", [](const NodeHandle& n, const std::string& op) { return n.get().opType() == op; })
+      // Identity needs no read of the node, so a stale view still compares.
       .def("__eq__", [](const NodeHandle& a, const NodeHandle& b) { return a.node == b.node; })
       .def("__hash__", [](const NodeHandle& n) { return std::hash<const void*>()(n.node); })
       .def("__repr__", [](const NodeHandle& n) {
-        return "<Node " + n.node->qualifiedOpType() + " '" + n.node->displayName() + "'>";
+        return "<Node " + n.get().qualifiedOpType() + " '" + n.get().displayName() + "'>";
       });
 }
 
 }  // namespace
+
+void checkAlive(const std::shared_ptr<Graph>& owner, const std::shared_ptr<Lease>& lease,
+                const char* kind) {
+  if (owner || (lease && lease->active)) return;
+  raise(Status::invalid(std::string("this ") + kind +
+                        " view was lent to a selector callback that has returned; views of the "
+                        "graph being partitioned are valid only during the call (keep names, "
+                        "not views)"));
+}
 
 void bindGraph(py::module_& m) {
   bindValue(m);
@@ -123,13 +137,14 @@ void bindGraph(py::module_& m) {
                              [](const GraphBox& g) {
                                py::list out;
                                for (const Node* n : g.graph->nodes())
-                                 out.append(py::cast(NodeHandle{g.graph, n}));
+                                 out.append(py::cast(NodeHandle{g.graph, nullptr, n}));
                                return out;
                              })
-      .def_property_readonly("inputs",
-                             [](const GraphBox& g) { return valuesOf(g.graph, g.graph->inputs()); })
       .def_property_readonly(
-          "outputs", [](const GraphBox& g) { return valuesOf(g.graph, g.graph->outputs()); })
+          "inputs", [](const GraphBox& g) { return valuesOf(g.graph, nullptr, g.graph->inputs()); })
+      .def_property_readonly(
+          "outputs",
+          [](const GraphBox& g) { return valuesOf(g.graph, nullptr, g.graph->outputs()); })
       .def_property_readonly(
           "ops",
           [](const GraphBox& g) {
@@ -143,7 +158,7 @@ void bindGraph(py::module_& m) {
           [](const GraphBox& g, const std::string& name) -> py::object {
             const Value* v = g.graph->findValue(name);
             if (!v) return py::none();
-            return py::cast(ValueHandle{g.graph, v});
+            return py::cast(ValueHandle{g.graph, nullptr, v});
           },
           py::arg("name"), "The value named `name`, or None.")
       .def(

@@ -13,7 +13,10 @@
 // remembered; SelectionStatus then fails the partition with the
 // exception's one line ("Select: ValueError: ..."), which reaches Python
 // as subgraph.Error. Node views passed to callbacks borrow the graph being
-// partitioned: they are valid only during the call.
+// partitioned: they hold the call's Lease (bindings.h), so a view kept past
+// its call raises subgraph.Error instead of reading freed nodes. A callback
+// is hostile input too: a wrong return type, a node Filter was not given
+// or a view from an earlier call fail the partition with one line.
 //
 //===----------------------------------------------------------------------===//
 #include <pybind11/stl.h>
@@ -77,7 +80,16 @@ partition::Decision toDecision(const py::object& r) {
   return py::bool_(r) ? partition::Decision::yes() : partition::Decision::no();
 }
 
-py::object view(const Node& node) { return py::cast(NodeHandle{nullptr, &node}); }
+py::object view(const Node& node, const LeaseScope& scope) {
+  return py::cast(NodeHandle{nullptr, scope.lease(), &node});
+}
+
+// "TypeError: ..." for a C++ exception pybind raised while reading a
+// callback's answer (a cast of the wrong type).
+std::string describe(const std::exception& e) {
+  const char* type = dynamic_cast<const py::value_error*>(&e) ? "ValueError" : "TypeError";
+  return std::string(type) + ": " + e.what();
+}
 
 class PythonSelector final : public partition::SubgraphSelector {
  public:
@@ -85,57 +97,81 @@ class PythonSelector final : public partition::SubgraphSelector {
       : obj_(std::move(obj)), errors_(std::move(errors)) {}
 
   partition::Decision Select(const Node& node) override {
-    return decide("Select", [&] { return obj_->attr("Select")(view(node)); });
+    return decide("Select",
+                  [&](const LeaseScope& l) { return obj_->attr("Select")(view(node, l)); });
   }
   partition::Decision SelectInput(const Node& node, const Node& producer) override {
-    return decide("SelectInput",
-                  [&] { return obj_->attr("SelectInput")(view(node), view(producer)); });
+    return decide("SelectInput", [&](const LeaseScope& l) {
+      return obj_->attr("SelectInput")(view(node, l), view(producer, l));
+    });
   }
   partition::Decision SelectOutput(const Node& node, const Node& consumer) override {
-    return decide("SelectOutput",
-                  [&] { return obj_->attr("SelectOutput")(view(node), view(consumer)); });
+    return decide("SelectOutput", [&](const LeaseScope& l) {
+      return obj_->attr("SelectOutput")(view(node, l), view(consumer, l));
+    });
   }
   std::vector<const Node*> Filter(std::span<const Node* const> candidates) override {
-    py::gil_scoped_acquire gil;
-    try {
+    std::vector<const Node*> kept;
+    bool ok = guarded("Filter", [&] {
+      LeaseScope lease;
       py::list in;
-      for (const Node* n : candidates) in.append(view(*n));
-      std::vector<const Node*> kept;
-      for (py::handle h : obj_->attr("Filter")(in)) kept.push_back(h.cast<NodeHandle&>().node);
-      return kept;
-    } catch (py::error_already_set& e) {
-      errors_->set("Filter: " + describe(e));
-      return {};
-    }
+      for (const Node* n : candidates) in.append(view(*n, lease));
+      for (py::handle h : obj_->attr("Filter")(in)) kept.push_back(keptCandidate(h, candidates));
+    });
+    return ok ? kept : std::vector<const Node*>{};
   }
   std::string FilterReason(const Node& node) const override {
-    py::gil_scoped_acquire gil;
-    try {
-      return py::str(obj_->attr("FilterReason")(view(node)));
-    } catch (py::error_already_set& e) {
-      errors_->set("FilterReason: " + describe(e));
-      return {};
-    }
+    std::string reason;
+    guarded("FilterReason", [&] {
+      LeaseScope lease;
+      reason = py::str(obj_->attr("FilterReason")(view(node, lease)));
+    });
+    return reason;
   }
   void Reset() override {
-    py::gil_scoped_acquire gil;
-    try {
-      obj_->attr("Reset")();
-    } catch (py::error_already_set& e) {
-      errors_->set("Reset: " + describe(e));
-    }
+    guarded("Reset", [&] { obj_->attr("Reset")(); });
   }
 
  private:
+  // Runs `call` with the GIL; a Python exception, or a C++ one pybind
+  // raised reading the answer, is remembered as the partition's failure.
   template <typename Call>
-  partition::Decision decide(const char* what, Call&& call) {
+  bool guarded(const char* what, Call&& call) const {
     py::gil_scoped_acquire gil;
     try {
-      return toDecision(call());
+      call();
+      return true;
     } catch (py::error_already_set& e) {
       errors_->set(std::string(what) + ": " + describe(e));
-      return partition::Decision::no("the Python selector raised an exception");
+    } catch (const std::exception& e) {
+      errors_->set(std::string(what) + ": " + describe(e));
     }
+    return false;
+  }
+
+  template <typename Call>
+  partition::Decision decide(const char* what, Call&& call) {
+    partition::Decision answer = partition::Decision::no();
+    bool ok = guarded(what, [&] {
+      LeaseScope lease;
+      answer = toDecision(call(lease));
+    });
+    return ok ? answer : partition::Decision::no("the Python selector raised an exception");
+  }
+
+  // The candidate a node Filter returned names; throws (failing the
+  // partition) for anything else: another type, a node of another graph, a
+  // view kept from an earlier call.
+  static const Node* keptCandidate(py::handle h, std::span<const Node* const> candidates) {
+    if (!py::isinstance<NodeHandle>(h))
+      throw py::type_error("Filter returned a " +
+                           std::string(py::str(py::type::of(h).attr("__name__"))) + ", not a Node");
+    const NodeHandle& n = h.cast<const NodeHandle&>();
+    if (n.owner || !n.lease || !n.lease->active ||
+        std::find(candidates.begin(), candidates.end(), n.node) == candidates.end())
+      throw py::value_error(
+          "Filter returned a node that is not one of the candidates it was given");
+    return n.node;
   }
 
   PyRef obj_;
@@ -147,8 +183,15 @@ class PythonProperty final : public partition::SubgraphProperty {
   PythonProperty(PyRef obj, std::string name) : obj_(std::move(obj)), name_(std::move(name)) {
     py::gil_scoped_acquire gil;
     partition::PropertyOptions options;
-    options.inferenceOnly = py::bool_(obj_->attr("inference_only"));
-    options.minRegionSize = obj_->attr("min_region_size").cast<size_t>();
+    try {
+      options.inferenceOnly = py::bool_(obj_->attr("inference_only"));
+      options.minRegionSize = obj_->attr("min_region_size").cast<size_t>();
+    } catch (py::error_already_set& e) {
+      errors_->set("options: " + describe(e));
+    } catch (const std::exception& e) {
+      errors_->set("options: min_region_size must be a non-negative int (" + std::string(e.what()) +
+                   ")");
+    }
     setOptions(options);
   }
   std::string name() const override { return name_; }
@@ -175,6 +218,9 @@ class PythonProperty final : public partition::SubgraphProperty {
         py::object r = obj_->attr("CreateSubgraphNode")(GraphBox{body}, region.id);
         if (!r.is_none()) return partition::SubgraphNodeResult::reject(py::str(r));
       } catch (py::error_already_set& e) {
+        errors_->set("CreateSubgraphNode: " + describe(e));
+        return partition::SubgraphNodeResult::reject("the Python property raised an exception");
+      } catch (const std::exception& e) {
         errors_->set("CreateSubgraphNode: " + describe(e));
         return partition::SubgraphNodeResult::reject("the Python property raised an exception");
       }

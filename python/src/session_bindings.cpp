@@ -2,7 +2,10 @@
 //
 // subgraph.Session wraps api::InferenceSession, as onnxruntime's
 // InferenceSession wraps its C++ session: built from a path or a Graph
-// with backends, threads, precision and plugin options; run() takes a dict
+// with backends, threads, precision, plugin options and the limits the CLI
+// sets with --limit (the same defaults: memory_limit is three quarters of
+// the machine's memory unless given, the work limits the runtime's); the
+// thread count passes the runtime's one bounds check. run() takes a dict
 // of numpy arrays, read in place when they are C-contiguous, and returns
 // one. The request runs without the GIL, so
 // other Python threads go on (and several may run one session at once:
@@ -13,12 +16,15 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <optional>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "bindings.h"
 #include "subgraph/api/inference_session.h"
 #include "subgraph/partition/partition_report.h"
+#include "subgraph/runtime/session.h"
 
 namespace subgraph::python {
 
@@ -89,13 +95,36 @@ struct PySession {
   std::unique_ptr<api::InferenceSession> s;
 };
 
+// The limits of `limits` (Python's keyword arguments), None as the default.
+struct PyLimits {
+  std::optional<uint64_t> memory, loopIterations, kernelWork;
+  std::optional<double> loopSeconds;
+};
+
+// Checked before the session exists: a negative or absurd value is the
+// caller's mistake, one line, never a wrapped integer.
+runtime::WorkLimits workLimits(const PyLimits& l) {
+  runtime::WorkLimits work;
+  if (l.loopIterations) work.loopIterations = *l.loopIterations;
+  if (l.kernelWork) work.kernelWork = *l.kernelWork;
+  if (l.loopSeconds) {
+    if (!(*l.loopSeconds >= 0)) raise(Status::invalid("loop_seconds must not be negative"));
+    work.loopSeconds = *l.loopSeconds;
+  }
+  return work;
+}
+
 PySession makeSession(const py::object& model, const std::vector<std::string>& backends,
-                      int threads, const std::string& precision,
+                      int64_t threads, const std::string& precision,
                       const std::map<std::string, std::string>& pluginOptions, bool allowFallback,
-                      const std::string& passes, const api::InputShapes& inputShapes) {
+                      const std::string& passes, const api::InputShapes& inputShapes,
+                      const PyLimits& limits) {
+  check(runtime::checkThreadCount(threads));
   api::InferenceOptions o;
   o.backends = fmt::format("{}", fmt::join(backends, ","));
-  o.threads = threads;
+  o.threads = static_cast<int>(threads);
+  o.memoryLimitBytes = limits.memory.value_or(api::defaultMemoryLimitBytes());
+  o.work = workLimits(limits);
   o.precision = precision;
   o.pluginOptions = pluginOptions;
   o.allowFallback = allowFallback;
@@ -137,12 +166,23 @@ py::dict run(const PySession& self, const py::dict& inputs) {
 
 void bindSession(py::module_& m) {
   py::class_<PySession>(m, "Session", "A model compiled for its backends; see docs/python.md.")
-      .def(py::init(&makeSession), py::arg("model"),
-           py::arg("backends") = std::vector<std::string>{}, py::arg("threads") = 0,
-           py::arg("precision") = "",
+      .def(py::init([](const py::object& model, const std::vector<std::string>& backends,
+                       int64_t threads, const std::string& precision,
+                       const std::map<std::string, std::string>& pluginOptions, bool allowFallback,
+                       const std::string& passes, const api::InputShapes& inputShapes,
+                       std::optional<uint64_t> memoryLimit, std::optional<uint64_t> loopIterations,
+                       std::optional<double> loopSeconds, std::optional<uint64_t> kernelWork) {
+             return makeSession(model, backends, threads, precision, pluginOptions, allowFallback,
+                                passes, inputShapes,
+                                PyLimits{memoryLimit, loopIterations, kernelWork, loopSeconds});
+           }),
+           py::arg("model"), py::arg("backends") = std::vector<std::string>{},
+           py::arg("threads") = 0, py::arg("precision") = "",
            py::arg("plugin_options") = std::map<std::string, std::string>{},
            py::arg("allow_fallback") = false, py::arg("passes") = "default",
-           py::arg("input_shapes") = api::InputShapes{})
+           py::arg("input_shapes") = api::InputShapes{}, py::arg("memory_limit") = py::none(),
+           py::arg("loop_iterations") = py::none(), py::arg("loop_seconds") = py::none(),
+           py::arg("kernel_work") = py::none())
       .def("run", &run, py::arg("inputs"),
            "Runs one request: {input name: numpy array} -> {output name: numpy array}.")
       .def_property_readonly("backends", [](const PySession& s) { return s.s->backends(); })

@@ -7,6 +7,7 @@
 #include "subgraph/runtime/kernel.h"
 
 #include <exception>
+#include <new>
 
 namespace subgraph::runtime {
 
@@ -20,6 +21,11 @@ Status runKernelGuarded(const Node* node, const std::function<Status()>& call) {
     return call();
   } catch (const Error& e) {
     return Status(e.code(), nodeErrorPrefix(node) + e.what());
+  } catch (const std::bad_alloc&) {
+    // Not a bug in the kernel: the machine (or a ulimit) has no memory
+    // left for what the request asks of it.
+    return Status(StatusCode::kLimitExceeded,
+                  nodeErrorPrefix(node) + "out of memory: an allocation failed");
   } catch (const std::exception& e) {
     return Status(StatusCode::kInternal, nodeErrorPrefix(node) + "kernel threw: " + e.what());
   } catch (...) {

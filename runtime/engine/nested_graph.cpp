@@ -22,7 +22,7 @@ StatusOr<std::unique_ptr<NestedGraph>> NestedGraph::compile(
     std::shared_ptr<const Graph> graph, const std::vector<std::shared_ptr<Backend>>& backends) {
   std::unique_ptr<NestedGraph> nested(new NestedGraph());
   nested->graph_ = std::move(graph);
-  nested->memoryLimitBytes_ = memoryLimitBeingBuilt();
+  nested->limits_ = limitsBeingBuilt();
   StatusOr<std::unique_ptr<Program>> program = buildProgram(*nested->graph_, backends);
   if (!program.isOk()) return program.status();
   if (program.value()->devices.size() != 1) {
@@ -52,7 +52,7 @@ StatusOr<std::shared_ptr<const Plan>> NestedGraph::planFor(
     if (auto it = plans_.find(sig); it != plans_.end()) return it->second;
   }
   PlanOptions options;
-  options.memoryLimitBytes = memoryLimitBytes_;
+  options.memoryLimitBytes = limits_.memoryBytes;
   StatusOr<std::shared_ptr<Plan>> plan = resizeProgram(*program_, descs, data, options);
   if (!plan.isOk()) return plan.status();
   std::shared_ptr<const Plan> made = std::move(plan).value();

@@ -56,9 +56,9 @@ class NestedGraph {
 
   /// A new frame (with frame prologues run).
   StatusOr<std::unique_ptr<Frame>> newFrame() const;
-  /// The memory limit of the session the graph was compiled in (0: none);
-  /// its plans are checked against it.
-  uint64_t memoryLimitBytes() const { return memoryLimitBytes_; }
+  /// The limits of the session the graph was compiled in; its plans are
+  /// checked against the memory limit.
+  const SessionLimits& limits() const { return limits_; }
   /// The attribute holding the graph ("then_branch", "body"), which
   /// profiles show in the scope of its steps.
   void setLabel(std::string label) { label_ = std::move(label); }
@@ -71,7 +71,7 @@ class NestedGraph {
  private:
   NestedGraph() = default;
   std::shared_ptr<const Graph> graph_;
-  uint64_t memoryLimitBytes_ = 0;  // of the session that built it; 0: none
+  SessionLimits limits_;  // of the session that built it
   std::string label_ = "graph";
   std::unique_ptr<Program> program_;
   mutable std::mutex mutex_;

@@ -478,7 +478,7 @@ Program::~Program() {
 namespace {
 
 thread_local const std::vector<std::shared_ptr<Backend>>* tlsBackendsBeingBuilt = nullptr;
-thread_local uint64_t tlsMemoryLimitBeingBuilt = 0;
+thread_local std::optional<SessionLimits> tlsLimitsBeingBuilt;
 
 // Publishes a program's backends to the kernel creators for one scope; a
 // nested build (a body compiled inside a kernel creator) restores the
@@ -486,21 +486,21 @@ thread_local uint64_t tlsMemoryLimitBeingBuilt = 0;
 class BackendsBeingBuiltScope {
  public:
   BackendsBeingBuiltScope(const std::vector<std::shared_ptr<Backend>>& backends,
-                          uint64_t memoryLimitBytes)
-      : saved_(tlsBackendsBeingBuilt), savedLimit_(tlsMemoryLimitBeingBuilt) {
+                          const SessionLimits& limits)
+      : saved_(tlsBackendsBeingBuilt), savedLimits_(tlsLimitsBeingBuilt) {
     tlsBackendsBeingBuilt = &backends;
-    tlsMemoryLimitBeingBuilt = memoryLimitBytes;
+    tlsLimitsBeingBuilt = limits;
   }
   ~BackendsBeingBuiltScope() {
     tlsBackendsBeingBuilt = saved_;
-    tlsMemoryLimitBeingBuilt = savedLimit_;
+    tlsLimitsBeingBuilt = savedLimits_;
   }
   BackendsBeingBuiltScope(const BackendsBeingBuiltScope&) = delete;
   BackendsBeingBuiltScope& operator=(const BackendsBeingBuiltScope&) = delete;
 
  private:
   const std::vector<std::shared_ptr<Backend>>* saved_;
-  uint64_t savedLimit_;
+  std::optional<SessionLimits> savedLimits_;
 };
 
 }  // namespace
@@ -509,11 +509,11 @@ std::vector<std::shared_ptr<Backend>> backendsBeingBuilt() {
   return tlsBackendsBeingBuilt ? *tlsBackendsBeingBuilt : std::vector<std::shared_ptr<Backend>>{};
 }
 
-uint64_t memoryLimitBeingBuilt() { return tlsMemoryLimitBeingBuilt; }
+SessionLimits limitsBeingBuilt() { return tlsLimitsBeingBuilt.value_or(SessionLimits{}); }
 
 StatusOr<std::unique_ptr<Program>> buildProgram(
     const Graph& graph, const std::vector<std::shared_ptr<Backend>>& backends,
-    std::optional<uint64_t> memoryLimitBytes) {
+    std::optional<SessionLimits> limits) {
   auto program = std::make_unique<Program>();
   Program& p = *program;
   p.graph = &graph;
@@ -539,7 +539,7 @@ StatusOr<std::unique_ptr<Program>> buildProgram(
   StatusOr<std::vector<Node*>> order = graph.topologicalOrder();
   if (!order.isOk()) return order.status();
   std::vector<Assignment> nodes;
-  BackendsBeingBuiltScope scope(backends, memoryLimitBytes.value_or(tlsMemoryLimitBeingBuilt));
+  BackendsBeingBuiltScope scope(backends, limits.value_or(limitsBeingBuilt()));
   for (Node* n : order.value()) {
     Assignment a;
     a.node = n;

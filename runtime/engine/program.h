@@ -115,15 +115,23 @@ struct Program {
   ~Program();
 };
 
+/// The limits of a session that its kernels enforce themselves: what
+/// control flow holds (plans, carried values, scan outputs: memory) and
+/// what one kernel call or one Loop may spend (work).
+struct SessionLimits {
+  uint64_t memoryBytes = 0;  ///< SessionOptions::memoryLimitBytes; 0: none.
+  WorkLimits work;           ///< SessionOptions::work.
+};
+
 /// Compiles `graph` for `backends` (priority order; the reference backend
 /// must be among them), then fills static memory and runs the kernels'
 /// session prologues. The graph must outlive the program.
-/// `memoryLimitBytes` (0: none, or the limit of the program being built
-/// around this one) is published to the kernel creators with the backends,
-/// see memoryLimitBeingBuilt().
+/// `limits` (by default those of the program being built around this one)
+/// are published to the kernel creators with the backends, see
+/// limitsBeingBuilt().
 StatusOr<std::unique_ptr<Program>> buildProgram(
     const Graph& graph, const std::vector<std::shared_ptr<Backend>>& backends,
-    std::optional<uint64_t> memoryLimitBytes = std::nullopt);
+    std::optional<SessionLimits> limits = std::nullopt);
 
 /// The backends of the program that buildProgram() is making kernels for on
 /// this thread, or empty outside it. Control-flow kernels compile their
@@ -133,11 +141,12 @@ StatusOr<std::unique_ptr<Program>> buildProgram(
 /// shared with plugins, so the program says it this way instead.)
 std::vector<std::shared_ptr<Backend>> backendsBeingBuilt();
 
-/// The session's memory limit (SessionOptions::memoryLimitBytes; 0: none)
-/// while buildProgram() makes kernels on this thread, or 0 outside it.
-/// Control-flow kernels hold their nested plans and the values a Loop
-/// accumulates to it: the limit checks one plan, and a Loop's scan outputs
-/// grow past any plan.
-uint64_t memoryLimitBeingBuilt();
+/// The session's limits while buildProgram() makes kernels on this thread;
+/// outside it, no memory limit and the default work limits. Control-flow
+/// kernels hold their nested plans and the values a Loop accumulates to the
+/// memory limit (it checks one plan, and a Loop's scan outputs grow past
+/// any plan), Loops their iterations and time to the work limits, and
+/// kernels whose work an attribute sets that work.
+SessionLimits limitsBeingBuilt();
 
 }  // namespace subgraph::runtime::engine

@@ -34,6 +34,9 @@ struct Session::Impl {
   enum class State { kEmpty, kLoaded, kCompiled };
 
   SessionOptions options;
+  /// Why the options cannot be used (a thread count out of range); load()
+  /// and compile() report it.
+  Status optionsStatus;
   State state = State::kEmpty;
   std::string partitionReportJson;
   std::unique_ptr<Graph> graph;
@@ -142,10 +145,13 @@ struct Session::Impl {
   }
 
   // Checks a request against the graph's inputs and outputs; fills descs
-  // and data per graph input and the output indices to return.
+  // and data per graph input and the output indices to return. A bool
+  // input holding bytes other than 0 and 1 is read from a canonical copy
+  // kept in `copies`, as Tensor's constructor canonicalises: kernels may
+  // use a bool byte as a number (Not as 1 - x, Cast as the byte itself).
   Status validate(const std::vector<InputView>& inputs, const RunOptions& ro,
                   std::vector<TensorDesc>& descs, std::vector<const void*>& data,
-                  std::vector<size_t>& outputs) const {
+                  std::vector<size_t>& outputs, std::vector<std::vector<std::byte>>& copies) const {
     const Program& p = *program;
     size_t n = p.inputNames.size();
     descs.assign(n, TensorDesc{});
@@ -188,7 +194,7 @@ struct Session::Impl {
         return Status::invalid("input '" + t.name + "' has " + std::to_string(t.bytes) +
                                " bytes, but " + descs[i].toString() + " takes " +
                                std::to_string(descs[i].byteSize()));
-      data[i] = t.data;
+      data[i] = t.dtype == DataType::kBool ? canonicalBools(t, copies) : t.data;
     }
     for (size_t i = 0; i < n; ++i) {
       if (given[i]) continue;
@@ -215,6 +221,19 @@ struct Session::Impl {
       }
     }
     return Status::ok();
+  }
+
+  // `t`'s bytes, or a copy with every non-zero byte made 1 when it holds
+  // another value (the caller's buffer is never written).
+  static const void* canonicalBools(const InputView& t,
+                                    std::vector<std::vector<std::byte>>& copies) {
+    const auto* bytes = static_cast<const std::byte*>(t.data);
+    auto canonical = [](std::byte b) { return b <= std::byte{1}; };
+    if (std::all_of(bytes, bytes + t.bytes, canonical)) return t.data;
+    std::vector<std::byte>& copy = copies.emplace_back(t.bytes);
+    std::transform(bytes, bytes + t.bytes, copy.begin(),
+                   [](std::byte b) { return b == std::byte{0} ? b : std::byte{1}; });
+    return copy.data();
   }
 
   Status runLocked(const std::vector<TensorDesc>& descs, const std::vector<const void*>& data,
@@ -281,9 +300,17 @@ Status verifyForRun(const Graph& graph) {
 
 }  // namespace
 
+Status checkThreadCount(int64_t threads, std::string_view what) {
+  if (threads >= 0 && threads <= kMaxThreads) return Status::ok();
+  return Status::invalid(std::string(what) + " must be between 0 (one per core) and " +
+                         std::to_string(kMaxThreads) + ", not " + std::to_string(threads));
+}
+
 Session::Session(SessionOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
-  int threads = impl_->options.threads;
+  impl_->optionsStatus = checkThreadCount(impl_->options.threads);
+  // A count out of range never reaches oneTBB; load() reports it.
+  int threads = impl_->optionsStatus.isOk() ? impl_->options.threads : 0;
   // Copy `automatic` into a local: binding the static member to the
   // conditional's reference would odr-use it, and oneTBB does not define it.
   const int automatic = tbb::task_arena::automatic;
@@ -295,6 +322,7 @@ Session::~Session() = default;
 Status Session::load(const Graph& graph) { return load(graph.clone()); }
 
 Status Session::load(std::unique_ptr<Graph> graph) {
+  SUBGRAPH_RETURN_IF_ERROR(impl_->optionsStatus);
   if (impl_->state != Impl::State::kEmpty)
     return Status::invalid("Session::load: a graph is already loaded");
   if (!graph) return Status::invalid("Session::load: null graph");
@@ -340,8 +368,8 @@ Status Session::compile() {
   }
   Status built;
   engine::executeOrdered(*s.arena, [&] {
-    StatusOr<std::unique_ptr<Program>> program =
-        engine::buildProgram(*s.graph, s.backends, s.options.memoryLimitBytes);
+    StatusOr<std::unique_ptr<Program>> program = engine::buildProgram(
+        *s.graph, s.backends, engine::SessionLimits{s.options.memoryLimitBytes, s.options.work});
     if (!program.isOk()) {
       built = program.status();
       return;
@@ -410,7 +438,8 @@ StatusOr<RunResult> Session::runInPlace(const std::vector<InputView>& inputs,
   std::vector<TensorDesc> descs;
   std::vector<const void*> data;
   std::vector<size_t> outputs;
-  SUBGRAPH_RETURN_IF_ERROR(s.validate(inputs, options, descs, data, outputs));
+  std::vector<std::vector<std::byte>> canonicalCopies;  // live until the run ends
+  SUBGRAPH_RETURN_IF_ERROR(s.validate(inputs, options, descs, data, outputs, canonicalCopies));
   RunResult result;
   Status st;
   // The arena may run the functor on one of its worker threads.

@@ -15,12 +15,20 @@
 // depend on data, so every input is a shape input and resize runs the whole
 // loop to learn the output shapes; run() runs it again for the data. Each
 // iteration resizes the body for its inputs (plans are cached per
-// signature). A loop without a trip count stops after kMaxLoopIterations
-// rather than never.
+// signature). A hostile trip count cannot make it run for ever: the
+// session's work limits (WorkLimits::loopIterations and loopSeconds) bound
+// a Loop and the Loops nested in its body together (LoopBudget), and its
+// memory limit bounds what the iterations hold, checked before each
+// iteration allocates its outputs.
 //
 //===----------------------------------------------------------------------===//
+#include <fmt/format.h>
+
+#include <chrono>
 #include <cstring>
+#include <limits>
 #include <numeric>
+#include <optional>
 
 #include "engine/captures.h"
 #include "engine/nested_graph.h"
@@ -34,7 +42,59 @@ namespace {
 
 using engine::NestedGraph;
 
-constexpr int64_t kMaxLoopIterations = 10'000'000;
+// The work one Loop and every Loop nested in its body may spend. Nested
+// graphs run serially inside the kernel that runs them, on its thread, so
+// the outermost Loop on a thread opens the budget and the nested ones
+// charge theirs to it: a nest of six 40-iteration Loops is 40^6 + ... + 40
+// iterations, not 40.
+class LoopBudget {
+ public:
+  explicit LoopBudget(const WorkLimits& limits) : outer_(active_) {
+    if (!outer_) {
+      own_.emplace(State{limits, 0, std::chrono::steady_clock::now()});
+      active_ = &*own_;
+    }
+  }
+  ~LoopBudget() {
+    if (!outer_) active_ = nullptr;
+  }
+  LoopBudget(const LoopBudget&) = delete;
+  LoopBudget& operator=(const LoopBudget&) = delete;
+
+  // Counts one more iteration of `node`'s body; kLimitExceeded once that
+  // passes a limit.
+  Status charge(const Node* node, int64_t iteration) {
+    State& s = *active_;
+    const WorkLimits& l = s.limits;
+    if (l.loopIterations != 0 && ++s.iterations > l.loopIterations)
+      return Status::error(StatusCode::kLimitExceeded,
+                           nodeErrorPrefix(node) + "iteration " + std::to_string(iteration) +
+                               " passes the loop iteration limit of " +
+                               std::to_string(l.loopIterations) +
+                               " (iterations of a Loop and of the Loops nested in it)");
+    const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - s.start;
+    if (l.loopSeconds > 0 && spent.count() > l.loopSeconds)
+      return Status::error(
+          StatusCode::kLimitExceeded,
+          nodeErrorPrefix(node) + "still running at iteration " + std::to_string(iteration) +
+              " after " + std::to_string(static_cast<int64_t>(spent.count())) +
+              " s, over the loop time limit of " + fmt::format("{:g}", l.loopSeconds) +
+              " s (a Loop and the Loops nested in it)");
+    return Status::ok();
+  }
+
+ private:
+  struct State {
+    WorkLimits limits;
+    uint64_t iterations;
+    std::chrono::steady_clock::time_point start;
+  };
+  static thread_local State* active_;
+  State* outer_;
+  std::optional<State> own_;
+};
+
+thread_local LoopBudget::State* LoopBudget::active_ = nullptr;
 
 // A nested graph's failure as the control-flow node's, naming the node and
 // `where`, with the failure's own code: a memory limit met in a branch is
@@ -227,12 +287,10 @@ class LoopKernel final : public Kernel {
                  std::vector<HostTensor>& finals,
                  std::vector<std::vector<HostTensor>>& scans) const {
     const size_t numScans = body_->numOutputs() - 1 - numCarried_;
-    int64_t tripCount = kMaxLoopIterations;
-    bool bounded = false;
+    int64_t tripCount = std::numeric_limits<int64_t>::max();  // none: until cond says stop
     if (inputs[0].valid()) {
       if (inputs[0].numElements() != 1) return ctx.fail("M must hold one value");
       tripCount = readInts(inputs[0])[0];
-      bounded = true;
     }
     bool cond = true;
     if (inputs[1].valid()) {
@@ -252,72 +310,88 @@ class LoopKernel final : public Kernel {
     for (const HostTensor& t : carried) held += t.bytes.size();
     StatusOr<std::unique_ptr<engine::Frame>> frame = body_->newFrame();
     if (!frame.isOk()) return frame.status();
-    HostTensor iterTensor(TensorDesc{DataType::kInt64, {}, nullptr});
-    HostTensor condTensor(TensorDesc{DataType::kBool, {}, nullptr});
-    int64_t i = 0;
-    for (; i < tripCount && cond; ++i) {
-      std::memcpy(iterTensor.bytes.data(), &i, sizeof(i));
-      condTensor.bytes[0] = std::byte{static_cast<unsigned char>(cond)};
-      std::vector<TensorDesc> descs = {iterTensor.desc, condTensor.desc};
-      std::vector<const void*> data = {iterTensor.data(), condTensor.data()};
-      for (const HostTensor& t : carried) {
-        descs.push_back(t.desc);
-        data.push_back(t.data());
-      }
-      for (size_t c = 0; c < captures_.size(); ++c) {
-        descs.push_back(inputs[2 + numCarried_ + c].desc());
-        data.push_back(inputs[2 + numCarried_ + c].raw());
-      }
-      StatusOr<std::shared_ptr<const engine::Plan>> plan = body_->planFor(descs, data);
-      if (!plan.isOk())
-        return failKeepingCode(ctx, "body, iteration " + std::to_string(i) + ": ", plan.status());
+    LoopBudget budget(body_->limits().work);
+    for (int64_t i = 0; i < tripCount && cond; ++i) {
+      SUBGRAPH_RETURN_IF_ERROR(budget.charge(ctx.node(), i));
       std::vector<HostTensor> outs;
-      std::vector<void*> outPtrs;
-      for (size_t o = 0; o < body_->numOutputs(); ++o)
-        outs.emplace_back(body_->outputDesc(*plan.value(), o));
-      for (HostTensor& t : outs) outPtrs.push_back(t.bytes.data());
-      std::vector<std::byte> memory(body_->memoryBytes(*plan.value()) + 64);
-      // Carve from a 64-byte aligned start inside the buffer.
-      auto* base = memory.data() + (64 - reinterpret_cast<uintptr_t>(memory.data()) % 64) % 64;
-      Status st = body_->run(*plan.value(), *frame.value(),
-                             std::span<std::byte>(base, memory.size() - 64), data, outPtrs);
-      if (!st.isOk())
-        return failKeepingCode(ctx, "body, iteration " + std::to_string(i) + ": ", st);
-      if (outs[0].desc.numElements() != 1)
-        return ctx.fail("the body's cond output must hold one value");
+      SUBGRAPH_RETURN_IF_ERROR(
+          runIteration(ctx, i, cond, carried, inputs, *frame.value(), held, outs));
       cond = outs[0].bytes[0] != std::byte{0};
-      SUBGRAPH_RETURN_IF_ERROR(checkHeld(ctx, i, carried, outs, held));
-      for (size_t v = 0; v < numCarried_; ++v) carried[v] = std::move(outs[1 + v]);
+      for (size_t v = 0; v < numCarried_; ++v) {
+        held = held - carried[v].bytes.size() + outs[1 + v].bytes.size();
+        carried[v] = std::move(outs[1 + v]);
+      }
       for (size_t s = 0; s < numScans; ++s) {
         HostTensor& t = outs[1 + numCarried_ + s];
         if (!scans[s].empty() && scans[s][0].desc.dims != t.desc.dims)
           return ctx.fail("scan output " + std::to_string(s) + " changes shape between iterations");
+        held += t.bytes.size();
         scans[s].push_back(std::move(t));
       }
     }
-    if (!bounded && cond && i >= kMaxLoopIterations)
-      return ctx.fail("stopped after " + std::to_string(kMaxLoopIterations) +
-                      " iterations without a trip count");
     finals = std::move(carried);
     return Status::ok();
   }
 
-  // Counts this iteration's carried values and scan outputs into `held`
-  // (carried ones replace the last iteration's) and fails once it passes
-  // the session's memory limit: a Loop's scan outputs grow with every
-  // iteration, past what any one plan of its body shows.
+  // Iteration `i`: the body on (i, cond, carried..., captures...), its
+  // outputs (cond first) into `outs`. `held` is what the loop holds so far.
   template <typename Ctx>
-  Status checkHeld(const Ctx& ctx, int64_t iteration, const std::vector<HostTensor>& carried,
-                   const std::vector<HostTensor>& outs, uint64_t& held) const {
-    for (size_t v = 0; v < numCarried_; ++v)
-      held = held - carried[v].bytes.size() + outs[1 + v].bytes.size();
-    for (size_t o = 1 + numCarried_; o < outs.size(); ++o) held += outs[o].bytes.size();
-    const uint64_t limit = body_->memoryLimitBytes();
-    if (limit == 0 || held <= limit) return Status::ok();
+  Status runIteration(const Ctx& ctx, int64_t i, bool cond, const std::vector<HostTensor>& carried,
+                      const std::vector<TensorView>& inputs, engine::Frame& frame, uint64_t held,
+                      std::vector<HostTensor>& outs) const {
+    HostTensor iterTensor(TensorDesc{DataType::kInt64, {}, nullptr});
+    HostTensor condTensor(TensorDesc{DataType::kBool, {}, nullptr});
+    std::memcpy(iterTensor.bytes.data(), &i, sizeof(i));
+    condTensor.bytes[0] = std::byte{static_cast<unsigned char>(cond)};
+    std::vector<TensorDesc> descs = {iterTensor.desc, condTensor.desc};
+    std::vector<const void*> data = {iterTensor.data(), condTensor.data()};
+    for (const HostTensor& t : carried) {
+      descs.push_back(t.desc);
+      data.push_back(t.data());
+    }
+    for (size_t c = 0; c < captures_.size(); ++c) {
+      descs.push_back(inputs[2 + numCarried_ + c].desc());
+      data.push_back(inputs[2 + numCarried_ + c].raw());
+    }
+    const std::string where = "body, iteration " + std::to_string(i) + ": ";
+    StatusOr<std::shared_ptr<const engine::Plan>> plan = body_->planFor(descs, data);
+    if (!plan.isOk()) return failKeepingCode(ctx, where, plan.status());
+    // Checked before anything is allocated: this iteration's outputs may be
+    // what no longer fits.
+    SUBGRAPH_RETURN_IF_ERROR(checkHeld(ctx, i, *plan.value(), held));
+    std::vector<void*> outPtrs;
+    for (size_t o = 0; o < body_->numOutputs(); ++o)
+      outs.emplace_back(body_->outputDesc(*plan.value(), o));
+    for (HostTensor& t : outs) outPtrs.push_back(t.bytes.data());
+    std::vector<std::byte> memory(body_->memoryBytes(*plan.value()) + 64);
+    // Carve from a 64-byte aligned start inside the buffer.
+    auto* base = memory.data() + (64 - reinterpret_cast<uintptr_t>(memory.data()) % 64) % 64;
+    Status st = body_->run(*plan.value(), frame, std::span<std::byte>(base, memory.size() - 64),
+                           data, outPtrs);
+    if (!st.isOk()) return failKeepingCode(ctx, where, st);
+    if (outs[0].desc.numElements() != 1)
+      return ctx.fail("the body's cond output must hold one value");
+    return Status::ok();
+  }
+
+  // Fails when the carried values and scan outputs held so far (`held`),
+  // plus what the next iteration allocates (its outputs and the body's
+  // memory under `plan`), would pass the session's memory limit: a Loop's
+  // scan outputs and carried values grow with every iteration, past what
+  // any one plan of its body shows.
+  template <typename Ctx>
+  Status checkHeld(const Ctx& ctx, int64_t iteration, const engine::Plan& plan,
+                   uint64_t held) const {
+    const uint64_t limit = body_->limits().memoryBytes;
+    if (limit == 0) return Status::ok();
+    uint64_t next = held + body_->memoryBytes(plan);
+    for (size_t o = 0; o < body_->numOutputs(); ++o) next += body_->outputDesc(plan, o).byteSize();
+    if (next <= limit) return Status::ok();
     return Status::error(StatusCode::kLimitExceeded,
-                         nodeErrorPrefix(ctx.node()) + "after iteration " +
-                             std::to_string(iteration) + " its carried values and scan outputs " +
-                             "hold " + std::to_string(held) + " bytes, over the memory limit of " +
+                         nodeErrorPrefix(ctx.node()) + "iteration " + std::to_string(iteration) +
+                             " would hold " + std::to_string(next) +
+                             " bytes (carried values, scan outputs and the body's memory), over "
+                             "the memory limit of " +
                              std::to_string(limit) + " bytes");
   }
 

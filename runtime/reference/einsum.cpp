@@ -182,7 +182,8 @@ Status makePlan(const Equation& e, const std::vector<const std::vector<int64_t>*
 
 class EinsumKernel final : public Kernel {
  public:
-  explicit EinsumKernel(const Node& node) : eq_(parseEquation(node)) {}
+  explicit EinsumKernel(const Node& node)
+      : eq_(parseEquation(node)), workLimit_(kernelWorkLimit()) {}
 
   Status resize(ResizeContext& ctx) const override {
     const DataType dt = ctx.inputDesc(0).dtype;
@@ -196,6 +197,12 @@ class EinsumKernel final : public Kernel {
     Plan p;
     Status st = makePlan(eq_, dims, p);
     if (!st.isOk()) return ctx.fail(st.message());
+    // The equation sets the loop: every combination of every label's size,
+    // summed ones too ("ab,cd->" visits |a||b||c||d| of them).
+    CheckedInt steps = 1;
+    for (int64_t size : p.labelSize)
+      if (size >= 0) steps = steps * size;  // -1: a label the equation does not use
+    SUBGRAPH_RETURN_IF_ERROR(checkKernelWork(ctx.node(), steps, workLimit_, "its equation"));
     ctx.setOutput(0, TensorDesc{dt, p.outDims, nullptr});
     return Status::ok();
   }
@@ -257,6 +264,7 @@ class EinsumKernel final : public Kernel {
 
  private:
   Equation eq_;
+  uint64_t workLimit_;  // WorkLimits::kernelWork of the session; 0: none
 };
 
 }  // namespace

@@ -193,16 +193,20 @@ class UnaryKernel final : public Kernel {
           return e / (C(1) + e);
         });
         break;
+      // The clamps compare, so that NaN passes through them as through Clip
+      // (std::min(1, NaN) would be 1, and HardSigmoid(NaN) 1).
       case UnaryOp::kHardSigmoid:
         floats([alpha, beta](auto x) {
           using C = decltype(x);
-          return std::max(C(0), std::min(C(1), static_cast<C>(alpha) * x + static_cast<C>(beta)));
+          const C v = static_cast<C>(alpha) * x + static_cast<C>(beta);
+          return v < C(0) ? C(0) : (v > C(1) ? C(1) : v);
         });
         break;
       case UnaryOp::kHardSwish:
         floats([](auto x) {
           using C = decltype(x);
-          return x * std::max(C(0), std::min(C(1), x / C(6) + C(0.5)));
+          const C v = x / C(6) + C(0.5);
+          return x * (v < C(0) ? C(0) : (v > C(1) ? C(1) : v));
         });
         break;
       case UnaryOp::kTanh: floats([](auto x) { return std::tanh(x); }); break;

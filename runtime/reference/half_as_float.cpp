@@ -30,18 +30,18 @@ size_t f32Bytes(const TensorDesc& desc) {
 void widen(DataType dtype, const uint16_t* in, float* out, int64_t n) {
   parallelFor(n, 4, [&](int64_t b, int64_t e) {
     if (dtype == DataType::kFloat16)
-      for (int64_t i = b; i < e; ++i) out[i] = halfToFloat(in[i]);
+      for (int64_t i = b; i < e; ++i) out[i] = halfBitsToFloat(in[i]);
     else
-      for (int64_t i = b; i < e; ++i) out[i] = bf16ToFloat(in[i]);
+      for (int64_t i = b; i < e; ++i) out[i] = bfloat16BitsToFloat(in[i]);
   });
 }
 
 void narrow(DataType dtype, const float* in, uint16_t* out, int64_t n) {
   parallelFor(n, 4, [&](int64_t b, int64_t e) {
     if (dtype == DataType::kFloat16)
-      for (int64_t i = b; i < e; ++i) out[i] = floatToHalf(in[i]);
+      for (int64_t i = b; i < e; ++i) out[i] = floatToHalfBits(in[i]);
     else
-      for (int64_t i = b; i < e; ++i) out[i] = floatToBf16(in[i]);
+      for (int64_t i = b; i < e; ++i) out[i] = floatToBFloat16Bits(in[i]);
   });
 }
 

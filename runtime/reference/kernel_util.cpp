@@ -5,60 +5,11 @@
 //===----------------------------------------------------------------------===//
 #include "reference/kernel_util.h"
 
+#include "engine/program.h"
+
 #include <algorithm>
 
 namespace subgraph::runtime::reference {
-
-float halfToFloat(uint16_t h) {
-  uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
-  uint32_t exp = (h >> 10) & 0x1f;
-  uint32_t mant = h & 0x3ff;
-  uint32_t bits;
-  if (exp == 0) {
-    if (mant == 0) {
-      bits = sign;
-    } else {
-      // Subnormal: normalize the mantissa.
-      int e = -1;
-      do {
-        ++e;
-        mant <<= 1;
-      } while ((mant & 0x400) == 0);
-      bits = sign | static_cast<uint32_t>(127 - 15 - e) << 23 | (mant & 0x3ff) << 13;
-    }
-  } else if (exp == 0x1f) {
-    bits = sign | 0x7f800000u | mant << 13;
-  } else {
-    bits = sign | (exp + 127 - 15) << 23 | mant << 13;
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-uint16_t floatToHalf(float value) {
-  uint32_t x;
-  std::memcpy(&x, &value, 4);
-  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
-  uint32_t absx = x & 0x7fffffffu;
-  if (absx > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00);   // NaN
-  if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00);  // overflow -> inf
-  if (absx < 0x38800000u) {
-    // Subnormal or zero in half: shift with round-to-nearest-even.
-    if (absx < 0x33000000u) return sign;
-    uint32_t mant = (absx & 0x7fffff) | 0x800000;
-    int shift = 126 - static_cast<int>(absx >> 23);
-    uint32_t half = mant >> (shift + 1);
-    uint32_t rem = mant & ((1u << (shift + 1)) - 1);
-    uint32_t mid = 1u << shift;
-    if (rem > mid || (rem == mid && (half & 1))) ++half;
-    return static_cast<uint16_t>(sign | half);
-  }
-  uint32_t h = ((absx >> 13) - (112u << 10));
-  uint32_t rem = absx & 0x1fff;
-  if (rem > 0x1000 || (rem == 0x1000 && (h & 1))) ++h;
-  return static_cast<uint16_t>(sign | h);
-}
 
 bool typeInSet(DataType dtype, unsigned bits) {
   switch (dtype) {
@@ -83,6 +34,19 @@ Status unsupportedType(const Node* node, DataType dtype) {
   return Status::error(StatusCode::kUnsupported, nodeErrorPrefix(node) + "element type " +
                                                      std::string(dataTypeName(dtype)) +
                                                      " is not supported");
+}
+
+uint64_t kernelWorkLimit() { return engine::limitsBeingBuilt().work.kernelWork; }
+
+Status checkKernelWork(const Node* node, CheckedInt steps, uint64_t limit,
+                       const std::string& what) {
+  if (limit == 0 || (steps.ok() && static_cast<uint64_t>(steps.value()) <= limit))
+    return Status::ok();
+  const std::string count =
+      steps.ok() ? std::to_string(steps.value()) + " steps" : "more than 2^63 steps";
+  return Status::error(StatusCode::kLimitExceeded, nodeErrorPrefix(node) + what + " takes " +
+                                                       count + ", over the kernel work limit of " +
+                                                       std::to_string(limit));
 }
 
 bool broadcastDims(std::span<const std::vector<int64_t>* const> shapes, std::vector<int64_t>& out) {

@@ -51,6 +51,8 @@
 #include "subgraph/ir/graph.h"
 #include "subgraph/runtime/backend.h"
 #include "subgraph/runtime/kernel.h"
+#include "subgraph/support/checked_int.h"
+#include "subgraph/support/half.h"
 
 namespace subgraph::runtime::reference {
 
@@ -64,24 +66,6 @@ struct Half {
 struct BFloat16 {
   uint16_t bits = 0;
 };
-
-float halfToFloat(uint16_t bits);
-/// Rounds to nearest even; overflow gives infinity, NaN stays NaN.
-uint16_t floatToHalf(float value);
-inline float bf16ToFloat(uint16_t bits) {
-  uint32_t u = static_cast<uint32_t>(bits) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-/// Rounds to nearest even; NaN stays NaN.
-inline uint16_t floatToBf16(float value) {
-  uint32_t u;
-  std::memcpy(&u, &value, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);
-  u += 0x7fff + ((u >> 16) & 1);
-  return static_cast<uint16_t>(u >> 16);
-}
 
 /// The type arithmetic on T is done in: float for the 16-bit floats.
 template <typename T>
@@ -106,11 +90,11 @@ inline Compute<T> load(T v) {
 }
 template <>
 inline float load(Half v) {
-  return halfToFloat(v.bits);
+  return halfBitsToFloat(v.bits);
 }
 template <>
 inline float load(BFloat16 v) {
-  return bf16ToFloat(v.bits);
+  return bfloat16BitsToFloat(v.bits);
 }
 
 /// Narrows a compute value back to T.
@@ -120,11 +104,11 @@ inline T store(Compute<T> v) {
 }
 template <>
 inline Half store(float v) {
-  return Half{floatToHalf(v)};
+  return Half{floatToHalfBits(v)};
 }
 template <>
 inline BFloat16 store(float v) {
-  return BFloat16{floatToBf16(v)};
+  return BFloat16{floatToBFloat16Bits(v)};
 }
 
 //===--- Element-type dispatch --------------------------------------------===//
@@ -201,6 +185,19 @@ inline constexpr bool kIsHalfLike = std::is_same_v<T, Half> || std::is_same_v<T,
 
 /// "<op> node '<name>': element type <t> is not supported".
 Status unsupportedType(const Node* node, DataType dtype);
+
+//===--- Work limits ------------------------------------------------------===//
+
+/// The kernel work limit (WorkLimits::kernelWork, 0: none) of the session
+/// whose kernels are being made; kernels read it once, when created.
+uint64_t kernelWorkLimit();
+
+/// Where an attribute or the data, not the size of the tensors, sets how
+/// many steps (samples, window taps) a kernel takes, it checks the count
+/// here first: kLimitExceeded naming the node, `what` sets the count and
+/// the limit when `steps` passes `limit` (a count that overflowed passes
+/// every limit); OK otherwise or when `limit` is 0.
+Status checkKernelWork(const Node* node, CheckedInt steps, uint64_t limit, const std::string& what);
 
 //===--- Shapes and axes --------------------------------------------------===//
 

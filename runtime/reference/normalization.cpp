@@ -343,7 +343,8 @@ class LrnKernel final : public Kernel {
       : alpha_(node.getFloat("alpha", 1e-4f)),
         beta_(node.getFloat("beta", 0.75f)),
         bias_(node.getFloat("bias", 1.0f)),
-        size_(node.getInt("size", 0)) {
+        size_(node.getInt("size", 0)),
+        workLimit_(kernelWorkLimit()) {
     if (size_ <= 0) throwNodeError(node, "size must be a positive integer");
   }
 
@@ -351,6 +352,12 @@ class LrnKernel final : public Kernel {
     const TensorDesc& x = ctx.inputDesc(0);
     if (!typeInSet(x.dtype, kFloatTypes)) return unsupportedType(ctx.node(), x.dtype);
     if (x.dims.size() < 2) return ctx.fail("input must be [N, C, ...], got " + x.toString());
+    // Each element sums a window of `size` channels (clamped to the
+    // channels there are): size sets the work, not the tensor alone.
+    CheckedInt elements = 1;
+    for (int64_t d : x.dims) elements = elements * d;
+    SUBGRAPH_RETURN_IF_ERROR(checkKernelWork(ctx.node(), elements * std::min(size_, x.dims[1] + 1),
+                                             workLimit_, "size " + std::to_string(size_)));
     ctx.setOutput(0, x);
     return Status::ok();
   }
@@ -390,6 +397,7 @@ class LrnKernel final : public Kernel {
  private:
   float alpha_, beta_, bias_;
   int64_t size_;
+  uint64_t workLimit_;  // WorkLimits::kernelWork of the session; 0: none
 };
 
 }  // namespace

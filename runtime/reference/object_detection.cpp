@@ -35,7 +35,7 @@ namespace {
 class NonMaxSuppressionKernel final : public Kernel {
  public:
   explicit NonMaxSuppressionKernel(const Node& node)
-      : centerPointBox_(node.getInt("center_point_box", 0) != 0) {}
+      : centerPointBox_(node.getInt("center_point_box", 0) != 0), workLimit_(kernelWorkLimit()) {}
   std::vector<size_t> shapeInputs() const override { return {0, 1, 2, 3, 4}; }
 
   Status resize(ResizeContext& ctx) const override {
@@ -103,8 +103,14 @@ class NonMaxSuppressionKernel final : public Kernel {
     const double scoreThreshold = scalar(4, 0.0);
     if (iouThreshold < 0 || iouThreshold > 1)
       return ctx.fail("iou_threshold must be in [0, 1], got " + std::to_string(iouThreshold));
-    const std::vector<double> boxes = readDoubles(*boxesIn), scores = readDoubles(*scoresIn);
     const int64_t batches = bd[0], spatial = bd[1], classes = sd[1];
+    // Each candidate is compared with up to max_output_boxes_per_class kept
+    // boxes: that input sets the inner loop, the boxes only bound it.
+    SUBGRAPH_RETURN_IF_ERROR(checkKernelWork(
+        ctx.node(),
+        CheckedInt(batches) * classes * spatial * std::clamp<int64_t>(maxPerClass, 0, spatial),
+        workLimit_, "max_output_boxes_per_class " + std::to_string(maxPerClass)));
+    const std::vector<double> boxes = readDoubles(*boxesIn), scores = readDoubles(*scoresIn);
     std::vector<int64_t> order;
     std::vector<Box> kept;
     for (int64_t b = 0; b < batches; ++b)
@@ -136,6 +142,7 @@ class NonMaxSuppressionKernel final : public Kernel {
   }
 
   bool centerPointBox_;
+  uint64_t workLimit_;  // WorkLimits::kernelWork of the session; 0: none
 };
 
 //===--- RoiAlign ---------------------------------------------------------===//
@@ -146,7 +153,8 @@ class RoiAlignKernel final : public Kernel {
       : outH_(node.getInt("output_height", 1)),
         outW_(node.getInt("output_width", 1)),
         samplingRatio_(node.getInt("sampling_ratio", 0)),
-        spatialScale_(node.getFloat("spatial_scale", 1.0f)) {
+        spatialScale_(node.getFloat("spatial_scale", 1.0f)),
+        workLimit_(kernelWorkLimit()) {
     const std::string mode = node.getString("mode", "avg");
     if (mode != "avg" && mode != "max") throwNodeError(node, "unknown mode '" + mode + "'");
     max_ = mode == "max";
@@ -174,6 +182,13 @@ class RoiAlignKernel final : public Kernel {
     if (idx.dims != std::vector<int64_t>{rois.dims[0]} || !typeInSet(idx.dtype, kIndexTypes))
       return ctx.fail("batch_indices must be int [" + std::to_string(rois.dims[0]) + "], got " +
                       idx.toString());
+    // Each output element averages sampling_ratio^2 samples: an attribute
+    // of 2^31 asks for 2^62 of them per element, which no run should start.
+    if (samplingRatio_ > 0)
+      SUBGRAPH_RETURN_IF_ERROR(checkKernelWork(
+          ctx.node(),
+          CheckedInt(rois.dims[0]) * x.dims[1] * outH_ * outW_ * samplingRatio_ * samplingRatio_,
+          workLimit_, "sampling_ratio " + std::to_string(samplingRatio_)));
     ctx.setOutput(0, TensorDesc{x.dtype, {rois.dims[0], x.dims[1], outH_, outW_}, nullptr});
     return Status::ok();
   }
@@ -188,6 +203,7 @@ class RoiAlignKernel final : public Kernel {
         return ctx.fail("batch_indices[" + std::to_string(r) +
                         "] = " + std::to_string(batch[static_cast<size_t>(r)]) +
                         " is out of range for " + std::to_string(x.dim(0)) + " images");
+    if (samplingRatio_ == 0) SUBGRAPH_RETURN_IF_ERROR(checkAdaptiveWork(ctx, rois, numRois, C));
     visitType<kFloatTypes>(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       const T* px = x.data<T>();
@@ -243,6 +259,35 @@ class RoiAlignKernel final : public Kernel {
     return s;
   }
 
+  // The sampling grid along one side of a bin: sampling_ratio, or with 0
+  // the bin's extent rounded up (data decides: checkAdaptiveWork bounds it).
+  int64_t gridSize(double binExtent) const {
+    if (samplingRatio_ > 0) return samplingRatio_;
+    const double g = std::ceil(binExtent);
+    // A NaN or huge roi must not make the loop unbounded.
+    return g >= 1 && g < 1e6 ? static_cast<int64_t>(g) : int64_t{1};
+  }
+
+  // With sampling_ratio 0 each roi's size sets its grid: a roi of 10^6
+  // pixels samples 10^12 times per bin. The samples of every roi, against
+  // the work limit, before any is taken.
+  Status checkAdaptiveWork(const RunContext& ctx, const std::vector<double>& rois, int64_t numRois,
+                           int64_t channels) const {
+    CheckedInt total = 0;
+    for (int64_t r = 0; r < numRois && total.ok(); ++r) {
+      const double* roi = rois.data() + r * 4;
+      double roiW = (roi[2] - roi[0]) * spatialScale_, roiH = (roi[3] - roi[1]) * spatialScale_;
+      if (!halfPixel_) {
+        roiW = std::max(roiW, 1.0);
+        roiH = std::max(roiH, 1.0);
+      }
+      const int64_t gh = gridSize(roiH / static_cast<double>(outH_));
+      const int64_t gw = gridSize(roiW / static_cast<double>(outW_));
+      total = total + CheckedInt(channels) * outH_ * outW_ * gh * gw;
+    }
+    return checkKernelWork(ctx.node(), total, workLimit_, "the rois' sampling grids");
+  }
+
   template <typename T>
   void pool(const T* image, int64_t H, int64_t W, const double* roi, T* out) const {
     if (H <= 0 || W <= 0) {  // Nothing to sample (and image[0] does not exist).
@@ -259,12 +304,6 @@ class RoiAlignKernel final : public Kernel {
       roiH = std::max(roiH, 1.0);
     }
     const double binH = roiH / static_cast<double>(outH_), binW = roiW / static_cast<double>(outW_);
-    auto gridSize = [&](double binExtent) {
-      if (samplingRatio_ > 0) return samplingRatio_;
-      const double g = std::ceil(binExtent);
-      // A NaN or huge roi must not make the loop unbounded.
-      return g >= 1 && g < 1e6 ? static_cast<int64_t>(g) : int64_t{1};
-    };
     const int64_t gridH = gridSize(binH), gridW = gridSize(binW);
     const double count = static_cast<double>(std::max<int64_t>(gridH * gridW, 1));
     for (int64_t ph = 0; ph < outH_; ++ph)
@@ -295,6 +334,7 @@ class RoiAlignKernel final : public Kernel {
 
   int64_t outH_, outW_, samplingRatio_;
   float spatialScale_;
+  uint64_t workLimit_;  // WorkLimits::kernelWork of the session; 0: none
   bool max_ = false, halfPixel_ = true;
 };
 

@@ -46,9 +46,16 @@ AxisWindow clipAxis(const WindowGeometry& g, size_t axis, int64_t o) {
 
 enum class PoolKind { kMax, kAverage };
 
+template <typename C>
+bool isNan(C v) {
+  if constexpr (std::is_floating_point_v<C>) return std::isnan(v);
+  return false;
+}
+
 class PoolKernel final : public Kernel {
  public:
-  PoolKernel(const Node& node, PoolKind kind, bool global) : kind_(kind), global_(global) {
+  PoolKernel(const Node& node, PoolKind kind, bool global)
+      : kind_(kind), global_(global), workLimit_(kernelWorkLimit()) {
     if (!global) {
       attrs_ = WindowAttrs::read(node);
       if (attrs_.kernelShape.empty()) throwNodeError(node, "kernel_shape is required");
@@ -67,6 +74,13 @@ class PoolKernel final : public Kernel {
     if (x.dims.size() < 3) return ctx.fail("X must be [N, C, D1, ...], got " + x.toString());
     WindowGeometry g;
     SUBGRAPH_RETURN_IF_ERROR(geometry(ctx, x.dims, g));
+    // Every output element visits every tap of its window, padding too:
+    // kernel_shape, not the input, sets that count.
+    CheckedInt taps = CheckedInt(x.dims[0]) * x.dims[1];
+    for (size_t a = 0; a < g.kernel.size(); ++a) taps = taps * g.outDims[a] * g.kernel[a];
+    if (!global_)
+      SUBGRAPH_RETURN_IF_ERROR(
+          checkKernelWork(ctx.node(), taps, workLimit_, "kernel_shape " + dimsToString(g.kernel)));
     std::vector<int64_t> out = {x.dims[0], x.dims[1]};
     out.insert(out.end(), g.outDims.begin(), g.outDims.end());
     ctx.setOutput(0, TensorDesc{x.dtype, out, nullptr});
@@ -138,7 +152,9 @@ class PoolKernel final : public Kernel {
                 at += (w[a].first + t[a] * g.dilations[a]) * inStrides[a];
               C v = load(xp[at]);
               if (kind_ == PoolKind::kMax) {
-                if (v > best || bestAt < 0) {
+                // A NaN anywhere in the window makes the max NaN (numpy's
+                // max, and every backend's), wherever in the window it is.
+                if (v > best || bestAt < 0 || (isNan(v) && !isNan(best))) {
                   best = v;
                   bestAt = at;
                 }
@@ -181,6 +197,7 @@ class PoolKernel final : public Kernel {
 
   PoolKind kind_;
   bool global_;
+  uint64_t workLimit_;  // WorkLimits::kernelWork of the session; 0: none
   WindowAttrs attrs_;
   bool countIncludePad_ = false;
   int64_t storageOrder_ = 0;

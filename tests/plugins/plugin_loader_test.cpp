@@ -198,6 +198,27 @@ TEST(PluginLoaderTest, RefusesFilesThatAreNotPlugins) {
   EXPECT_NE(relative.status().message().find("must be absolute"), std::string::npos);
 }
 
+/// A plugin file cut short (a failed copy, a full disk) is refused from its
+/// ELF headers, before dlopen maps segments past the end of the file and
+/// dies of SIGBUS touching them, at every cut: inside the program headers,
+/// inside a loaded segment, one byte short. The test would die of that
+/// signal were the loader asked.
+TEST(PluginLoaderTest, RefusesTruncatedFilesBeforeTheSystemLoaderMapsThem) {
+  TempDir dir;
+  const std::string elf = readAll(kPluginDir / "example_convbn.so");
+  ASSERT_GT(elf.size(), 8192u);
+  for (size_t size : {size_t{100}, size_t{4096}, elf.size() / 2, elf.size() - 1}) {
+    SCOPED_TRACE(size);
+    const fs::path cut = dir.path() / ("cut" + std::to_string(size) + ".so");
+    writeAll(cut, elf.substr(0, size));
+    expectRefused(cut, "is a truncated ELF file");
+  }
+  // What must not happen: the whole file refused.
+  writeAll(dir.path() / "whole.so", elf);
+  StatusOr<std::shared_ptr<LoadedPlugin>> whole = loadPlugin(dir.path() / "whole.so");
+  EXPECT_TRUE(whole.isOk()) << whole.status().message();
+}
+
 /// Backend lists: unknown names, missing files, a plugin claiming a
 /// built-in's name, the same backend twice, a file whose declared name
 /// differs from its file name, NONE mixed with names; and fallback.

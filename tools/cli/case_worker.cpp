@@ -1,7 +1,11 @@
 //===- tools/cli/case_worker.cpp - check-plugin cases in a child process -===//
 //
 // See case_worker.h. The parent never writes to a dead worker with write(2)
-// (SIGPIPE would end it): the socket pair takes send(MSG_NOSIGNAL).
+// (SIGPIPE would end it): the socket pair takes send(MSG_NOSIGNAL). The
+// worker's stderr is a pipe the parent drains while it waits for an answer,
+// keeping only the last kErrorTailBytes: a plugin that writes without end
+// costs the parent neither disk nor memory, and cannot block on a full
+// pipe either, so it ends as a hung case like any other.
 //
 //===----------------------------------------------------------------------===//
 #include "case_worker.h"
@@ -33,6 +37,26 @@ extern char** environ;
 namespace subgraph::cli {
 namespace {
 
+// The end of what a worker wrote on stderr: enough for the crash handler's
+// line and the few before it.
+constexpr size_t kErrorTailBytes = 64 << 10;
+
+// Reads what `fd` (non-blocking) has now into the tail, keeping its last
+// kErrorTailBytes. False once the writer closed it.
+bool drainInto(int fd, std::string& tail) {
+  char chunk[1 << 14];
+  // Bounded, so a writer faster than this loop cannot keep it here.
+  for (int rounds = 0; rounds < 1024; ++rounds) {
+    ssize_t n = ::read(fd, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) return false;
+    if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK;
+    tail.append(chunk, static_cast<size_t>(n));
+    if (tail.size() > 2 * kErrorTailBytes) tail.erase(0, tail.size() - kErrorTailBytes);
+  }
+  return true;
+}
+
 bool sendAll(int fd, const std::string& bytes) {
   size_t done = 0;
   while (done < bytes.size()) {
@@ -46,10 +70,12 @@ bool sendAll(int fd, const std::string& bytes) {
 
 // Reads from `fd` until `line` holds a '\n' and then `need` more bytes
 // after it (need is known only after the line: -1 until then). False on
-// end of input, an error, or `deadline` passing.
+// end of input, an error, or `deadline` passing. While it waits it drains
+// `errors` (the worker's stderr, -1: none) into `tail`.
 class Reader {
  public:
-  explicit Reader(int fd) : fd_(fd) {}
+  explicit Reader(int fd, int errors = -1, std::string* tail = nullptr)
+      : fd_(fd), errors_(errors), tail_(tail) {}
 
   bool readLine(std::string& line, std::chrono::steady_clock::time_point deadline) {
     while (true) {
@@ -80,11 +106,15 @@ class Reader {
       timedOut_ = true;
       return false;
     }
-    pollfd p{fd_, POLLIN, 0};
-    int ready = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1 << 30)));
+    pollfd p[2] = {{fd_, POLLIN, 0}, {errors_, POLLIN, 0}};
+    const nfds_t count = errors_ >= 0 ? 2 : 1;
+    int ready = ::poll(p, count, static_cast<int>(std::min<int64_t>(left.count(), 1 << 30)));
     if (ready < 0 && errno == EINTR) return true;
     if (ready == 0) return true;  // the loop above sees the deadline pass
     if (ready < 0) return false;
+    if (count == 2 && p[1].revents != 0 && !drainInto(errors_, *tail_))
+      errors_ = -1;  // closed: the worker is gone, the socket says so next
+    if (p[0].revents == 0) return true;
     char chunk[1 << 14];
     ssize_t n = ::read(fd_, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) return true;
@@ -94,6 +124,8 @@ class Reader {
   }
 
   int fd_;
+  int errors_;
+  std::string* tail_;
   std::string buffer_;
   bool timedOut_ = false;
 };
@@ -117,20 +149,18 @@ void CaseWorker::start() {
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
     throw std::runtime_error(std::string("check-plugin: cannot make a socket pair: ") +
                              strerror(errno));
-  char path[] = "/tmp/subgraph-check-plugin-XXXXXX";
-  int errors = ::mkostemp(path, O_CLOEXEC);
-  if (errors < 0) {
+  int errors[2];
+  if (::pipe2(errors, O_CLOEXEC) != 0) {
     ::close(pair[0]);
     ::close(pair[1]);
-    throw std::runtime_error(std::string("check-plugin: cannot make a temporary file: ") +
-                             strerror(errno));
+    throw std::runtime_error(std::string("check-plugin: cannot make a pipe: ") + strerror(errno));
   }
-  ::unlink(path);
+  ::fcntl(errors[0], F_SETFL, O_NONBLOCK);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, pair[1], 0);
   posix_spawn_file_actions_adddup2(&actions, pair[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, errors, 2);
+  posix_spawn_file_actions_adddup2(&actions, errors[1], 2);
   std::vector<std::string> argv{"subgraph"};
   argv.insert(argv.end(), args_.begin(), args_.end());
   std::vector<char*> cargv;
@@ -140,26 +170,23 @@ void CaseWorker::start() {
   int rc = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, cargv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   ::close(pair[1]);
+  ::close(errors[1]);
   if (rc != 0) {
     ::close(pair[0]);
-    ::close(errors);
+    ::close(errors[0]);
     throw std::runtime_error(std::string("check-plugin: cannot start a worker: ") + strerror(rc));
   }
   pid_ = pid;
   socket_ = pair[0];
-  errors_ = errors;
+  errors_ = errors[0];
+  errorTail_.clear();
 }
 
-std::string CaseWorker::lastErrorLine() const {
-  std::string text;
-  char chunk[4096];
-  ssize_t n;
-  off_t at = 0;
-  while ((n = ::pread(errors_, chunk, sizeof chunk, at)) > 0) {
-    text.append(chunk, static_cast<size_t>(n));
-    at += n;
-    if (text.size() > (1 << 20)) text.erase(0, text.size() - (1 << 16));
-  }
+std::string CaseWorker::lastErrorLine() {
+  // The worker is gone; what it wrote last is in the pipe. (A process it
+  // started may still hold the pipe open: drainInto does not wait for it.)
+  drainInto(errors_, errorTail_);
+  std::string text = errorTail_;
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
   size_t nl = text.rfind('\n');
   std::string line = nl == std::string::npos ? text : text.substr(nl + 1);
@@ -194,7 +221,7 @@ std::string CaseWorker::check(const Graph& graph, uint64_t inputSeed, testkit::C
   if (pid_ < 0) start();
   const std::string text = printGraph(graph);
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
-  Reader reader(socket_);
+  Reader reader(socket_, errors_, &errorTail_);
   std::string header, failure;
   if (sendAll(socket_, fmt::format("{} {}\n", inputSeed, text.size()) + text) &&
       reader.readLine(header, deadline)) {

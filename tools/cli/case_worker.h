@@ -9,9 +9,9 @@
 // Protocol, over a socket pair (the worker's stdin and stdout): a request
 // is "<seed> <bytes>\n" then the case's graph in the text format; the
 // answer is "<formed> <ran> <bytes>\n" then the failure ("" for a pass).
-// The worker's stderr goes to a file the parent reads when the worker
-// dies: the plugin crash handler's line (crash_handler.h) becomes the
-// case's failure.
+// The worker's stderr goes to a pipe the parent drains while it waits,
+// keeping a bounded tail; when the worker dies, the last line there (the
+// plugin crash handler's, crash_handler.h) becomes the case's failure.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -45,13 +45,14 @@ class CaseWorker {
   void start();
   /// Reaps the worker (killing it first when `kill`); returns how it ended.
   std::string stop(bool kill);
-  std::string lastErrorLine() const;
+  std::string lastErrorLine();
 
   std::vector<std::string> args_;
   std::chrono::seconds timeout_;
   pid_t pid_ = -1;
-  int socket_ = -1;  // the parent's end
-  int errors_ = -1;  // the worker's stderr, an unlinked file
+  int socket_ = -1;        // the parent's end
+  int errors_ = -1;        // the read end of the worker's stderr (non-blocking)
+  std::string errorTail_;  // the last bytes read from it
 };
 
 /// The worker's side: answers requests on stdin/stdout until end of input.

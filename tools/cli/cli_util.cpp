@@ -33,6 +33,9 @@
 #include "subgraph/onnx/onnx_export.h"
 #include "subgraph/onnx/onnx_import.h"
 #endif
+#ifdef SUBGRAPH_CLI_HAVE_API
+#include "subgraph/api/inference_session.h"
+#endif
 #ifdef SUBGRAPH_CLI_HAVE_PLUGINS
 #include "subgraph/plugins/plugin_loader.h"
 #endif
@@ -177,13 +180,11 @@ CliLimits& cliLimits() {
 }
 
 uint64_t defaultMemoryLimit() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  uint64_t kib = 0;
-  std::string unit;
-  while (meminfo >> key >> kib >> unit)
-    if (key == "MemTotal:") return kib / 4 * 3 * 1024;
-  return 0;
+#ifdef SUBGRAPH_CLI_HAVE_API
+  return api::defaultMemoryLimitBytes();  // the Python package's default too
+#else
+  return 0;  // nothing here runs a model
+#endif
 }
 
 uint64_t memoryLimit() { return cliLimits().memory ? cliLimits().memory : defaultMemoryLimit(); }
@@ -199,7 +200,10 @@ void parseLimitSpecs(const std::vector<std::string>& specs) {
                                          {"tensor-bytes", &CliLimits::tensorBytes, kAny},
                                          {"nodes", &CliLimits::nodes, kAny},
                                          {"depth", &CliLimits::depth, kMaxDepthLimit},
-                                         {"memory", &CliLimits::memory, kAny}};
+                                         {"memory", &CliLimits::memory, kAny},
+                                         {"loop-iterations", &CliLimits::loopIterations, kAny},
+                                         {"loop-seconds", &CliLimits::loopSeconds, kAny},
+                                         {"kernel-work", &CliLimits::kernelWork, kAny}};
   auto known = [] {
     std::string names;
     for (const auto& [name, field, max] : kNames)
@@ -267,6 +271,9 @@ std::string withLimitHint(const Status& status) {
       {"maxTensorBytes limit", "tensor-bytes"},
       {"exceeds the limit of", "tensor-bytes"},
       {"over the memory limit", "memory"},
+      {"loop iteration limit", "loop-iterations"},
+      {"loop time limit", "loop-seconds"},
+      {"kernel work limit", "kernel-work"},
   };
   const std::string& message = status.message();
   for (const auto& [phrase, name] : kPhrases)
@@ -457,23 +464,27 @@ void writeOutput(const std::string& path, const std::function<void(std::ostream&
 }
 
 void writeTextModel(const Graph& graph, const std::string& path, bool inlineConstants) {
-  if (path == "-" || inlineConstants) {
+  if (path == "-") {
     writeOutput(path, [&](std::ostream& os) { printGraph(graph, os); });
-    if (path != "-") std::filesystem::remove(path + ".data");
     return;
   }
   const std::string dataPath = path + ".data";
   PrintOptions print;
   print.externalDataLocation = std::filesystem::path(dataPath).filename().string();
   std::string text;
-  // The data first, then the text that points into it.
-  throwIfError(writeFileAtomically(dataPath, [&](std::ostream& data) {
-    print.externalData = &data;
-    text = printGraph(graph, print);
-  }));
-  std::error_code ec;
-  if (std::filesystem::file_size(dataPath, ec) == 0 && !ec) std::filesystem::remove(dataPath);
-  writeOutput(path, [&](std::ostream& os) { os << text; });
+  // The text and its data file are one model: both are written before
+  // either replaces its old file, and a failure keeps both old ones, so the
+  // old text never meets the new constants. The data comes first (printing
+  // the text writes it); a model with none removes a stale data file.
+  std::vector<FileToWrite> files;
+  files.push_back({dataPath,
+                   [&](std::ostream& data) {
+                     if (!inlineConstants) print.externalData = &data;
+                     text = printGraph(graph, print);
+                   },
+                   /*removeIfEmpty=*/true});
+  files.push_back({path, [&](std::ostream& os) { os << text; }, false});
+  throwIfError(writeFilesAtomically(files));
 }
 
 void writeModelFile(const Graph& graph, const std::string& path, bool inlineConstants) {

@@ -74,11 +74,14 @@ inline constexpr uint64_t kMaxDepthLimit = 255;
 /// are process-wide because they belong to the invocation, not to one
 /// command: every command that loads a model honours them.
 struct CliLimits {
-  uint64_t modelBytes = 0;   ///< `model-bytes`: size of a model file.
-  uint64_t tensorBytes = 0;  ///< `tensor-bytes`: one constant or initializer.
-  uint64_t nodes = 0;        ///< `nodes`: nodes in a model, subgraphs included.
-  uint64_t depth = 0;        ///< `depth`: nesting of subgraphs (If/Loop bodies).
-  uint64_t memory = 0;       ///< `memory`: a session's memory plan (`run`).
+  uint64_t modelBytes = 0;      ///< `model-bytes`: size of a model file.
+  uint64_t tensorBytes = 0;     ///< `tensor-bytes`: one constant or initializer.
+  uint64_t nodes = 0;           ///< `nodes`: nodes in a model, subgraphs included.
+  uint64_t depth = 0;           ///< `depth`: nesting of subgraphs (If/Loop bodies).
+  uint64_t memory = 0;          ///< `memory`: a session's memory plan (`run`).
+  uint64_t loopIterations = 0;  ///< `loop-iterations`: a Loop's, nested ones included.
+  uint64_t loopSeconds = 0;     ///< `loop-seconds`: a Loop's wall time.
+  uint64_t kernelWork = 0;      ///< `kernel-work`: steps of one kernel call.
 };
 
 /// The limits of this invocation (all zero until `--limit` sets one).

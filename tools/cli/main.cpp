@@ -150,7 +150,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> limits;
   app.add_option("--limit", limits,
                  "Resource limit NAME=VALUE (repeatable; K/M/G suffixes): model-bytes, "
-                 "tensor-bytes, nodes, depth (subgraph nesting), memory (a run's memory plan)")
+                 "tensor-bytes, nodes, depth (subgraph nesting), memory (a run's memory plan), "
+                 "loop-iterations and loop-seconds (a Loop's, nested ones included), "
+                 "kernel-work (steps of one kernel call)")
       ->type_name("NAME=VALUE")
       ->take_last()
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);

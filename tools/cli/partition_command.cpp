@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 #include <spawn.h>
 #include <spdlog/spdlog.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,6 +37,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,7 @@
 #include "subgraph/analysis/graphviz.h"
 #include "subgraph/ir/text_format.h"
 #include "subgraph/partition/partitioner.h"
+#include "subgraph/support/file_io.h"
 #ifdef SUBGRAPH_CLI_HAVE_PLUGINS
 #include "subgraph/plugins/plugin_loader.h"
 #endif
@@ -137,15 +140,40 @@ DotOptions regionPicture(const PartitionReport& report) {
   return dot;
 }
 
-// Runs `dot -Tsvg -o svg dotFile`. posix_spawnp rather than system(): no
-// shell, so file names need no quoting.
-void renderSvg(const std::string& dotFile, const std::string& svg) {
-  std::vector<std::string> args = {"dot", "-Tsvg", "-o", svg, dotFile};
+// Fills `fd`, an anonymous file (no name anyone could replace or point
+// elsewhere), with `bytes` and rewinds it; for Graphviz's stdin.
+void fillAnonymousFile(const UniqueFd& fd, const std::string& bytes) {
+  if (fd.get() < 0) throw Error(std::string("cannot make a file for Graphviz: ") + strerror(errno));
+  for (size_t done = 0; done < bytes.size();) {
+    ssize_t n = ::write(fd.get(), bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw Error(std::string("cannot write a file for Graphviz: ") + strerror(errno));
+    done += static_cast<size_t>(n);
+  }
+  ::lseek(fd.get(), 0, SEEK_SET);
+}
+
+// Runs `dot -Tsvg` on `dotText` and returns the SVG. Graphviz reads and
+// writes anonymous files, never a path: `-o svg` would open the target
+// itself and follow a symlink planted there, so the SVG reaches its file
+// through the atomic writer like every other output. posix_spawnp rather
+// than system(): no shell.
+std::string renderSvg(const std::string& dotText, const std::string& svg) {
+  UniqueFd in(::memfd_create("subgraph-dot", MFD_CLOEXEC));
+  UniqueFd out(::memfd_create("subgraph-svg", MFD_CLOEXEC));
+  fillAnonymousFile(in, dotText);
+  fillAnonymousFile(out, "");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in.get(), 0);
+  posix_spawn_file_actions_adddup2(&actions, out.get(), 1);
+  std::vector<std::string> args = {"dot", "-Tsvg"};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = 0;
-  int rc = posix_spawnp(&pid, "dot", nullptr, nullptr, argv.data(), environ);
+  int rc = posix_spawnp(&pid, "dot", &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
   if (rc == ENOENT)
     throw Error(StatusCode::kNotFound, svg +
                                            ": Graphviz 'dot' is not installed; write --dot "
@@ -158,27 +186,31 @@ void renderSvg(const std::string& dotFile, const std::string& svg) {
     throw Error(svg + ": Graphviz 'dot' failed" +
                 (WIFEXITED(status) ? " with exit status " + std::to_string(WEXITSTATUS(status))
                                    : std::string(" (killed)")));
+  std::string picture;
+  char chunk[1 << 16];
+  for (off_t at = 0;;) {
+    ssize_t n = ::pread(out.get(), chunk, sizeof chunk, at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error(svg + ": cannot read Graphviz's output: " + strerror(errno));
+    if (n == 0) break;
+    picture.append(chunk, static_cast<size_t>(n));
+    at += n;
+  }
+  return picture;
 }
 
 void writePicture(const Graph& original, const PartitionReport& report,
                   const PartitionCommandOptions& options) {
   DotOptions dot = regionPicture(report);
-  std::string dotFile = options.dot;
-  bool temporary = false;
-  if (dotFile.empty()) {
-    dotFile = options.svg + ".dot.tmp";
-    temporary = true;
+  std::ostringstream dotText;
+  writeDot(original, dotText, dot);
+  if (!options.dot.empty()) {
+    writeOutput(options.dot, [&](std::ostream& os) { os << dotText.str(); });
+    spdlog::info("wrote {}", options.dot);
   }
-  writeOutput(dotFile, [&](std::ostream& os) { writeDot(original, os, dot); });
-  if (!options.dot.empty()) spdlog::info("wrote {}", options.dot);
   if (options.svg.empty()) return;
-  try {
-    renderSvg(dotFile, options.svg);
-  } catch (...) {
-    if (temporary) std::filesystem::remove(dotFile);
-    throw;
-  }
-  if (temporary) std::filesystem::remove(dotFile);
+  const std::string picture = renderSvg(dotText.str(), options.svg);
+  writeOutput(options.svg, [&](std::ostream& os) { os << picture; });
   spdlog::info("wrote {}", options.svg);
 }
 

@@ -69,23 +69,23 @@
 
 #include "cli_util.h"
 #include "command.h"
+#include "subgraph/runtime/session.h"
 #include "subgraph/support/checked_int.h"
+#include "subgraph/support/half.h"
 
 #ifdef SUBGRAPH_CLI_HAVE_API
 #include "subgraph/api/inference_session.h"
 #include "subgraph/api/output_check.h"
 #include "subgraph/plugins/plugin_loader.h"
 #include "subgraph/runtime/npy.h"
-#include "subgraph/runtime/session.h"
 #include "subgraph/runtime/tensor_file.h"
 #endif
 
 namespace subgraph::cli {
 namespace {
 
-/// Upper bounds of --runs/--warmup and --threads.
+/// Upper bound of --runs/--warmup (--threads takes runtime::kMaxThreads).
 constexpr int kMaxRuns = 1'000'000;
-constexpr int kMaxThreads = 1024;
 
 struct RunCommandOptions {
   std::string file;
@@ -164,6 +164,12 @@ Tensor randomTensor(const std::string& name, DataType dtype, const std::vector<i
   switch (dtype) {
     case DataType::kFloat32: fill(float{}, [&] { return real(rng); }); break;
     case DataType::kFloat64: fill(double{}, [&] { return real(rng); }); break;
+    case DataType::kFloat16:
+      fill(uint16_t{}, [&] { return floatToHalfBits(static_cast<float>(real(rng))); });
+      break;
+    case DataType::kBFloat16:
+      fill(uint16_t{}, [&] { return floatToBFloat16Bits(static_cast<float>(real(rng))); });
+      break;
     case DataType::kInt64: fill(int64_t{}, [&] { return small(rng); }); break;
     case DataType::kInt32: fill(int32_t{}, [&] { return small(rng); }); break;
     case DataType::kInt16: fill(int16_t{}, [&] { return small(rng); }); break;
@@ -178,6 +184,17 @@ Tensor randomTensor(const std::string& name, DataType dtype, const std::vector<i
                   "--random-inputs cannot make " + std::string(dataTypeName(dtype)) + " data");
   }
   return Tensor(dtype, dims, std::move(bytes));
+}
+
+// The work limits in force: `--limit loop-iterations`, `loop-seconds` and
+// `kernel-work`, each else the runtime's default.
+runtime::WorkLimits workLimits() {
+  runtime::WorkLimits work;
+  const CliLimits& set = cliLimits();
+  if (set.loopIterations) work.loopIterations = set.loopIterations;
+  if (set.loopSeconds) work.loopSeconds = static_cast<double>(set.loopSeconds);
+  if (set.kernelWork) work.kernelWork = set.kernelWork;
+  return work;
 }
 
 // Inputs from --input files, the rest random when --random-inputs is set.
@@ -454,6 +471,7 @@ Prepared prepare(const RunCommandOptions& options) {
   io.pluginOptions = std::move(pluginOptions).value();
   io.passes = options.passes.empty() ? "default" : options.passes;
   io.memoryLimitBytes = memoryLimit();  // 0: none known
+  io.work = workLimits();
   auto made = api::InferenceSession::create(std::move(graph), std::move(io));
   if (!made.isOk()) {
     if (made.status().message().rfind("passes: ", 0) == 0)
@@ -684,8 +702,9 @@ void runModel(const RunCommandOptions& options) {
   std::vector<std::string> written = writeOutputs(p, m, options);
   std::vector<api::Comparison> comparisons;
   if (options.check) {
-    auto compared = api::compareWithReference(*p.original, p.inputs, m.last.outputs,
-                                              p.rule.tolerance, p.rule.of, memoryLimit());
+    auto compared =
+        api::compareWithReference(*p.original, p.inputs, m.last.outputs, p.rule.tolerance,
+                                  p.rule.of, memoryLimit(), workLimits());
     if (!compared.isOk()) throwWithHint(compared.status());
     comparisons = std::move(compared).value();
   }
@@ -721,7 +740,7 @@ const CommandRegistration kRun("run", [](CLI::App& app) {
   cmd->add_option("--warmup", options->warmup, "Untimed runs before the timed ones")
       ->check(CLI::Range(0, kMaxRuns));
   cmd->add_option("--threads", options->threads, "Worker threads (0: one per core)")
-      ->check(CLI::Range(0, kMaxThreads));
+      ->check(CLI::Range(0, static_cast<int>(runtime::kMaxThreads)));
   cmd->add_flag("--check", options->check,
                 "Compare with the unpartitioned graph on the reference backend");
   cmd->add_option("--tolerance", options->tolerance,

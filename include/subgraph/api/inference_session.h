@@ -58,6 +58,13 @@ Status applyInputShapes(Graph& graph, const InputShapes& shapes);
 StatusOr<std::unique_ptr<Graph>> loadModel(const std::string& path,
                                            const ModelOptions& options = {});
 
+/// The memory limit every front end (the program, the Python package) sets
+/// when the user sets none: three quarters of the machine's memory
+/// (MemTotal), so that a 100-byte model asking for hundreds of GiB fails
+/// with a line naming the limit instead of being killed, while any model
+/// that fits the machine runs. 0 (no limit) where MemTotal cannot be read.
+uint64_t defaultMemoryLimitBytes();
+
 /// The precisions backends may offer; "" is each backend's default.
 /// kInvalidArgument for anything else.
 Status checkPrecision(const std::string& precision);
@@ -85,8 +92,12 @@ struct InferenceOptions {
   /// The pass pipeline run before partitioning ("default", "none", or a
   /// list; see docs/passes.md). Not run without backends.
   std::string passes = "default";
-  /// Fail compile or run when a memory plan needs more; 0: no limit.
+  /// Fail compile or run when a memory plan needs more; 0: no limit. The
+  /// front ends set defaultMemoryLimitBytes() unless the user sets one.
   uint64_t memoryLimitBytes = 0;
+  /// Limits on Loops and on kernels whose work an attribute or the data
+  /// sets (runtime::WorkLimits; its defaults unless changed).
+  runtime::WorkLimits work;
   /// Directories searched for plugins by name; empty: the default path.
   std::vector<std::filesystem::path> pluginSearchPath;
   /// A selection already resolved (the CLI resolves its own to report
@@ -144,6 +155,6 @@ class InferenceSession {
 StatusOr<std::vector<Comparison>> compareWithReference(
     const Graph& original, const std::vector<runtime::NamedTensor>& inputs,
     const std::vector<runtime::NamedTensor>& outputs, double tolerance, ToleranceOf of,
-    uint64_t memoryLimitBytes = 0);
+    uint64_t memoryLimitBytes = 0, const runtime::WorkLimits& work = {});
 
 }  // namespace subgraph::api

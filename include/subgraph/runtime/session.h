@@ -39,6 +39,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "subgraph/ir/graph.h"
@@ -121,6 +122,36 @@ struct SessionCallbacks {
   std::function<void()> onWaitFinish;
 };
 
+/// The most worker threads any entry point takes (SessionOptions::threads,
+/// a plugin's kernel context, `--threads`, Python's `threads=`): oneTBB
+/// crashes on an arena of 2^31 slots and oneDNN's OpenMP teams on tens of
+/// thousands, so a larger count is a mistake to report, never to pass on.
+inline constexpr int64_t kMaxThreads = 1024;
+
+/// The one bounds check of a thread count: kInvalidArgument naming `what`
+/// (the option the caller exposes, e.g. "--threads") unless 0 <= threads
+/// <= kMaxThreads (0 means one per core).
+Status checkThreadCount(int64_t threads, std::string_view what = "threads");
+
+/// What one request may spend besides memory. A hostile model can ask for
+/// unbounded work in a few bytes: a 1 KB Loop nest for 40^6 iterations, a
+/// trip count of 2^62, a RoiAlign sampling_ratio of 2^31. Past a limit the
+/// request fails with kLimitExceeded and a line naming the limit (the CLI's
+/// `--limit loop-iterations`, `loop-seconds`, `kernel-work`). The defaults
+/// stop those models within seconds and are far above what real models
+/// need; 0 turns a limit off.
+struct WorkLimits {
+  /// Loop body iterations, counted over a Loop and every Loop nested in its
+  /// body (each inner iteration counts too).
+  uint64_t loopIterations = uint64_t{1} << 22;
+  /// Seconds of wall time a Loop may run, the Loops nested in it included.
+  double loopSeconds = 20;
+  /// Elementary steps (samples, window taps) one kernel call may take where
+  /// an attribute or the data, not the size of its tensors, sets their
+  /// number: RoiAlign's sampling grid, a pooling or LRN window.
+  uint64_t kernelWork = uint64_t{1} << 34;
+};
+
 /// How a session is built.
 struct SessionOptions {
   /// Registered runtime backend names (BackendRegistry), in priority
@@ -129,6 +160,7 @@ struct SessionOptions {
   /// Backend instances to use ahead of the named ones (embedding, tests).
   std::vector<std::shared_ptr<Backend>> backendInstances;
   /// Worker threads for the session's oneTBB arena; 0 means one per core.
+  /// Outside [0, kMaxThreads], load() and compile() fail.
   int threads = 0;
   /// Run independent branches concurrently when threads > 1 and no kernel
   /// brings its own thread pool (Kernel::usesOwnThreads); see
@@ -137,6 +169,9 @@ struct SessionOptions {
   /// Fail compile() or run() when one frame plus the static memory would
   /// need more than this many bytes; 0 means no limit.
   uint64_t memoryLimitBytes = 0;
+  /// Limits on the work of Loops and of kernels whose work an attribute or
+  /// the data sets.
+  WorkLimits work;
   /// Put a BFC arena in front of each device's allocator for frame memory.
   bool useArena = true;
   /// Concrete dims for graph inputs with symbolic or unknown dims, used to

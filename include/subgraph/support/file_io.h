@@ -14,6 +14,10 @@
 //    ones, never a truncated mix, and a planted symlink at a predictable
 //    temporary name is never followed. The input of `convert m.sg m.sg` on
 //    a full disk survives.
+//  - writeFilesAtomically() does the same for files that belong together,
+//    a model's text and its data file: all are written before any replaces
+//    its target, and a failed move puts the old ones back, so a failed
+//    `convert new.sg old.sg` never leaves old.sg with new.sg's constants.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -22,6 +26,7 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "subgraph/support/status.h"
 
@@ -64,5 +69,23 @@ StatusOr<std::string> readRegularFile(const std::string& path, uint64_t maxBytes
 /// or moved into place.
 Status writeFileAtomically(const std::string& path,
                            const std::function<void(std::ostream&)>& write);
+
+/// One file of a set written by writeFilesAtomically().
+struct FileToWrite {
+  std::string path;
+  std::function<void(std::ostream&)> write;
+  /// Remove `path` instead of writing it when `write` wrote nothing (a
+  /// model whose constants all fit in its text has no data file).
+  bool removeIfEmpty = false;
+};
+
+/// Writes `files` as one: each into a new temporary file beside its target
+/// (as writeFileAtomically does), and only once every one is written in
+/// full are they moved into place, in order. When a move fails, the targets
+/// already replaced get their old files back, so the set holds either all
+/// its old files or all the new ones. A target that is a device or FIFO is
+/// written in place, outside that promise. `write` may throw; the temporary
+/// files are removed and the exception passes through.
+Status writeFilesAtomically(const std::vector<FileToWrite>& files);
 
 }  // namespace subgraph

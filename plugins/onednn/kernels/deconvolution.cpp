@@ -129,7 +129,9 @@ size_t Deconvolution::prepare(std::span<const int64_t> in) {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::post_ops ops;
-  for (const Activation& a : s.activations) appendEltwise(ops, a);
+  // Only those oneDNN applies to NaN as ONNX does; execute() applies the
+  // rest (activation.h).
+  for (size_t i = 0; i < exactPostOps(s.activations); ++i) appendEltwise(ops, s.activations[i]);
   attr.set_post_ops(ops);
   dnnl::deconvolution_forward::desc desc(
       dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct, p->srcDesc,
@@ -160,6 +162,8 @@ void Deconvolution::execute(std::span<const int64_t> in, const void* src, void* 
                                 {DNNL_ARG_DST, dstMem},
                                 {DNNL_ARG_SCRATCHPAD, scratchMem}});
   stream.wait();
+  const std::span<const Activation> acts = spec_.activations;
+  applyOnHost(acts.subspan(exactPostOps(acts)), outputDims(in), spec_.format, dst);
 }
 
 }  // namespace subgraph::onednn

@@ -228,7 +228,9 @@ ConvProblem convProblem(const ConvSpec& s, std::span<const int64_t> inputDims,
   p.attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::post_ops ops;
   if (s.sumResidual) ops.append_sum(1.0f);
-  for (const Activation& a : s.activations) appendEltwise(ops, a);
+  // Only those oneDNN applies to NaN as ONNX does; execute() applies the
+  // rest (activation.h).
+  for (size_t i = 0; i < exactPostOps(s.activations); ++i) appendEltwise(ops, s.activations[i]);
   p.attr.set_post_ops(ops);
   p.winograd = s.winograd && winogradShape(s);
   return p;
@@ -433,6 +435,8 @@ void FusedConv::execute(std::span<const int64_t> inputDims, const void* src, con
                                 {DNNL_ARG_SCRATCHPAD, scratchMem}});
   if (p->relayout) p->relayout->dstOut.execute(stream, convDst, dstMem);
   stream.wait();
+  const std::span<const Activation> acts = spec_.activations;
+  applyOnHost(acts.subspan(exactPostOps(acts)), p->outDims, spec_.dstFormat, dst);
 }
 
 }  // namespace subgraph::onednn

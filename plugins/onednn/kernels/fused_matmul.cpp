@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "fused_matmul.h"
 
+#include <array>
 #include <cstddef>
 #include <cstring>
 #include <stdexcept>
@@ -122,7 +123,10 @@ size_t FusedMatMul::prepare(std::span<const int64_t> aDims, std::span<const int6
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::post_ops ops;
   if (spec_.sumResidual) ops.append_sum(1.0f);
-  for (const Activation& a : spec_.activations) appendEltwise(ops, a);
+  // Only those oneDNN applies to NaN as ONNX does; execute() applies the
+  // rest (activation.h).
+  for (size_t i = 0; i < exactPostOps(spec_.activations); ++i)
+    appendEltwise(ops, spec_.activations[i]);
   attr.set_post_ops(ops);
   dnnl::matmul::desc desc = spec_.bias.empty()
                                 ? dnnl::matmul::desc(p->aDesc, p->bDesc, p->dstDesc)
@@ -181,6 +185,10 @@ void FusedMatMul::execute(std::span<const int64_t> aDims, std::span<const int64_
   if (!spec_.bias.empty()) args.emplace(DNNL_ARG_BIAS, p->bias);
   p->primitive.execute(stream, args);
   stream.wait();
+  const std::span<const Activation> acts = spec_.activations;
+  const auto elements = static_cast<int64_t>(p->dstDesc.get_size() / sizeof(float));
+  applyOnHost(acts.subspan(exactPostOps(acts)), std::array<int64_t, 1>{elements}, Format::kPlain,
+              dst);
 }
 
 }  // namespace subgraph::onednn

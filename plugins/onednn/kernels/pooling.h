@@ -3,7 +3,8 @@
 // The pooling family of the compute core: 2-D MaxPool, AveragePool (with or
 // without the padding counted) and their global forms, on NCHW tensors in
 // plain or blocked format, so that a pool between two fused convolutions
-// keeps the blocked layout.
+// keeps the blocked layout. A max over a window that holds a NaN is NaN,
+// as on every other backend (pooling.cpp says how).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -49,6 +50,8 @@ class Pooling {
 
  private:
   struct Prepared;
+  /// Sets NaN in `dst` wherever the window holds a NaN of `src`.
+  void markNanWindows(std::span<const int64_t> in, const void* src, void* dst) const;
   PoolSpec spec_;
   ShapeCache<Prepared> cache_;
 };

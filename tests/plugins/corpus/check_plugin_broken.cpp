@@ -31,6 +31,10 @@
 //  * BROKEN_HANG_RUN, backend `hang_run`: fuses each Relu alone, and its
 //    kernel never returns. check-plugin must fail the case as hung, after
 //    its --case-timeout, and go on;
+//  * BROKEN_SPEW_RUN, backend `spew_run`: fuses each Relu alone, and its
+//    kernel writes to stderr without end. check-plugin must keep only a
+//    bounded tail of it (no file growing on disk, no memory growing in the
+//    parent) and fail the case as hung;
 //  * BROKEN_NEVER_FUSES, backend `never_fuses`: a selector that accepts no
 //    node, so check-plugin's cases all pass without testing anything.
 //    check-plugin must fail it, saying the plugin was not exercised.
@@ -44,6 +48,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -124,6 +129,9 @@ class ForgetfulReluKernel final : public sdk::Kernel {
     crash();
 #elif defined(BROKEN_HANG_RUN)
     while (true) std::this_thread::sleep_for(std::chrono::seconds(1));
+#elif defined(BROKEN_SPEW_RUN)
+    static const std::string line(4096, 'x');
+    while (true) std::fwrite(line.data(), 1, line.size(), stderr);
 #elif defined(BROKEN_OVERFLOW_RUN)
     if (overflow(0) == 42) return;
 #elif defined(BROKEN_HELPER_CRASH)
@@ -180,6 +188,13 @@ SUBGRAPH_PLUGIN("helper_crash", "0.0.1",
                    [](const sdk::NodeView&, const sdk::KernelContext&) {
                      return std::make_unique<ForgetfulReluKernel>();
                    });
+}
+#elif defined(BROKEN_SPEW_RUN)
+SUBGRAPH_PLUGIN("spew_run", "0.0.1", "test fixture: a Relu kernel that writes without end") {
+  plugin.addProperty<ReluProperty>();
+  plugin.addKernel("subgraph.spew_run.relu", [](const sdk::NodeView&, const sdk::KernelContext&) {
+    return std::make_unique<ForgetfulReluKernel>();
+  });
 }
 #elif defined(BROKEN_HANG_RUN)
 SUBGRAPH_PLUGIN("hang_run", "0.0.1", "test fixture: a Relu kernel that never returns") {
