@@ -9,7 +9,8 @@
 //     precomputed, moving any that sit on another backend to the host;
 //  3. create slots and steps in topological order, inserting a copy step in
 //     front of the first consumer that needs a value in another placement
-//     (copies are shared by later consumers of the same placement);
+//     (copies are shared by later consumers of the same placement; where
+//     no backend copies directly, two copies through host plain memory);
 //  4. copy graph outputs to host plain memory where they are not already;
 //  5. plan static memory, run static copies (constant data moved to another
 //     device or layout, once) and the kernels' session prologues.
@@ -202,11 +203,7 @@ class ProgramBuilder {
         break;
       }
     }
-    if (!kernel)
-      return Status::error(StatusCode::kUnsupported,
-                           "no backend can copy value '" + src.name + "' from " +
-                               placementName(req.from, req.fromLayout) + " to " +
-                               placementName(req.to, req.toLayout));
+    if (!kernel) return composedCopy(slot, device, layout, consumer, req);
     Step step;
     step.info.name = "copy:" + src.name + "->" + placementName(req.to, req.toLayout);
     step.info.op = "Copy";
@@ -233,6 +230,34 @@ class ProgramBuilder {
     p_.steps.push_back(std::move(step));
     copies_.emplace(key, outId);
     return outId;
+  }
+
+  // When no backend copies between two placements directly, the value goes
+  // through host plain memory, which every backend's copies reach: a
+  // device's layout to the host, then the host to another plugin's blocked
+  // layout (cuDNN's nhwc.f16 into oneDNN's nChw16c). One endpoint already
+  // host plain means there is no third placement to try.
+  StatusOr<int> composedCopy(int slot, int device, const Layout* layout, const Backend& consumer,
+                             const CopyRequest& req) {
+    const std::string name = p_.slots[static_cast<size_t>(slot)].name;
+    const std::string what = "no backend can copy value '" + name + "' from " +
+                             placementName(req.from, req.fromLayout) + " to " +
+                             placementName(req.to, req.toLayout);
+    const bool fromHostPlain = req.from.isHost() && !req.fromLayout;
+    const bool toHostPlain = req.to.isHost() && !req.toLayout;
+    if (fromHostPlain || toHostPlain) return Status::error(StatusCode::kUnsupported, what);
+    StatusOr<int> plain = slotIn(slot, p_.hostDevice, nullptr, consumer);
+    if (!plain.isOk())
+      return Status::error(
+          StatusCode::kUnsupported,
+          what + ", directly or through host plain memory: " + plain.status().message());
+    StatusOr<int> placed = slotIn(plain.value(), device, layout, consumer);
+    if (!placed.isOk())
+      return Status::error(
+          StatusCode::kUnsupported,
+          what + ", directly or through host plain memory: " + placed.status().message());
+    copies_.emplace(std::make_tuple(slot, device, layout), placed.value());
+    return placed.value();
   }
 
   int deviceOf(const Backend& backend) const {

@@ -83,9 +83,12 @@ Hooks hooks;
 // y = x * k on blocked4 memory, k a [C] weight also in blocked4 ([1, C]).
 class ToyScale final : public Kernel {
  public:
-  explicit ToyScale(std::string tag) : tag_(std::move(tag)) { ++hooks.created; }
-  const Layout* inputLayout(size_t) const override { return &kBlocked4; }
-  const Layout* outputLayout(size_t) const override { return &kBlocked4; }
+  explicit ToyScale(std::string tag, const Layout* layout = &kBlocked4)
+      : tag_(std::move(tag)), layout_(layout) {
+    ++hooks.created;
+  }
+  const Layout* inputLayout(size_t) const override { return layout_; }
+  const Layout* outputLayout(size_t) const override { return layout_; }
   size_t staticBytes() const override { return 16; }
   Status onSessionPrologue(SessionPrologueContext& ctx) override {
     EXPECT_EQ(ctx.staticMemory().size(), 16u);
@@ -117,6 +120,7 @@ class ToyScale final : public Kernel {
     return Status::ok();
   }
   std::string tag_;
+  const Layout* layout_;
 };
 
 class ToyBackend final : public Backend {
@@ -271,6 +275,112 @@ TEST(BackendTest, MissingCopyIsACompileError) {
   Status st = s.compile();
   EXPECT_EQ(st.code(), StatusCode::kUnsupported);
   EXPECT_EQ(st.message(), "no backend can copy value 'r' from cpu:0 to toy:0@blocked4");
+}
+
+// A host backend with a blocked layout of its own ("host4", the bytes of
+// blocked4) and copies only between it and host plain memory: oneDNN's
+// nChw16c beside a device plugin's layout.
+const class HostBlocked4 final : public Layout {
+ public:
+  std::string_view name() const override { return "host4"; }
+  size_t byteSize(DataType dtype, std::span<const int64_t> dims) const override {
+    return kBlocked4.byteSize(dtype, dims);
+  }
+} kHostBlocked4;
+
+class HostBlockedBackend final : public Backend {
+ public:
+  HostBlockedBackend() : Backend("hostblk", Device{"cpu", 0}, nullptr, nullptr) {
+    auto p = std::make_shared<Provider>("hostblk");
+    p->add("subgraph.hostblk.Scale",
+           [](const Node&, const Backend&) -> StatusOr<std::unique_ptr<Kernel>> {
+             return std::unique_ptr<Kernel>(std::make_unique<ToyScale>("h", &kHostBlocked4));
+           });
+    addProvider(p);
+  }
+  std::unique_ptr<Kernel> createCopy(const CopyRequest& r) const override {
+    if (!r.from.isHost() || !r.to.isHost()) return nullptr;
+    if (!r.fromLayout && r.toLayout == &kHostBlocked4) return std::make_unique<HostCopy4>(true);
+    if (r.fromLayout == &kHostBlocked4 && !r.toLayout) return std::make_unique<HostCopy4>(false);
+    return nullptr;
+  }
+
+ private:
+  // ToyCopy, labelled with host4 instead of blocked4.
+  class HostCopy4 final : public Kernel {
+   public:
+    explicit HostCopy4(bool toBlocked) : toBlocked_(toBlocked), copy_(toBlocked) {}
+    const Layout* inputLayout(size_t) const override {
+      return toBlocked_ ? nullptr : &kHostBlocked4;
+    }
+    const Layout* outputLayout(size_t) const override {
+      return toBlocked_ ? &kHostBlocked4 : nullptr;
+    }
+    Status resize(ResizeContext& ctx) const override {
+      TensorDesc d = ctx.inputDesc(0);
+      d.layout = toBlocked_ ? &kHostBlocked4 : nullptr;
+      ctx.setOutput(0, d);
+      return Status::ok();
+    }
+    Status run(RunContext& ctx) const override { return copy_.run(ctx); }
+
+   private:
+    bool toBlocked_;
+    ToyCopy copy_;
+  };
+};
+
+//   %x -> [toy:0: Scale in blocked4] ==?==> [cpu:0: Scale in host4] -> %y
+constexpr const char* kTwoLayoutsGraph = R"(
+  graph @g(%x: f32[2, 3]) {
+    %k = const f32[1, 3] [2.0, 3.0, 4.0]
+    %s = subgraph.toy.Scale(%x, %k) {body = graph @a(%a: f32[2, 3], %b: f32[1, 3]) {
+      %m = Mul(%a, %b)
+      return %m
+    }} @on_device
+    %y = subgraph.hostblk.Scale(%s, %k) {body = graph @b(%c: f32[2, 3], %d: f32[1, 3]) {
+      %n = Mul(%c, %d)
+      return %n
+    }} @on_host
+    return %y
+  })";
+
+/// No backend copies toy:0@blocked4 to cpu:0@host4 directly, so the value
+/// goes through host plain memory in two copies: the device's own copy
+/// down and the host backend's copy into its layout.
+TEST(BackendTest, CopiesComposeThroughHostPlainMemory) {
+  SessionOptions options;
+  options.backendInstances = {makeToy({"a"}), std::make_shared<HostBlockedBackend>()};
+  auto session = compileText(kTwoLayoutsGraph, options);
+  std::vector<std::string> steps;
+  for (const StepInfo& s : session->steps()) steps.push_back(s.name + "@" + s.backend);
+  // (The weight's copies run once, at compile time.)
+  EXPECT_THAT(steps, ElementsAre("copy:x->toy:0@blocked4@toy", "copy:k->toy:0@blocked4@toy",
+                                 "on_device@toy", "copy:s->cpu:0@toy",
+                                 "copy:s@cpu:0->cpu:0@host4@hostblk", "copy:k->cpu:0@host4@hostblk",
+                                 "on_host@hostblk", "copy:y->cpu:0@hostblk"));
+  auto out = runOk(*session, {{"x", f32({2, 3}, {1, -2, 3, -4, 5, 6})}});
+  EXPECT_THAT(values(out[0].tensor), ElementsAre(4.0f, -18.0f, 48.0f, -16.0f, 45.0f, 96.0f));
+}
+
+/// Negative: a value in host plain memory that no backend moves to the
+/// target placement has nothing to compose through: one line naming both
+/// placements, no copy to itself.
+TEST(BackendTest, CopiesDoNotComposeFromHostPlainMemory) {
+  auto toy = std::make_shared<Backend>("toy", Device{"toy", 0}, nullptr, nullptr);
+  auto p = std::make_shared<Provider>("toy");
+  p->add("subgraph.toy.Scale",
+         [](const Node&, const Backend&) -> StatusOr<std::unique_ptr<Kernel>> {
+           return std::unique_ptr<Kernel>(std::make_unique<ToyScale>("x"));
+         });
+  toy->addProvider(p);
+  SessionOptions options;
+  options.backendInstances = {toy, std::make_shared<HostBlockedBackend>()};
+  Session s(options);
+  ASSERT_TRUE(s.load(parseGraphOrThrow(kTwoLayoutsGraph)).isOk());
+  Status st = s.compile();
+  EXPECT_EQ(st.code(), StatusCode::kUnsupported);
+  EXPECT_EQ(st.message(), "no backend can copy value 'x' from cpu:0 to toy:0@blocked4");
 }
 
 // Records how many exclusive kernels run at once.
