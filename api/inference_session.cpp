@@ -19,6 +19,7 @@
 #include "subgraph/ir/text_format.h"
 #include "subgraph/ir/verifier.h"
 #include "subgraph/passes/pass_manager.h"
+#include "subgraph/support/did_you_mean.h"
 #include "subgraph/support/file_io.h"
 
 #ifdef SUBGRAPH_API_HAVE_ONNX
@@ -149,8 +150,9 @@ StatusOr<std::map<std::string, std::string>> parsePluginOptions(
     std::string plugin = e.substr(0, dot);
     if (std::find(backends.begin(), backends.end(), plugin) == backends.end())
       return Status::invalid(fmt::format(
-          "plugin option '{}' is for backend '{}', which is not chosen ({})", e, plugin,
-          backends.empty() ? std::string("none") : fmt::format("{}", fmt::join(backends, ","))));
+          "plugin option '{}' is for backend '{}', which is not chosen ({}){}", e, plugin,
+          backends.empty() ? std::string("none") : fmt::format("{}", fmt::join(backends, ",")),
+          didYouMean(plugin, backends)));
     out[e.substr(0, eq)] = e.substr(eq + 1);
   }
   return out;
@@ -181,12 +183,13 @@ Status InferenceSession::build(std::unique_ptr<Graph> model, InferenceOptions& o
   if (!selection.isOk()) return selection.status();
   for (const std::string& w : selection->warnings()) warnings_.push_back(w);
   backends_ = selection->none() ? std::vector<std::string>{} : selection->names();
-  for (const auto& [key, value] : options.pluginOptions) {
-    std::string plugin = key.substr(0, key.find('.'));
-    if (std::find(backends_.begin(), backends_.end(), plugin) == backends_.end())
-      return Status::invalid("plugin option '" + key + "' is for backend '" + plugin +
-                             "', which is not chosen");
-  }
+  // One precision and one set of options, decided here, for selection and
+  // kernels alike; unknown names and values stop the session now.
+  plugins::PluginRunOptions run;
+  run.threads = options.threads;
+  run.precision = options.precision;
+  run.options = options.pluginOptions;
+  SUBGRAPH_RETURN_IF_ERROR(selection->setRunOptions(run));
   passNodes_ = {model->numNodes(), model->numNodes()};
   if (!backends_.empty() && options.passes != "none") {
     StatusOr<PassManager> pipeline =
@@ -198,13 +201,11 @@ Status InferenceSession::build(std::unique_ptr<Graph> model, InferenceOptions& o
   }
   runtime::SessionOptions so;
   so.threads = options.threads;
+  so.maxConcurrentRuns = options.maxConcurrentRuns;
+  so.batching = options.batching;
   so.memoryLimitBytes = options.memoryLimitBytes;
   so.work = options.work;
   if (!backends_.empty()) {
-    plugins::PluginRunOptions run;
-    run.threads = options.threads;
-    run.precision = options.precision;
-    run.options = options.pluginOptions;
     auto instances = selection->runtimeBackends(run);
     if (!instances.isOk()) return instances.status();
     so.backendInstances = std::move(instances).value();

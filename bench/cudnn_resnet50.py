@@ -2,7 +2,7 @@
 """GPU benchmark of the cuDNN plugin on the zoo's ResNet-50 (docs/cudnn.md).
 
 Runs `subgraph run` on resnet50 at batch 1 and 32, fp32 and fp16, fused
-(default) and unfused (SUBGRAPH_CUDNN_FUSION=0: one cuDNN graph per ONNX
+(default) and unfused (--plugin-option cudnn.fusion=off: one cuDNN graph per ONNX
 compute op, BatchNormalization still folded), plus oneDNN on the CPU for
 scale, each as its own process, one after another in one run, and prints a
 Markdown table of median latencies and ratios. Needs a CUDA device.
@@ -18,10 +18,12 @@ import tempfile
 import time
 
 
-def run(subgraph, model, backend, env_extra, runs, warmup, precision):
-    env = dict(os.environ, **env_extra)
+def run(subgraph, model, backend, plugin_options, runs, warmup, precision):
+    env = dict(os.environ)
     cmd = [subgraph, "run", model, "--backend", backend, "--random-inputs", "1",
            "--runs", str(runs), "--warmup", str(warmup), "--json"]
+    for option in plugin_options:
+        cmd += ["--plugin-option", option]
     if precision:
         cmd += ["--precision", precision]
     t0 = time.monotonic()
@@ -52,14 +54,14 @@ def main():
         subprocess.run([args.subgraph, "zoo", "resnet50", "--batch", str(batch), "-o", model],
                        check=True, capture_output=True)
         runs = args.runs if batch == 1 else max(3, args.runs // 2)
-        cases = [("onednn (CPU)", "onednn", {}, None)]
+        cases = [("onednn (CPU)", "onednn", [], None)]
         for precision in ("fp32", "fp16"):
-            cases.append((f"cudnn {precision} fused", "cudnn,onednn", {}, precision))
+            cases.append((f"cudnn {precision} fused", "cudnn,onednn", [], precision))
             cases.append((f"cudnn {precision} unfused", "cudnn,onednn",
-                          {"SUBGRAPH_CUDNN_FUSION": "0"}, precision))
+                          ["cudnn.fusion=off"], precision))
         results = {}
-        for name, backend, env, precision in cases:
-            r = run(args.subgraph, model, backend, env, runs, args.warmup, precision)
+        for name, backend, options, precision in cases:
+            r = run(args.subgraph, model, backend, options, runs, args.warmup, precision)
             results[name] = r
             print(f"batch {batch} {name}: {r}", file=sys.stderr, flush=True)
         for name, r in results.items():

@@ -15,7 +15,7 @@ a oneDNN matmul (dnnl_sgemm through ctypes) and, when bf16 is asked for,
 the bf16 peak with a bf16 MatMul run by subgraph's onednn backend, reports
 each model's share of the peak of its precision and what share of the bf16
 peak the bf16 target would take, and with --ablation times the onednn conv
-family at fusion levels none / bn / act / all ($SUBGRAPH_ONEDNN_FUSION).
+family at fusion levels none / bn / act / all (--plugin-option onednn.fusion=LEVEL).
 Accuracy comes from `subgraph run --check` against the reference backend;
 inputs come from `subgraph run --random-inputs`, which writes them as .npy
 files.
@@ -324,7 +324,7 @@ def measure_case(subgraph, workdir, label, model_name, batch, args):
     if args.ablation:
         for level in ("none", "bn", "act", "all"):
             res = sg_run(subgraph, model, inputs, args.threads, args.runs, 2,
-                         {"SUBGRAPH_ONEDNN_FUSION": level})
+                         extra=["--plugin-option", f"onednn.fusion={level}"])
             result["ablation"][level] = res["latency_ms"]["median"]
             log(f"  {label} fusion {level}: {result['ablation'][level]:.2f} ms")
     return result

@@ -151,6 +151,10 @@ SUBGRAPH_PLUGIN("emudev", "1.0.0",
   auto device = std::make_unique<EmulatedDevice>();
   EmulatedDevice* emulated = device.get();  // the plugin keeps it until release
   plugin.setDevice(std::move(device));
+  plugin.addOption({.name = "delay_us",
+                    .defaultValue = "0",
+                    .doc = "microseconds each region's work waits on its queue thread, so "
+                           "that a missing wait shows (a whole number from 0 to 10000000)"});
 
   plugin.addProperty(convProperty());
   plugin.addProperty(poolProperty());

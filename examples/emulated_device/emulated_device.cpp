@@ -65,6 +65,8 @@ struct EmulatedDevice::QueueState {
   bool running = false;  // the worker is inside a task
   bool stopping = false;
   std::exception_ptr error;  // the first error since the last synchronize
+  // While a capture is open: where pushed work goes instead of the worker.
+  std::shared_ptr<std::vector<std::function<void()>>> recording;
   std::thread worker;
 
   QueueState() : worker([this] { work(); }) {}
@@ -73,9 +75,18 @@ struct EmulatedDevice::QueueState {
     {
       std::lock_guard lock(mutex);
       if (stopping) throw sdk::Error("emudev: work submitted to a queue being destroyed");
+      if (recording) {
+        recording->push_back(std::move(task));
+        return;
+      }
       tasks.push_back(std::move(task));
     }
     wake.notify_one();
+  }
+
+  bool capturing() {
+    std::lock_guard lock(mutex);
+    return recording != nullptr;
   }
 
   /// Waits until every task submitted so far has run.
@@ -354,6 +365,57 @@ void EmulatedDevice::submit(sdk::Queue queue, std::function<void()> task) {
   findQueue(queue)->push(std::move(task));
 }
 
+//===--- Captured work ----------------------------------------------------===//
+
+void EmulatedDevice::refuseWhileCapturing(sdk::Queue queue, const char* what) const {
+  if (findQueue(queue)->capturing())
+    throw sdk::Error(std::string("emudev: ") + what +
+                     " on a queue being captured (a capture records device work only)");
+}
+
+void EmulatedDevice::beginCapture(sdk::Queue queue) {
+  std::shared_ptr<QueueState> q = findQueue(queue);
+  std::lock_guard lock(q->mutex);
+  if (q->recording) throw sdk::Error("emudev: the queue is being captured already");
+  q->recording = std::make_shared<std::vector<std::function<void()>>>();
+}
+
+void* EmulatedDevice::endCapture(sdk::Queue queue) {
+  std::shared_ptr<QueueState> q = findQueue(queue);
+  auto graph = std::make_shared<Graph>();
+  {
+    std::lock_guard lock(q->mutex);
+    if (!q->recording) throw sdk::Error("emudev: endCapture without beginCapture");
+    graph->tasks = std::move(*q->recording);
+    q->recording.reset();
+  }
+  std::lock_guard lock(handleMutex_);
+  graphs_.emplace(graph.get(), graph);
+  return graph.get();
+}
+
+void EmulatedDevice::launch(void* graph, sdk::Queue queue) {
+  std::shared_ptr<Graph> g;
+  {
+    std::lock_guard lock(handleMutex_);
+    auto it = graphs_.find(graph);
+    if (it == graphs_.end())
+      throw sdk::Error("emudev: unknown graph " + hexAddress(graph) +
+                       " (destroyed, or never made)");
+    g = it->second;
+  }
+  std::shared_ptr<QueueState> q = findQueue(queue);
+  if (q->capturing()) throw sdk::Error("emudev: a graph launched into a capture");
+  // The recorded tasks run again, in order, each a copy: a replay.
+  for (const std::function<void()>& task : g->tasks) q->push(task);
+  ++launches_;
+}
+
+void EmulatedDevice::destroyGraph(void* graph) {
+  std::lock_guard lock(handleMutex_);
+  graphs_.erase(graph);
+}
+
 //===--- Events -----------------------------------------------------------===//
 
 std::shared_ptr<EmulatedDevice::EventState> EmulatedDevice::findEvent(void* event) const {
@@ -378,6 +440,7 @@ void EmulatedDevice::destroyEvent(void* event) {
 }
 
 void EmulatedDevice::record(void* event, sdk::Queue queue) {
+  refuseWhileCapturing(queue, "an event recorded");
   std::shared_ptr<EventState> state = findEvent(event);
   std::shared_ptr<QueueState> q = findQueue(queue);
   uint64_t generation = 0;
@@ -410,6 +473,7 @@ void EmulatedDevice::synchronizeEvent(void* event) {
 }
 
 void EmulatedDevice::waitEvent(sdk::Queue queue, void* event) {
+  refuseWhileCapturing(queue, "an event waited for");
   std::shared_ptr<EventState> state = findEvent(event);
   std::shared_ptr<QueueState> q = findQueue(queue);
   uint64_t generation = 0;
@@ -482,6 +546,7 @@ void EmulatedDevice::copyToDevice(sdk::Queue queue, const sdk::Tensor& src,
                                   const sdk::Tensor& dst) {
   checkSameSize(src, dst, "copyToDevice");
   checkHostMemory(src, "copyToDevice's source");
+  refuseWhileCapturing(queue, "a copy from host memory");
   const size_t bytes = dst.bytes();
   // Checked now for an early, synchronous error, and again when the copy
   // runs, in case the memory was freed meanwhile.
@@ -499,6 +564,7 @@ void EmulatedDevice::copyToDevice(sdk::Queue queue, const sdk::Tensor& src,
 void EmulatedDevice::copyToHost(sdk::Queue queue, const sdk::Tensor& src, const sdk::Tensor& dst) {
   checkSameSize(src, dst, "copyToHost");
   checkHostMemory(dst, "copyToHost's destination");
+  refuseWhileCapturing(queue, "a copy into host memory");
   const size_t bytes = src.bytes();
   translate(src.raw(), bytes, "copyToHost's source");
   const void* from = src.raw();

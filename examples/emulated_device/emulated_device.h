@@ -31,6 +31,7 @@
 
 #include <subgraph/sdk/plugin.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -38,6 +39,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace subgraph::emudev {
 
@@ -108,6 +110,21 @@ class EmulatedDevice final : public sdk::AcceleratorDevice {
   /// Submits a copy between two device buffers.
   void copyOnDevice(sdk::Queue queue, const sdk::Tensor& src, const sdk::Tensor& dst) override;
 
+  /// Captures are recorded replays: work pushed to a queue being captured
+  /// is kept, not run, and a launch pushes copies of the kept tasks again.
+  bool canCapture() const override { return true; }
+  /// Starts recording `queue`'s work. Events and host copies on it are
+  /// refused until endCapture (a capture holds device work only).
+  void beginCapture(sdk::Queue queue) override;
+  /// Stops recording; returns the recorded work.
+  void* endCapture(sdk::Queue queue) override;
+  /// Pushes the recorded work of `graph` to `queue` again.
+  void launch(void* graph, sdk::Queue queue) override;
+  /// Forgets a graph.
+  void destroyGraph(void* graph) override;
+  /// Graphs launched so far (tests).
+  uint64_t launches() const { return launches_.load(); }
+
   // --- The device side, for kernels and tests ---
 
   /// Appends `task` to `queue`; it runs on the queue's worker after
@@ -128,6 +145,10 @@ class EmulatedDevice final : public sdk::AcceleratorDevice {
  private:
   struct QueueState;
   struct EventState;
+  /// Recorded work: the tasks a capture kept, in order.
+  struct Graph {
+    std::vector<std::function<void()>> tasks;
+  };
   class HostCopies;
   class HostCopyDone;
 
@@ -135,6 +156,8 @@ class EmulatedDevice final : public sdk::AcceleratorDevice {
   std::shared_ptr<EventState> findEvent(void* event) const;
   void reserveAddressRange();
   void checkHostMemory(const sdk::Tensor& t, const char* what) const;
+  /// Throws if `queue` is being captured: `what` cannot be recorded.
+  void refuseWhileCapturing(sdk::Queue queue, const char* what) const;
   /// Submits the task of host copy `copy`, or unregisters the copy if it
   /// cannot be submitted.
   void submitOrForget(sdk::Queue queue, uint64_t copy, std::function<void()> task);
@@ -165,6 +188,8 @@ class EmulatedDevice final : public sdk::AcceleratorDevice {
   mutable std::mutex handleMutex_;
   std::map<void*, std::shared_ptr<QueueState>> queues_;
   std::map<void*, std::shared_ptr<EventState>> events_;
+  std::map<void*, std::shared_ptr<Graph>> graphs_;
+  std::atomic<uint64_t> launches_{0};
 };
 
 }  // namespace subgraph::emudev

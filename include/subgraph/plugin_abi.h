@@ -64,6 +64,21 @@
  *     nodes rather than the whole graph. It is a promise about `select`,
  *     so a host that predates it, offering every node, forms the same
  *     regions.
+ *  5  Options and sessions: a plugin declares its options (SgOptionDesc:
+ *     name, the values it takes, default, one line of doc), so the host
+ *     refuses an unknown name or value with a "did you mean" before any
+ *     session exists, and `subgraph plugins` lists them. A plugin whose
+ *     selection depends on the session's precision or options gives the
+ *     host a property table per session (SgPlugin::properties_for), so
+ *     the regions planned are the regions that run. Versions 1 to 4 load
+ *     unchanged: their options are passed through unchecked, and their
+ *     one property table serves every session. Concurrent requests: a
+ *     kernel or copy with its own threads may say that two requests can
+ *     run it at once (concurrent_requests); older ones run alone. A
+ *     device may record a queue's work and launch it again
+ *     (queue_begin_capture, queue_end_capture, graph_launch,
+ *     graph_destroy: CUDA graphs), so that a run on the device costs one
+ *     launch rather than one submission per step.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef SUBGRAPH_PLUGIN_ABI_H
@@ -77,7 +92,7 @@ extern "C" {
 #endif
 
 /** The ABI version this header describes. */
-#define SG_PLUGIN_ABI_VERSION 4u
+#define SG_PLUGIN_ABI_VERSION 5u
 /** The oldest plugin ABI version this host still loads. */
 #define SG_PLUGIN_ABI_MIN_VERSION 1u
 /** The one symbol a plugin exports. */
@@ -458,6 +473,13 @@ typedef struct SgLayoutDesc SgLayoutDesc;
 #define SG_KERNEL_CONTEXT_V2_SIZE 12u
 #define SG_COPY_DESC_V2_SIZE 48u
 #define SG_DEVICE_DESC_V2_SIZE 40u
+/** sizeof() of the structs that grew in version 5, as versions 3 and 4
+ *  had them. */
+#define SG_KERNEL_DESC_V3_SIZE 112u
+#define SG_COPY_DESC_V3_SIZE 64u
+#define SG_DEVICE_DESC_V3_SIZE 128u
+/** sizeof(SgPlugin) in versions 2 to 4. */
+#define SG_PLUGIN_V4_SIZE 152u
 /** SgPropertyDesc as versions 1 and 2 first had it, before filter_reason:
  *  the smallest struct_size the host accepts. */
 #define SG_PROPERTY_DESC_V2_SIZE 104u
@@ -545,6 +567,15 @@ typedef struct SgKernelDesc {
   SgStatus (*run_on_queue)(void* kernel, void* queue, const SgTensor* inputs, size_t num_inputs,
                            const SgTensor* outputs, size_t num_outputs, void* scratch,
                            size_t scratch_bytes, SgMessage* message);
+
+  /* --- since 5 (read only when struct_size is larger than
+   *     SG_KERNEL_DESC_V3_SIZE) --- */
+  /** For a kernel with uses_own_threads: 1 if two requests of a session may
+   *  run it at the same time, each on its own threads (at most the
+   *  session's count), so that only a request's own steps are ordered
+   *  around it; 0 (and every older plugin): the session runs it alone,
+   *  across all requests. */
+  int32_t concurrent_requests;
 } SgKernelDesc;
 
 /** A memory layout of the plugin's own (since 2), e.g. channels blocked by
@@ -603,6 +634,11 @@ typedef struct SgCopyDesc {
    *  turn in the queue. */
   SgStatus (*run_on_queue)(void* user, void* queue, const SgTensor* src, const SgTensor* dst,
                            SgMessage* message);
+
+  /* --- since 5 (read only when struct_size is larger than
+   *     SG_COPY_DESC_V3_SIZE) --- */
+  /** As SgKernelDesc::concurrent_requests, for a copy with uses_own_threads. */
+  int32_t concurrent_requests;
 } SgCopyDesc;
 
 /** SgDeviceDesc::flags (since 3). */
@@ -651,7 +687,43 @@ typedef struct SgDeviceDesc {
   /** Optional: device milliseconds between two reached events (profiles);
    *  NULL, or a status other than SG_OK, and the host times the submission. */
   SgStatus (*event_elapsed_ms)(void* user, void* start, void* end, double* ms, SgMessage* message);
+
+  /* --- since 5 (read only when struct_size is larger than
+   *     SG_DEVICE_DESC_V3_SIZE); optional: all four, or none --- */
+  /** Work submitted to `queue` from now until queue_end_capture is
+   *  recorded, not run (CUDA stream capture): kernels and copies submit as
+   *  usual. The host submits nothing else to the queue meanwhile, and
+   *  records only work whose memory is the device's. */
+  SgStatus (*queue_begin_capture)(void* user, void* queue, SgMessage* message);
+  /** Ends the recording: *graph is the recorded work, which graph_launch
+   *  runs again, at the same device addresses, any number of times. */
+  SgStatus (*queue_end_capture)(void* user, void* queue, void** graph, SgMessage* message);
+  /** Submits the recorded work of `graph` to `queue` (cudaGraphLaunch):
+   *  it runs in order after what the queue holds, without blocking the
+   *  host. */
+  SgStatus (*graph_launch)(void* user, void* graph, void* queue, SgMessage* message);
+  /** Frees a graph; the host launches it no more. */
+  void (*graph_destroy)(void* user, void* graph);
 } SgDeviceDesc;
+
+/** One option of a plugin (since 5): a session sets it with
+ *  `--plugin-option <plugin>.<name>=<value>` (Python: plugin_options), and
+ *  the plugin reads it from SgKernelContext's options, in kernels and in
+ *  properties_for. */
+typedef struct SgOptionDesc {
+  uint32_t abi_version;
+  uint32_t struct_size;
+  /** Letters, digits and '_'; unique within the plugin. */
+  const char* name;
+  /** The values it takes, '|'-separated ("fp32|bf16"); NULL or "": any
+   *  value (the plugin checks it where it reads it). */
+  const char* values;
+  /** What the plugin does when the option is not given, for
+   *  `subgraph plugins` ("fp32", "the session's precision"); may be NULL. */
+  const char* default_value;
+  /** One line. */
+  const char* doc;
+} SgOptionDesc;
 
 /** Everything a plugin registers; returned by the entry point. */
 typedef struct SgPlugin {
@@ -685,6 +757,21 @@ typedef struct SgPlugin {
   const SgLayoutDesc* const* layouts;
   size_t num_copies;
   const SgCopyDesc* const* copies;
+
+  /* --- since 5 (read only when struct_size is larger than
+   *     SG_PLUGIN_V4_SIZE) --- */
+  /** The options it takes; the host refuses any other name, and any value
+   *  not in an option's `values`. */
+  size_t num_options;
+  const SgOptionDesc* const* options;
+  /** Optional: the property table for a session, whose precision and
+   *  (checked) options are in `session` (num_threads is 0 and means
+   *  nothing here). The host calls it before each partitioning and uses
+   *  the table instead of `properties`; it must stay valid until release
+   *  (memoize one table per distinct session). NULL: `properties` serves
+   *  every session. The host checks the table as it checks `properties`. */
+  SgStatus (*properties_for)(void* user, const SgKernelContext* session, size_t* num_properties,
+                             const SgPropertyDesc* const** properties, SgMessage* message);
 } SgPlugin;
 
 /** The entry point: checks the host (host->abi_version) and fills *plugin.
@@ -763,7 +850,7 @@ SG_ABI_FROZEN(SgCopyDesc, run, 40);
 SG_ABI_STATIC_ASSERT(SG_COPY_DESC_V2_SIZE == 48, "SgCopyDesc v2 size");
 SG_ABI_FROZEN(SgPlugin, num_layouts, SG_PLUGIN_V1_SIZE);
 SG_ABI_FROZEN(SgPlugin, copies, 144);
-SG_ABI_STATIC_ASSERT(sizeof(SgPlugin) == 152, "SgPlugin v2 size");
+SG_ABI_FROZEN(SgPlugin, num_options, 152); /* the v2 struct ended at 152 */
 /* Grown within version 2, at its end. */
 SG_ABI_STATIC_ASSERT(SG_PROPERTY_DESC_V4_SIZE == 112, "SgPropertyDesc with filter_reason");
 /* End of version 3: v2 structs grew at their ends only. */
@@ -771,18 +858,32 @@ SG_ABI_FROZEN(SgKernelContext, precision, 16);
 SG_ABI_FROZEN(SgKernelContext, option_values, 40);
 SG_ABI_STATIC_ASSERT(sizeof(SgKernelContext) == 48, "SgKernelContext v3 size");
 SG_ABI_FROZEN(SgKernelDesc, run_on_queue, SG_KERNEL_DESC_V2_SIZE);
-SG_ABI_STATIC_ASSERT(sizeof(SgKernelDesc) == 112, "SgKernelDesc v3 size");
+SG_ABI_STATIC_ASSERT(SG_KERNEL_DESC_V3_SIZE == 112, "SgKernelDesc v3 size");
 SG_ABI_FROZEN(SgCopyDesc, direction, SG_COPY_DESC_V2_SIZE);
 SG_ABI_FROZEN(SgCopyDesc, run_on_queue, 56);
-SG_ABI_STATIC_ASSERT(sizeof(SgCopyDesc) == 64, "SgCopyDesc v3 size");
+SG_ABI_STATIC_ASSERT(SG_COPY_DESC_V3_SIZE == 64, "SgCopyDesc v3 size");
 SG_ABI_FROZEN(SgDeviceDesc, id, SG_DEVICE_DESC_V2_SIZE);
 SG_ABI_FROZEN(SgDeviceDesc, description, 48);
 SG_ABI_FROZEN(SgDeviceDesc, queue_create, 56);
 SG_ABI_FROZEN(SgDeviceDesc, event_elapsed_ms, 120);
-SG_ABI_STATIC_ASSERT(sizeof(SgDeviceDesc) == 128, "SgDeviceDesc v3 size");
+SG_ABI_STATIC_ASSERT(SG_DEVICE_DESC_V3_SIZE == 128, "SgDeviceDesc v3 size");
 /* Grown within version 4, at its end. */
 SG_ABI_FROZEN(SgPropertyDesc, seed_op_types, SG_PROPERTY_DESC_V4_SIZE);
 SG_ABI_STATIC_ASSERT(sizeof(SgPropertyDesc) == 120, "SgPropertyDesc with seed_op_types");
+/* End of version 4. */
+SG_ABI_STATIC_ASSERT(SG_PLUGIN_V4_SIZE == 152, "SgPlugin v4 size");
+/* Version 5. */
+SG_ABI_FROZEN(SgPlugin, properties_for, 168);
+SG_ABI_STATIC_ASSERT(sizeof(SgPlugin) == 176, "SgPlugin v5 size");
+SG_ABI_FROZEN(SgKernelDesc, concurrent_requests, SG_KERNEL_DESC_V3_SIZE);
+SG_ABI_STATIC_ASSERT(sizeof(SgKernelDesc) == 120, "SgKernelDesc v5 size");
+SG_ABI_FROZEN(SgCopyDesc, concurrent_requests, SG_COPY_DESC_V3_SIZE);
+SG_ABI_STATIC_ASSERT(sizeof(SgCopyDesc) == 72, "SgCopyDesc v5 size");
+SG_ABI_FROZEN(SgDeviceDesc, queue_begin_capture, SG_DEVICE_DESC_V3_SIZE);
+SG_ABI_FROZEN(SgDeviceDesc, graph_destroy, 152);
+SG_ABI_STATIC_ASSERT(sizeof(SgDeviceDesc) == 160, "SgDeviceDesc v5 size");
+SG_ABI_FROZEN(SgOptionDesc, doc, 32);
+SG_ABI_STATIC_ASSERT(sizeof(SgOptionDesc) == 40, "SgOptionDesc v5 size");
 #endif
 
 #endif /* SUBGRAPH_PLUGIN_ABI_H */

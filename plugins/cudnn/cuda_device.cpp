@@ -259,4 +259,27 @@ DeviceLayouts addDeviceLayouts(sdk::Plugin& plugin, CudaDevice& device) {
   return l;
 }
 
+void CudaDevice::beginCapture(sdk::Queue queue) {
+  check(cudaStreamBeginCapture(streamOf(queue), cudaStreamCaptureModeThreadLocal),
+        "cudaStreamBeginCapture");
+}
+
+void* CudaDevice::endCapture(sdk::Queue queue) {
+  cudaGraph_t graph = nullptr;
+  check(cudaStreamEndCapture(streamOf(queue), &graph), "cudaStreamEndCapture");
+  cudaGraphExec_t exec = nullptr;
+  cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  check(made, "cudaGraphInstantiate");
+  return exec;
+}
+
+void CudaDevice::launch(void* graph, sdk::Queue queue) {
+  check(cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph), streamOf(queue)), "cudaGraphLaunch");
+}
+
+void CudaDevice::destroyGraph(void* graph) {
+  cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graph));
+}
+
 }  // namespace subgraph::cudnn

@@ -48,6 +48,15 @@ class CudaDevice final : public sdk::AcceleratorDevice {
   void copyToHost(sdk::Queue queue, const sdk::Tensor& src, const sdk::Tensor& dst) override;
   void copyOnDevice(sdk::Queue queue, const sdk::Tensor& src, const sdk::Tensor& dst) override;
 
+  /// CUDA graphs (plugin ABI 5): stream capture in thread-local mode, one
+  /// instantiated graph per recording. Not yet run on a GPU; where a
+  /// region cannot be captured the host runs its steps one by one.
+  bool canCapture() const override { return true; }
+  void beginCapture(sdk::Queue queue) override;
+  void* endCapture(sdk::Queue queue) override;
+  void launch(void* graph, sdk::Queue queue) override;
+  void destroyGraph(void* graph) override;
+
   /// Records an error found on a stream's host-callback thread (which must
   /// not throw); the next synchronize reports it.
   void fail(std::string message);

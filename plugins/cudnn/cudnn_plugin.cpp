@@ -42,7 +42,25 @@ namespace {
 namespace sdk = subgraph::sdk;
 namespace cudnn = subgraph::cudnn;
 
-/// Whether environment variable `name` is "1".
+void addOptions(sdk::Plugin& plugin) {
+  plugin.addOption({.name = "precision",
+                    .values = {"fp32", "tf32", "fp16", "bf16"},
+                    .defaultValue = "the session's precision",
+                    .doc = "what the regions compute in; selection checks engines in it too"});
+  plugin.addOption({.name = "fusion",
+                    .values = {"on", "off"},
+                    .defaultValue = "on",
+                    .doc = "off: one ONNX compute op per region (a BN still folds into its "
+                           "Conv), to measure what fusion buys"});
+  plugin.addOption({.name = "verbose",
+                    .values = {"on", "off"},
+                    .defaultValue = "off",
+                    .doc = "on: print each region's cuDNN engine when the session starts"});
+}
+
+/// Whether environment variable `name` is "1": only for
+/// SUBGRAPH_CUDNN_SELECTION_ONLY, which decides at load time, before any
+/// session exists, whether the plugin touches a device at all.
 bool envFlag(const char* name) {
   const char* v = std::getenv(name);
   return v && std::strcmp(v, "1") == 0;
@@ -69,11 +87,11 @@ class CudnnRegionKernel final : public sdk::Kernel {
     plan_ = std::move(*planned.plan);
     name_ = node.name();
     // The session's precision (`run --precision`, through the kernel
-    // context); the plugin option `cudnn.precision` wins, then
-    // $SUBGRAPH_CUDNN_PRECISION, which selection also reads.
-    std::string precision = context.option("precision", context.precision);
-    precision_ =
-        precision.empty() ? cudnn::precisionFromEnvironment() : cudnn::parsePrecision(precision);
+    // context), unless the plugin option `cudnn.precision` sets another:
+    // the rule selection followed (selectionOptionsFor), so the engine
+    // checked at partition time is the engine that runs.
+    precision_ = cudnn::selectionOptionsFor(context).precision;
+    verbose_ = context.option("verbose", "off") == "on";
     layout_ = precision_ == cudnn::Precision::kFp16   ? layouts->f16
               : precision_ == cudnn::Precision::kBf16 ? layouts->bf16
                                                       : layouts->f32;
@@ -81,8 +99,9 @@ class CudnnRegionKernel final : public sdk::Kernel {
 
   void sessionPrologue() override {
     region_ = std::make_unique<cudnn::DeviceRegion>(plan_, precision_, name_);
-    // SUBGRAPH_CUDNN_VERBOSE=1 names each region's engine (docs/cudnn.md).
-    if (envFlag("SUBGRAPH_CUDNN_VERBOSE"))
+    // The plugin option `cudnn.verbose=on` names each region's engine
+    // (docs/cudnn.md).
+    if (verbose_)
       std::fprintf(stderr, "cudnn: %s (%s, %s): %s\n", name_.c_str(), plan_.summary.c_str(),
                    cudnn::precisionName(precision_), region_->engine().c_str());
   }
@@ -130,6 +149,7 @@ class CudnnRegionKernel final : public sdk::Kernel {
   cudnn::RegionPlan plan_;
   std::string name_;
   cudnn::Precision precision_ = cudnn::Precision::kFp32;
+  bool verbose_ = false;
   const sdk::Layout* layout_ = nullptr;
   std::unique_ptr<cudnn::DeviceRegion> region_;
 };
@@ -155,9 +175,18 @@ SUBGRAPH_PLUGIN("cudnn", "0.1.0",
     layouts = cudnn::addDeviceLayouts(plugin, *device);
     plugin.setDevice(std::move(device));
   }
-  cudnn::addCudnnProperties(
-      plugin, haveDevice ? cudnn::EngineCheck(&cudnn::checkEngine) : cudnn::EngineCheck(),
-      cudnn::selectionOptionsFromEnvironment());
+  addOptions(plugin);
+  // Selection depends on the session: its precision decides which engines
+  // exist, and `fusion` how much a region takes.
+  plugin.setProperties([haveDevice](const sdk::KernelContext& session) {
+    cudnn::SelectionOptions options = cudnn::selectionOptionsFor(session);
+    cudnn::EngineCheck check;
+    if (haveDevice)
+      check = [precision = options.precision](const cudnn::RegionPlan& plan) {
+        return cudnn::checkEngine(plan, precision);
+      };
+    return cudnn::cudnnProperties(std::move(check), options);
+  });
   for (const char* op : cudnn::kFusedOps)
     plugin.addKernel(op, [layouts](const sdk::NodeView& node, const sdk::KernelContext& ctx) {
       return std::make_unique<CudnnRegionKernel>(node, ctx, layouts);

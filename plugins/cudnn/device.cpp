@@ -584,7 +584,7 @@ void DeviceRegion::enqueue(CUstream_st* stream, const std::vector<void*>& inputs
   exec_->execute(handle_, pointers, workspace);
 }
 
-std::string checkEngine(const RegionPlan& plan) {
+std::string checkEngine(const RegionPlan& plan, Precision precision) {
   // One handle for every check: cudnnCreate costs far more than a
   // heuristics query, and partitioning ResNet-50 checks dozens of regions.
   // Checks are serialized on it; it lives as long as the process.
@@ -593,7 +593,7 @@ std::string checkEngine(const RegionPlan& plan) {
   std::lock_guard<std::mutex> lock(mutex);
   try {
     if (!handle) checkCudnn(cudnnCreate(&handle), "cudnnCreate");
-    ExecutablePlan exec(plan, handle, precisionFromEnvironment());
+    ExecutablePlan exec(plan, handle, precision);
     return {};
   } catch (const std::exception& e) {
     return e.what();

@@ -138,9 +138,9 @@ class DeviceRegion {
 /// and execution plans are not covered (they need the device).
 std::string validateDescriptors(const RegionPlan& plan);
 
-/// Whether cuDNN has an engine for `plan` on this device in the
-/// environment's precision: empty if so, else the reason (used by the
-/// selectors and CreateSubgraphNode to shrink or reject the region).
-std::string checkEngine(const RegionPlan& plan);
+/// Whether cuDNN has an engine for `plan` on this device in `precision`
+/// (the session's): empty if so, else the reason (used by the selectors
+/// and CreateSubgraphNode to shrink or reject the region).
+std::string checkEngine(const RegionPlan& plan, Precision precision);
 
 }  // namespace subgraph::cudnn

@@ -514,12 +514,6 @@ Precision parsePrecision(const std::string& p) {
   return Precision::kFp32;
 }
 
-Precision precisionFromEnvironment() {
-  const char* v = std::getenv("SUBGRAPH_CUDNN_PRECISION");
-  if (!v || !*v) v = std::getenv("SUBGRAPH_PRECISION");
-  return parsePrecision(v ? v : "");
-}
-
 const char* precisionName(Precision p) {
   switch (p) {
     case Precision::kFp32: return "fp32";

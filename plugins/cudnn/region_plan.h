@@ -29,16 +29,14 @@
 
 namespace subgraph::cudnn {
 
-/// What the plugin computes in, read from
-/// $SUBGRAPH_CUDNN_PRECISION, else $SUBGRAPH_PRECISION (`run --precision`).
+/// What the plugin computes in: the plugin option `cudnn.precision`, else
+/// the session's precision (`run --precision`), through the ABI.
 enum class Precision {
   kFp32,  ///< float32 everywhere; engines that would use TF32 tensor cores are skipped
   kTf32,  ///< float32 tensors, TF32 tensor cores allowed (about 10 mantissa bits)
   kFp16,  ///< float16 tensors on the device (tensor cores), float32 accumulation
   kBf16,  ///< bfloat16 tensors on the device (tensor cores), float32 accumulation
 };
-/// The precision the environment asks for (fp32 when unset or unknown).
-Precision precisionFromEnvironment();
 /// "fp16", "bf16", "tf32" or anything else (fp32) as a Precision.
 Precision parsePrecision(const std::string& name);
 /// "fp32", "tf32" or "fp16".

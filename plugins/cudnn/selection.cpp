@@ -221,17 +221,16 @@ class ChainProperty final : public PlannedProperty {
 
 /// `check`, asked once per plan key (the selectors' trimming and
 /// CreateSubgraphNode ask about the same region; ResNet-50 repeats shapes).
-EngineCheck memoized(EngineCheck check) {
+EngineCheck memoized(EngineCheck check, Precision precision) {
   if (!check) return check;
   struct Cache {
     std::mutex mutex;
     std::map<std::string, std::string> answers;
   };
   auto cache = std::make_shared<Cache>();
-  return [check = std::move(check), cache](const RegionPlan& plan) {
+  return [check = std::move(check), cache, precision](const RegionPlan& plan) {
     // The precision is part of the question: fp16 and fp32 have different engines.
-    const std::string key =
-        std::string(precisionName(precisionFromEnvironment())) + ' ' + planKey(plan);
+    const std::string key = std::string(precisionName(precision)) + ' ' + planKey(plan);
     {
       std::lock_guard<std::mutex> lock(cache->mutex);
       if (auto it = cache->answers.find(key); it != cache->answers.end()) return it->second;
@@ -260,10 +259,10 @@ class PoolProperty final : public PlannedProperty {
 
 }  // namespace
 
-SelectionOptions selectionOptionsFromEnvironment() {
+SelectionOptions selectionOptionsFor(const sdk::KernelContext& session) {
   SelectionOptions options;
-  if (const char* v = std::getenv("SUBGRAPH_CUDNN_FUSION"))
-    options.fuse = !(std::strcmp(v, "0") == 0 || std::strcmp(v, "off") == 0);
+  options.fuse = session.option("fusion", "on") != "off";
+  options.precision = parsePrecision(session.option("precision", session.precision));
   return options;
 }
 
@@ -279,13 +278,15 @@ std::vector<NodeView> trimToEngine(std::vector<NodeView> chain, const EngineChec
   return chain;
 }
 
-void addCudnnProperties(sdk::Plugin& plugin, EngineCheck check, SelectionOptions options) {
-  check = memoized(std::move(check));
-  plugin.addProperty(std::make_unique<ChainProperty<ConvSelector>>("conv_fused", check, options));
-  plugin.addProperty(
-      std::make_unique<ChainProperty<MatMulSelector>>("matmul_fused", check, options));
-  plugin.addProperty(std::make_unique<PoolProperty>(check));
-  plugin.addProperty(std::make_unique<ChainProperty<EltwiseSelector>>("eltwise", check, options));
+std::vector<std::unique_ptr<sdk::SubgraphProperty>> cudnnProperties(EngineCheck check,
+                                                                    SelectionOptions options) {
+  check = memoized(std::move(check), options.precision);
+  std::vector<std::unique_ptr<sdk::SubgraphProperty>> out;
+  out.push_back(std::make_unique<ChainProperty<ConvSelector>>("conv_fused", check, options));
+  out.push_back(std::make_unique<ChainProperty<MatMulSelector>>("matmul_fused", check, options));
+  out.push_back(std::make_unique<PoolProperty>(check));
+  out.push_back(std::make_unique<ChainProperty<EltwiseSelector>>("eltwise", check, options));
+  return out;
 }
 
 }  // namespace subgraph::cudnn

@@ -20,6 +20,7 @@
 #include <subgraph/sdk/plugin.h>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,25 +28,32 @@
 
 namespace subgraph::cudnn {
 
-/// Asks the device whether cuDNN has an engine for `plan`: returns an
-/// empty string if so, else the reason to reject the region.
+/// Asks the device whether cuDNN has an engine for `plan` in a precision:
+/// returns an empty string if so, else the reason to reject the region.
 using EngineCheck = std::function<std::string(const RegionPlan& plan)>;
+/// The same, for any precision (checkEngine on a device).
+using PrecisionEngineCheck = std::function<std::string(const RegionPlan& plan, Precision)>;
 
-/// How much the selectors fuse.
+/// What selection plans for: one session's options.
 struct SelectionOptions {
   /// False: one ONNX compute op per region (a BatchNormalization still
-  /// folds into its Conv), for measuring what fusion buys
-  /// (SUBGRAPH_CUDNN_FUSION=0).
+  /// folds into its Conv), for measuring what fusion buys (plugin option
+  /// `cudnn.fusion=off`).
   bool fuse = true;
+  /// The precision the engine checks ask about, the kernels' own.
+  Precision precision = Precision::kFp32;
 };
 
-/// The options the environment asks for (SUBGRAPH_CUDNN_FUSION=0: no fusion).
-SelectionOptions selectionOptionsFromEnvironment();
+/// The selection options of a session: its precision, unless the plugin
+/// option `precision` sets another, and the option `fusion`.
+SelectionOptions selectionOptionsFor(const sdk::KernelContext& session);
 
-/// Registers the four properties on `plugin`; `check` may be empty (no
-/// device: regions are accepted on the plan alone). The check is memoized
-/// per plan key, so a region is asked about once however often it is seen.
-void addCudnnProperties(sdk::Plugin& plugin, EngineCheck check, SelectionOptions options = {});
+/// The four properties for one session; `check` may be empty (no device:
+/// regions are accepted on the plan alone). The check is asked in the
+/// session's precision and memoized per plan key, so a region is asked
+/// about once however often it is seen.
+std::vector<std::unique_ptr<sdk::SubgraphProperty>> cudnnProperties(EngineCheck check,
+                                                                    SelectionOptions options = {});
 
 /// The longest prefix of `chain` (a linear chain grown by a selector, in
 /// stage order) that plans and that `check` accepts, when the whole chain

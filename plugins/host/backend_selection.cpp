@@ -297,7 +297,12 @@ StatusOr<partition::PartitionReport> BackendSelection::partitionFor(
   std::vector<partition::SubgraphBackend> instances;
   for (const SelectedBackend* b : active) {
     if (b->plugin) {
-      instances.push_back(b->plugin->instantiateBackend());
+      StatusOr<partition::SubgraphBackend> made = b->plugin->instantiateBackend(runOptions_);
+      if (!made.isOk()) {
+        failed = b->name;
+        return made.status();
+      }
+      instances.push_back(std::move(made).value());
       continue;
     }
     StatusOr<partition::SubgraphBackend> made =

@@ -12,6 +12,7 @@
 #include <cctype>
 #include <cstring>
 #include <future>
+#include <shared_mutex>
 
 #include "host_api.h"
 #include "plugin_adapters.h"
@@ -85,7 +86,7 @@ class DeviceCopyKernel final : public runtime::Kernel {
 };
 
 bool hasV3Slots(const SgCopyDesc& c) {
-  return c.abi_version >= 3 && c.struct_size >= sizeof(SgCopyDesc);
+  return c.abi_version >= 3 && c.struct_size >= SG_COPY_DESC_V3_SIZE;
 }
 
 // The plugin's device copy in `direction` between `from` and `to`.
@@ -103,7 +104,7 @@ const SgCopyDesc* findDeviceCopy(const SgPlugin& p, int32_t direction, const SgL
 }  // namespace
 
 bool isAcceleratorDevice(const SgDeviceDesc* d) {
-  return d && d->abi_version >= 3 && d->struct_size >= sizeof(SgDeviceDesc) && d->kind &&
+  return d && d->abi_version >= 3 && d->struct_size >= SG_DEVICE_DESC_V3_SIZE && d->kind &&
          std::strcmp(d->kind, "cpu") != 0;
 }
 
@@ -121,9 +122,16 @@ std::string checkAcceleratorDevice(const SgPlugin& p) {
       !d.event_destroy || !d.event_record || !d.event_synchronize || !d.queue_wait_event)
     return "device '" + kind + "' lacks a queue or event slot (all are required since ABI 3)";
   if (d.id < 0) return "device '" + kind + "' has a negative id";
+  if (d.abi_version >= 5 && d.struct_size >= sizeof(SgDeviceDesc)) {
+    int slots = (d.queue_begin_capture != nullptr) + (d.queue_end_capture != nullptr) +
+                (d.graph_launch != nullptr) + (d.graph_destroy != nullptr);
+    if (slots != 0 && slots != 4)
+      return "device '" + kind + "' has " + std::to_string(slots) +
+             " of the four capture slots (all or none, since ABI 5)";
+  }
   for (size_t i = 0; i < p.num_kernels; ++i) {
     const SgKernelDesc& k = *p.kernels[i];
-    if (k.abi_version < 3 || k.struct_size < sizeof(SgKernelDesc) || !k.run_on_queue)
+    if (k.abi_version < 3 || k.struct_size < SG_KERNEL_DESC_V3_SIZE || !k.run_on_queue)
       return "kernel for '" + std::string(k.op_type) + "' runs on device '" + kind +
              "' but has no run_on_queue";
   }
@@ -189,6 +197,9 @@ runtime::TaskCompletion PluginQueue::submitTimed(std::function<Status()> task, d
 }
 
 runtime::TaskCompletion PluginQueue::submitImpl(std::function<Status()> task, double* deviceMs) {
+  // A capture on another thread holds the queue: this work must not land
+  // in its recording.
+  std::shared_lock<std::shared_mutex> shared(captureMutex_);
   auto event = [&]() -> StatusOr<std::shared_ptr<Event>> {
     SgMessage m;
     void* handle = nullptr;
@@ -224,6 +235,81 @@ runtime::TaskCompletion PluginQueue::submitImpl(std::function<Status()> task, do
     return Status::ok();
   };
   return std::async(std::launch::deferred, std::move(wait)).share();
+}
+
+namespace {
+
+/// Captured work: the plugin's graph, destroyed with the last owner.
+class PluginGraph final : public runtime::CapturedWork {
+ public:
+  PluginGraph(std::shared_ptr<const LoadedPlugin> plugin, void* graph)
+      : plugin_(std::move(plugin)), device_(plugin_->table().device), graph_(graph) {}
+  ~PluginGraph() override {
+    PluginCallScope scope(plugin_->name(), "graph_destroy", nullptr);
+    device_->graph_destroy(device_->user, graph_);
+  }
+  void* handle() const { return graph_; }
+
+ private:
+  std::shared_ptr<const LoadedPlugin> plugin_;  // keeps the library loaded
+  const SgDeviceDesc* device_;
+  void* graph_;
+};
+
+}  // namespace
+
+bool PluginQueue::canCapture() const {
+  return device_->struct_size >= sizeof(SgDeviceDesc) && device_->abi_version >= 5 &&
+         device_->queue_begin_capture && device_->queue_end_capture && device_->graph_launch &&
+         device_->graph_destroy;
+}
+
+Status PluginQueue::beginCapture() {
+  if (!canCapture()) return runtime::WorkQueue::beginCapture();
+  std::unique_lock<std::shared_mutex> lock(captureMutex_);
+  SgMessage m;
+  SgStatus st;
+  {
+    PluginCallScope scope(plugin_->name(), "queue_begin_capture", nullptr);
+    st = device_->queue_begin_capture(device_->user, queue_, &m);
+  }
+  if (st != SG_OK)
+    return Status::invalid(prefix() + "queue_begin_capture: " + host::messageOr(m, "failed"));
+  capturing_ = std::move(lock);
+  return Status::ok();
+}
+
+Status PluginQueue::record(const std::function<Status()>& task) {
+  if (!capturing_.owns_lock()) return Status::invalid(prefix() + "record() outside a capture");
+  return runtime::runGuarded(task);
+}
+
+StatusOr<std::shared_ptr<runtime::CapturedWork>> PluginQueue::endCapture() {
+  if (!capturing_.owns_lock()) return Status::invalid(prefix() + "endCapture() without a capture");
+  std::unique_lock<std::shared_mutex> lock = std::move(capturing_);
+  SgMessage m;
+  void* graph = nullptr;
+  SgStatus st;
+  {
+    PluginCallScope scope(plugin_->name(), "queue_end_capture", nullptr);
+    st = device_->queue_end_capture(device_->user, queue_, &graph, &m);
+  }
+  if (st != SG_OK || !graph)
+    return Status::invalid(prefix() + "queue_end_capture: " + host::messageOr(m, "no graph"));
+  return std::shared_ptr<runtime::CapturedWork>(std::make_shared<PluginGraph>(plugin_, graph));
+}
+
+runtime::TaskCompletion PluginQueue::launch(const runtime::CapturedWork& work) {
+  void* graph = static_cast<const PluginGraph&>(work).handle();
+  return submitImpl(
+      [&]() -> Status {
+        SgMessage m;
+        PluginCallScope scope(plugin_->name(), "graph_launch", nullptr);
+        if (device_->graph_launch(device_->user, graph, queue_, &m) != SG_OK)
+          return Status::invalid(prefix() + "graph_launch: " + host::messageOr(m, "failed"));
+        return Status::ok();
+      },
+      nullptr);
 }
 
 AcceleratorBackend::AcceleratorBackend(std::shared_ptr<const LoadedPlugin> plugin,

@@ -14,6 +14,8 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <shared_mutex>
 #include <string>
 
 #include "subgraph/plugin_abi.h"
@@ -48,6 +50,15 @@ class PluginQueue final : public runtime::WorkQueue {
   /// The plugin's handle, passed to run_on_queue.
   void* handle() const { return queue_; }
 
+  /// True if the device has the ABI 5 capture slots.
+  bool canCapture() const override;
+  /// Starts a capture; until endCapture, other requests' submissions to
+  /// this queue wait (they would land in the recording).
+  Status beginCapture() override;
+  Status record(const std::function<Status()>& task) override;
+  StatusOr<std::shared_ptr<runtime::CapturedWork>> endCapture() override;
+  runtime::TaskCompletion launch(const runtime::CapturedWork& work) override;
+
  private:
   PluginQueue(std::shared_ptr<const LoadedPlugin> plugin, void* queue);
   runtime::TaskCompletion submitImpl(std::function<Status()> task, double* deviceMs);
@@ -56,6 +67,10 @@ class PluginQueue final : public runtime::WorkQueue {
   std::shared_ptr<const LoadedPlugin> plugin_;
   const SgDeviceDesc* device_;
   void* queue_;
+  // Submissions share it; a capture holds it alone from beginCapture to
+  // endCapture (on the capturing thread).
+  std::shared_mutex captureMutex_;
+  std::unique_lock<std::shared_mutex> capturing_;
 };
 
 /// The backend of a plugin with its own device: runs the plugin's kernels on

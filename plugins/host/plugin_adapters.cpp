@@ -36,6 +36,7 @@
 #include "subgraph/runtime/allocator.h"
 #include "subgraph/runtime/session.h"
 #include "subgraph/runtime/work_queue.h"
+#include "subgraph/support/did_you_mean.h"
 
 namespace subgraph::plugins {
 namespace adapters {
@@ -363,6 +364,7 @@ class PluginKernel final : public runtime::Kernel {
   ~PluginKernel() override { desc_->destroy(desc_->user, handle_); }
 
   bool usesOwnThreads() const override { return desc_->uses_own_threads != 0; }
+  bool concurrentRequests() const override { return adapters::concurrentRequests(*desc_); }
   const runtime::Layout* inputLayout(size_t i) const override {
     return i < inputLayouts_.size() ? inputLayouts_[i] : nullptr;
   }
@@ -496,6 +498,7 @@ class PluginCopyKernel final : public runtime::Kernel {
         to_(plugin_->layoutFor(desc->to)) {}
 
   bool usesOwnThreads() const override { return desc_->uses_own_threads != 0; }
+  bool concurrentRequests() const override { return adapters::concurrentRequests(*desc_); }
   const runtime::Layout* inputLayout(size_t) const override { return from_; }
   const runtime::Layout* outputLayout(size_t) const override { return to_; }
 
@@ -539,6 +542,10 @@ class TwoStepCopyKernel final : public runtime::Kernel {
 
   bool usesOwnThreads() const override {
     return toPlain_->usesOwnThreads() || fromPlain_->usesOwnThreads();
+  }
+  bool concurrentRequests() const override {
+    return (!toPlain_->usesOwnThreads() || toPlain_->concurrentRequests()) &&
+           (!fromPlain_->usesOwnThreads() || fromPlain_->concurrentRequests());
   }
   const runtime::Layout* inputLayout(size_t) const override { return toPlain_->from(); }
   const runtime::Layout* outputLayout(size_t) const override { return fromPlain_->to(); }
@@ -645,26 +652,6 @@ std::string_view mxnetEquivalent(std::string_view name) {
   return {};
 }
 
-// Levenshtein distance, ignoring case.
-size_t editDistance(std::string_view a, std::string_view b) {
-  auto lower = [](char c) {
-    return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  };
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t next = std::min(
-          {row[j] + 1, row[j - 1] + 1, diagonal + (lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1)});
-      diagonal = row[j];
-      row[j] = next;
-    }
-  }
-  return row[b.size()];
-}
-
 // "" when `op` names an op the registry knows (a plain name is an ONNX op; a
 // dotted one, a plugin-defined op, is not checked here), else why not, with
 // the MXNet equivalent or the nearest ONNX names.
@@ -768,46 +755,40 @@ partition::SubgraphBackend LoadedPlugin::instantiateBackend() const {
   return backend;
 }
 
+StatusOr<partition::SubgraphBackend> LoadedPlugin::instantiateBackend(
+    const PluginRunOptions& options) const {
+  if (!adapters::hasV5Slots(*plugin_) || !plugin_->properties_for) return instantiateBackend();
+  // Selection sees the session as kernels will: its precision and its
+  // options, never a thread count.
+  PluginRunOptions session = options;
+  session.threads = 0;
+  adapters::KernelContextData data(session, info_.name);
+  SgKernelContext context = data.toC();
+  size_t count = 0;
+  const SgPropertyDesc* const* table = nullptr;
+  SgMessage m;
+  SgStatus st;
+  {
+    PluginCallScope scope(info_.name, "properties_for", nullptr);
+    st = plugin_->properties_for(plugin_->user, &context, &count, &table, &m);
+  }
+  std::string who = "plugin '" + info_.name + "' properties_for";
+  if (st != SG_OK) return Status::invalid(who + ": " + host::messageOr(m, "failed"));
+  if (count && !table) return Status::invalid(who + ": a count with a null table");
+  if (std::string why = adapters::checkPropertyTable(table, count); !why.empty())
+    return Status::invalid(who + ": " + why);
+  partition::SubgraphBackend backend;
+  backend.name = info_.name;
+  for (size_t i = 0; i < count; ++i)
+    backend.properties.push_back(
+        std::make_unique<adapters::PluginProperty>(shared_from_this(), table[i]));
+  return backend;
+}
+
 bool LoadedPlugin::hasKernels() const { return plugin_->num_kernels > 0; }
 
 namespace adapters {
 namespace {
-
-// What every kernel creator of one runtime backend passes in its
-// SgKernelContext; kept alive by the creators.
-struct KernelContextData {
-  int threads = 0;
-  std::string precision;
-  std::vector<std::string> names, values;
-  std::vector<const char*> namePtrs, valuePtrs;
-
-  KernelContextData(const PluginRunOptions& options, const std::string& plugin) {
-    threads = options.threads;
-    precision = options.precision;
-    for (const auto& [key, value] : options.options)
-      if (key.size() > plugin.size() + 1 && key.compare(0, plugin.size(), plugin) == 0 &&
-          key[plugin.size()] == '.') {
-        names.push_back(key.substr(plugin.size() + 1));
-        values.push_back(value);
-      }
-    for (size_t i = 0; i < names.size(); ++i) {
-      namePtrs.push_back(names[i].c_str());
-      valuePtrs.push_back(values[i].c_str());
-    }
-  }
-
-  SgKernelContext toC() const {
-    SgKernelContext c{};
-    c.abi_version = SG_PLUGIN_ABI_VERSION;
-    c.struct_size = sizeof(SgKernelContext);
-    c.num_threads = threads;
-    c.precision = precision.c_str();
-    c.num_options = names.size();
-    c.option_names = namePtrs.data();
-    c.option_values = valuePtrs.data();
-    return c;
-  }
-};
 
 // The layouts a new kernel reads and writes, resolved to the plugin's
 // runtime layouts; "" or why one is not the plugin's.

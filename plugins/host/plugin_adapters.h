@@ -27,12 +27,72 @@ inline bool hasV2Slots(const SgKernelDesc& k) {
 }
 /// True if `k` has the since-3 slot run_on_queue (it may still be null).
 inline bool hasV3Slots(const SgKernelDesc& k) {
-  return k.abi_version >= 3 && k.struct_size >= sizeof(SgKernelDesc);
+  return k.abi_version >= 3 && k.struct_size >= SG_KERNEL_DESC_V3_SIZE;
+}
+/// True if `k` (a kernel or copy table) has the since-5 concurrent_requests
+/// field and sets it, for a kernel or copy with its own threads.
+template <typename Desc>
+inline bool concurrentRequests(const Desc& k) {
+  return k.abi_version >= 5 && k.struct_size >= sizeof(Desc) && k.concurrent_requests != 0;
 }
 /// The same for the plugin table (its layouts and copies).
 inline bool hasV2Slots(const SgPlugin& p) {
-  return p.abi_version >= 2 && p.struct_size >= sizeof(SgPlugin);
+  return p.abi_version >= 2 && p.struct_size >= SG_PLUGIN_V4_SIZE;
 }
+/// True if the plugin table has the since-5 slots: options, properties_for.
+inline bool hasV5Slots(const SgPlugin& p) {
+  return p.abi_version >= 5 && p.struct_size >= sizeof(SgPlugin);
+}
+
+/// What every kernel creator of one runtime backend (and, since ABI 5,
+/// properties_for) passes in its SgKernelContext: the session's threads,
+/// precision, and its options for one plugin, without the plugin's prefix.
+/// The C view points into this object.
+struct KernelContextData {
+  int threads = 0;
+  std::string precision;
+  std::vector<std::string> names, values;
+  std::vector<const char*> namePtrs, valuePtrs;
+
+  KernelContextData(const PluginRunOptions& options, const std::string& plugin) {
+    threads = options.threads;
+    precision = options.precision;
+    for (const auto& [key, value] : options.options)
+      if (key.size() > plugin.size() + 1 && key.compare(0, plugin.size(), plugin) == 0 &&
+          key[plugin.size()] == '.') {
+        names.push_back(key.substr(plugin.size() + 1));
+        values.push_back(value);
+      }
+    for (size_t i = 0; i < names.size(); ++i) {
+      namePtrs.push_back(names[i].c_str());
+      valuePtrs.push_back(values[i].c_str());
+    }
+  }
+
+  /// The C view; valid while this object is.
+  SgKernelContext toC() const {
+    SgKernelContext c{};
+    c.abi_version = SG_PLUGIN_ABI_VERSION;
+    c.struct_size = sizeof(SgKernelContext);
+    c.num_threads = threads;
+    c.precision = precision.c_str();
+    c.num_options = names.size();
+    c.option_names = namePtrs.data();
+    c.option_values = valuePtrs.data();
+    return c;
+  }
+};
+
+/// "" if `count` property descriptions in `table` are usable (each
+/// checked as at load time, names unique), else why not.
+std::string checkPropertyTable(const SgPropertyDesc* const* table, size_t count);
+
+/// "" if the plugin's option table (ABI 5) is well formed: valid unique
+/// names, no empty value in a list. Else why not.
+std::string checkOptionTable(const SgPlugin& p);
+
+/// The options a plugin declares, as `subgraph plugins` lists them.
+std::vector<PluginOption> describeOptions(const SgPlugin& p);
 
 /// "" if `d`'s layout can hold it, else why not. A layout that cannot hold
 /// a tensor sizes it as 0 bytes; only an empty tensor may take none.

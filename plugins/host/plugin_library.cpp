@@ -267,6 +267,20 @@ std::string checkTransform(const SgTransformDesc* t, size_t index) {
   return {};
 }
 
+}  // namespace
+
+std::string adapters::checkPropertyTable(const SgPropertyDesc* const* table, size_t count) {
+  std::set<std::string> seen;
+  for (size_t i = 0; i < count; ++i) {
+    if (std::string e = checkProperty(table[i], i); !e.empty()) return e;
+    if (!seen.insert(table[i]->name).second)
+      return "two properties are named '" + std::string(table[i]->name) + "'";
+  }
+  return {};
+}
+
+namespace {
+
 // What `subgraph plugins` says about a plugin's device.
 std::string describeDevice(const SgDeviceDesc* d) {
   if (!d) return "host memory";
@@ -287,12 +301,10 @@ std::string checkTables(const SgPlugin* p) {
   if ((p->num_properties && !p->properties) || (p->num_op_defs && !p->op_defs) ||
       (p->num_transforms && !p->transforms) || (p->num_kernels && !p->kernels))
     return "the plugin table has a count with a null array";
+  if (std::string e = adapters::checkPropertyTable(p->properties, p->num_properties); !e.empty())
+    return e;
+  if (std::string e = adapters::checkOptionTable(*p); !e.empty()) return e;
   std::set<std::string> seen;
-  for (size_t i = 0; i < p->num_properties; ++i) {
-    if (std::string e = checkProperty(p->properties[i], i); !e.empty()) return e;
-    if (!seen.insert(p->properties[i]->name).second)
-      return "two properties are named '" + std::string(p->properties[i]->name) + "'";
-  }
   for (size_t i = 0; i < p->num_op_defs; ++i)
     if (std::string e = checkOpDef(p->op_defs[i], i); !e.empty()) return e;
   seen.clear();
@@ -360,7 +372,7 @@ std::string checkLayouts(const SgPlugin* p) {
         !e.empty())
       return e;
     if (!c->run) return what + " has no run slot";
-    const bool acrossDevice = c->abi_version >= 3 && c->struct_size >= sizeof(SgCopyDesc) &&
+    const bool acrossDevice = c->abi_version >= 3 && c->struct_size >= SG_COPY_DESC_V3_SIZE &&
                               c->direction != SG_COPY_ON_HOST;
     if (acrossDevice && !adapters::isAcceleratorDevice(p->device))
       return what + " copies to or from a device, but the plugin has no device of its own";
@@ -467,6 +479,8 @@ PluginInfo describe(const SgPlugin& p, const std::filesystem::path& path) {
         std::string(p.transforms[i]->name) +
         (p.transforms[i]->stage == SG_TRANSFORM_PRE_PARTITION ? " (pre)" : " (post)"));
   info.device = describeDevice(p.device);
+  info.options = adapters::describeOptions(p);
+  info.sessionProperties = adapters::hasV5Slots(p) && p.properties_for != nullptr;
   if (adapters::hasV2Slots(p)) {
     for (size_t i = 0; i < p.num_layouts; ++i) info.layouts.push_back(p.layouts[i]->name);
     for (size_t i = 0; i < p.num_copies; ++i) {
@@ -476,7 +490,7 @@ PluginInfo describe(const SgPlugin& p, const std::filesystem::path& path) {
                               : std::string(dataTypeName(static_cast<DataType>(c.dtype)));
       // A device copy names its sides: "host plain -> emu plain (any type)".
       std::string from = c.from ? c.from->name : "plain", to = c.to ? c.to->name : "plain";
-      if (c.abi_version >= 3 && c.struct_size >= sizeof(SgCopyDesc) &&
+      if (c.abi_version >= 3 && c.struct_size >= SG_COPY_DESC_V3_SIZE &&
           c.direction != SG_COPY_ON_HOST && p.device) {
         std::string dev = p.device->kind;
         from = (c.direction == SG_COPY_HOST_TO_DEVICE ? "host " : dev + " ") + from;

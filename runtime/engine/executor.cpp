@@ -8,8 +8,12 @@
 
 #include <oneapi/tbb/task_group.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <mutex>
 
 #include "engine/tsan_annotations.h"
@@ -178,6 +182,41 @@ thread_local const NestedProfile* tNestedProfile = nullptr;
 
 const NestedProfile* currentNestedProfile() { return tNestedProfile; }
 
+namespace {
+
+/// The end of the run of steps from steps[k] that one capturing device
+/// queue can record: consecutive steps on that queue whose inputs and
+/// outputs all live in its device's memory (no host copy: a request's
+/// host buffers change) and that wait for no other queue. k when steps[k]
+/// starts none.
+size_t capturableRunEnd(const Program& p, const Plan& plan, const std::vector<int>& steps,
+                        size_t k) {
+  auto queueOf = [&](int si) -> WorkQueue& {
+    return p.backends[static_cast<size_t>(p.steps[static_cast<size_t>(si)].backend)]->workQueue();
+  };
+  WorkQueue& queue = queueOf(steps[k]);
+  if (!queue.canCapture()) return k;
+  const Device& device =
+      p.backends[static_cast<size_t>(p.steps[static_cast<size_t>(steps[k])].backend)]->device();
+  auto onDevice = [&](int slot) {
+    return slot < 0 ||
+           p.devices[static_cast<size_t>(p.slots[static_cast<size_t>(slot)].device)] == device;
+  };
+  size_t end = k;
+  for (; end < steps.size(); ++end) {
+    int si = steps[end];
+    const Step& step = p.steps[static_cast<size_t>(si)];
+    if (&queueOf(si) != &queue) break;
+    if (!std::all_of(step.inputs.begin(), step.inputs.end(), onDevice) ||
+        !std::all_of(step.outputs.begin(), step.outputs.end(), onDevice))
+      break;
+    if (plan.hasEdges && !plan.asyncPredecessors[static_cast<size_t>(si)].empty()) break;
+  }
+  return end;
+}
+
+}  // namespace
+
 Status execute(const Program& p, const Plan& plan, Frame& frame, const ExecuteOptions& options) {
   using Clock = std::chrono::steady_clock;
   const SessionCallbacks* cb = options.callbacks;
@@ -197,17 +236,11 @@ Status execute(const Program& p, const Plan& plan, Frame& frame, const ExecuteOp
     return frame.completions_[static_cast<size_t>(pred)].get();
   };
 
-  // Runs step `si` on its backend's queue. For an asynchronous queue the
-  // step is only submitted; its completion is kept in the frame.
-  auto runStep = [&](int si) -> Status {
-    const Step& step = p.steps[static_cast<size_t>(si)];
-    StepInfo info = step.info;
+  // What running step `si` does: its kernel on its bound views.
+  auto bodyOf = [&](int si) -> std::function<Status()> {
+    StepInfo info = p.steps[static_cast<size_t>(si)].info;
     info.index = static_cast<size_t>(si);
-    if (cb && cb->onExecuteBegin && !cb->onExecuteBegin(info)) return Status::ok();
-    if (plan.hasEdges)
-      for (int pred : plan.asyncPredecessors[static_cast<size_t>(si)])
-        SUBGRAPH_RETURN_IF_ERROR(waitFor(pred, info));
-    auto body = [&p, &frame, &options, &nestedMutex, &nested, profiling, cb, si, info]() -> Status {
+    return [&p, &frame, &options, &nestedMutex, &nested, profiling, cb, si, info]() -> Status {
       const Step& st = p.steps[static_cast<size_t>(si)];
       const TensorView* v = &frame.stepViews_[frame.stepViewOffset_[static_cast<size_t>(si)]];
       std::span<const TensorView> inputs(v, st.inputs.size());
@@ -233,6 +266,19 @@ Status execute(const Program& p, const Plan& plan, Frame& frame, const ExecuteOp
       }
       return status;
     };
+  };
+
+  // Runs step `si` on its backend's queue. For an asynchronous queue the
+  // step is only submitted; its completion is kept in the frame.
+  auto runStep = [&](int si) -> Status {
+    const Step& step = p.steps[static_cast<size_t>(si)];
+    StepInfo info = step.info;
+    info.index = static_cast<size_t>(si);
+    if (cb && cb->onExecuteBegin && !cb->onExecuteBegin(info)) return Status::ok();
+    if (plan.hasEdges)
+      for (int pred : plan.asyncPredecessors[static_cast<size_t>(si)])
+        SUBGRAPH_RETURN_IF_ERROR(waitFor(pred, info));
+    std::function<Status()> body = bodyOf(si);
     WorkQueue& queue = p.backends[static_cast<size_t>(step.backend)]->workQueue();
     if (!queue.isSynchronous()) {
       frame.completions_[static_cast<size_t>(si)] =
@@ -249,6 +295,57 @@ Status execute(const Program& p, const Plan& plan, Frame& frame, const ExecuteOp
       return body();
     }
     return body();
+  };
+
+  // What captured work depends on: the plan, and every address and size
+  // its steps were bound to.
+  auto captureKey = [&](std::span<const int> run) {
+    std::string key = plan.signature;
+    for (int si : run) {
+      const Step& step = p.steps[static_cast<size_t>(si)];
+      size_t first = frame.stepViewOffset_[static_cast<size_t>(si)];
+      for (size_t i = 0; i < step.inputs.size() + step.outputs.size(); ++i) {
+        const TensorView& v = frame.stepViews_[first + i];
+        key += fmt::format("|{}:{}", v.raw(), v.byteSize());
+      }
+      std::span<std::byte> scratch = frame.scratch_[static_cast<size_t>(si)];
+      key += fmt::format("|{}:{}", static_cast<const void*>(scratch.data()), scratch.size());
+    }
+    return key;
+  };
+
+  // Runs a run of steps that one device queue captures: recorded the first
+  // time (or when the plan or an address changed), then launched as one.
+  // Work the device cannot record (a kernel that allocates, say) runs step
+  // by step instead, for this key from then on; a real kernel error then
+  // surfaces there, nothing having run while recording.
+  auto runCaptured = [&](std::span<const int> run) -> Status {
+    WorkQueue& queue =
+        p.backends[static_cast<size_t>(p.steps[static_cast<size_t>(run[0])].backend)]->workQueue();
+    std::string key = captureKey(run);
+    Frame::Capture& c = frame.captures_[run[0]];
+    auto stepByStep = [&]() -> Status {
+      for (int si : run) SUBGRAPH_RETURN_IF_ERROR(runStep(si));
+      return Status::ok();
+    };
+    if (c.key == key && !c.work) return stepByStep();
+    if (!c.work || c.key != key) {
+      c.work.reset();
+      c.key = key;
+      if (!queue.beginCapture().isOk()) return stepByStep();
+      Status recorded;
+      for (int si : run) {
+        recorded = queue.record(bodyOf(si));
+        if (!recorded.isOk()) break;
+      }
+      StatusOr<std::shared_ptr<CapturedWork>> work = queue.endCapture();
+      if (!recorded.isOk() || !work.isOk()) return stepByStep();
+      c.work = std::move(work).value();
+    }
+    TaskCompletion done = queue.launch(*c.work);
+    for (int si : run) frame.completions_[static_cast<size_t>(si)] = done;
+    if (options.replayedSteps) *options.replayedSteps += run.size();
+    return Status::ok();
   };
 
   for (int si : plan.runSteps) frame.completions_[static_cast<size_t>(si)] = TaskCompletion();
@@ -288,9 +385,15 @@ Status execute(const Program& p, const Plan& plan, Frame& frame, const ExecuteOp
     group.wait();
     tsanAcquire(&order);
   } else {
-    for (int si : plan.runSteps) {
-      first = runStep(si);
-      if (!first.isOk()) break;
+    const std::vector<int>& steps = plan.runSteps;
+    for (size_t k = 0; k < steps.size() && first.isOk();) {
+      size_t end = options.capture ? capturableRunEnd(p, plan, steps, k) : k;
+      if (end - k >= 2) {
+        first = runCaptured(std::span(steps).subspan(k, end - k));
+        k = end;
+      } else {
+        first = runStep(steps[k++]);
+      }
     }
   }
 

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -79,6 +80,14 @@ class Frame {
   std::vector<std::span<std::byte>> scratch_;
   std::vector<TaskCompletion> completions_;
   std::vector<double> stepMs_;
+  /// Work a device queue captured, by the first step of its run of steps;
+  /// `key` names the plan and every address the steps used, so a frame
+  /// whose memory moved, or another plan, captures again.
+  struct Capture {
+    std::string key;
+    std::shared_ptr<CapturedWork> work;
+  };
+  std::map<int, Capture> captures_;
 };
 
 /// How execute() runs the steps.
@@ -98,6 +107,10 @@ struct ExecuteOptions {
   /// The graph's scope in the profile (StepInfo::scope): "" for the
   /// session's graph.
   std::string scope;
+  /// Capture runs of device steps and launch them (serial execution only).
+  bool capture = false;
+  /// Counts the steps run from captured work; may be null.
+  size_t* replayedSteps = nullptr;
 };
 
 /// Where the nested graphs run by the step now running on this thread

@@ -174,10 +174,11 @@ Status resizeSteps(const Program& p, Plan& plan, std::span<const TensorDesc> inp
   return Status::ok();
 }
 
-void assignAliases(const Program& p, Plan& plan) {
+Status assignAliases(const Program& p, Plan& plan) {
   for (size_t s = 0; s < p.slots.size(); ++s) plan.root[s] = static_cast<int>(s);
-  for (int si : plan.runSteps) {
-    const Step& step = p.steps[static_cast<size_t>(si)];
+  for (size_t si = 0; si < p.steps.size(); ++si) {
+    const Step& step = p.steps[si];
+    if (step.precomputed || step.isStatic) continue;
     for (size_t o = 0; o < step.outputs.size(); ++o) {
       std::optional<size_t> in = step.kernel->outputAliasesInput(o);
       if (!in || *in >= step.inputs.size() || step.inputs[*in] < 0) continue;
@@ -189,7 +190,24 @@ void assignAliases(const Program& p, Plan& plan) {
       if (plan.descs[outSlot].byteSize() != plan.descs[inSlot].byteSize()) continue;
       plan.root[outSlot] = plan.root[inSlot];
     }
+    // A view never runs: its output is its input's memory, or nothing.
+    if (step.isView && plan.root[static_cast<size_t>(step.outputs[0])] !=
+                           plan.root[static_cast<size_t>(step.inputs[0])])
+      return Status(StatusCode::kInternal, nodeErrorPrefix(step.node) +
+                                               "a view of a device value cannot share its memory");
   }
+  return Status::ok();
+}
+
+// The run step that writes `slot`'s bytes: its producer, or for the output
+// of a view (which never runs) the writer of the view's input.
+int writerOf(const Program& p, int slot) {
+  int producer = p.slots[static_cast<size_t>(slot)].producer;
+  while (producer >= 0 && p.steps[static_cast<size_t>(producer)].isView) {
+    slot = p.steps[static_cast<size_t>(producer)].inputs[0];
+    producer = p.slots[static_cast<size_t>(slot)].producer;
+  }
+  return producer;
 }
 
 Status planMemory(const Program& p, Plan& plan) {
@@ -278,7 +296,7 @@ void buildEdges(const Program& p, Plan& plan) {
   for (int s : plan.runSteps)
     for (int in : p.steps[static_cast<size_t>(s)].inputs) {
       if (in < 0) continue;
-      int producer = p.slots[static_cast<size_t>(in)].producer;
+      int producer = writerOf(p, in);
       if (producer >= 0 && isRun[static_cast<size_t>(producer)] && producer != s)
         preds[static_cast<size_t>(s)].insert(producer);
     }
@@ -397,9 +415,9 @@ StatusOr<std::shared_ptr<Plan>> resizeProgram(const Program& p,
   plan->memory.resize(p.devices.size());
   SUBGRAPH_RETURN_IF_ERROR(resizeSteps(p, *plan, inputDescs, inputData));
   for (size_t s = 0; s < p.steps.size(); ++s)
-    if (!p.steps[s].precomputed && !p.steps[s].isStatic)
+    if (!p.steps[s].precomputed && !p.steps[s].isStatic && !p.steps[s].isView)
       plan->runSteps.push_back(static_cast<int>(s));
-  assignAliases(p, *plan);
+  SUBGRAPH_RETURN_IF_ERROR(assignAliases(p, *plan));
   SUBGRAPH_RETURN_IF_ERROR(planMemory(p, *plan));
   plan->report.staticBytes = p.staticBytes;
   plan->report.frameBytes = plan->frameBytes;

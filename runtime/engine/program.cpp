@@ -266,10 +266,29 @@ class ProgramBuilder {
     return p_.hostDevice;
   }
 
+  // Whether `a`, a reference kernel whose output 0 may alias input 0, can
+  // stay a view of a value in a device's plain memory (`dataSlot`) instead
+  // of bringing it to the host. Shape inputs (Reshape's target, Squeeze's
+  // axes) are host contents read at resize either way.
+  bool staysOnDevice(const Assignment& a, int dataSlot) const {
+    static const std::set<std::string> kShapeOnly = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
+                                                     "Identity"};
+    const Node& node = *a.node;
+    if (a.backend != p_.referenceBackend || !node.domain().empty() ||
+        !kShapeOnly.count(node.opType()) || precomputed_.count(&node) || dataSlot < 0 ||
+        node.numOutputs() != 1 || a.kernel->outputAliasesInput(0) != std::optional<size_t>(0))
+      return false;
+    const Slot& data = p_.slots[static_cast<size_t>(dataSlot)];
+    return data.device != p_.hostDevice && data.layout == nullptr;
+  }
+
   Status addNodeStep(Assignment& a) {
     const Node& node = *a.node;
     const Backend& backend = *p_.backends[static_cast<size_t>(a.backend)];
     int device = deviceOf(backend);
+    const bool view =
+        node.numInputs() > 0 && node.input(0) && staysOnDevice(a, valueSlot_[node.input(0)->id()]);
+    if (view) device = p_.slots[static_cast<size_t>(valueSlot_[node.input(0)->id()])].device;
     Step step;
     step.node = &node;
     step.info.name = node.displayName();
@@ -280,8 +299,10 @@ class ProgramBuilder {
     step.backend = a.backend;
     step.kernel = std::move(a.kernel);
     step.shapeInputs = step.kernel->shapeInputs();
-    step.exclusive = step.kernel->usesOwnThreads();
+    step.ownThreads = step.kernel->usesOwnThreads();
+    step.exclusive = step.ownThreads && !step.kernel->concurrentRequests();
     step.precomputed = precomputed_.count(&node) > 0;
+    step.isView = step.info.isView = view;
     StatusOr<std::vector<const Value*>> inputs = stepInputValues(node);
     if (!inputs.isOk()) return inputs.status();
     for (size_t i = 0; i < inputs.value().size(); ++i) {
@@ -297,7 +318,7 @@ class ProgramBuilder {
             "') has no producer and is neither a graph input nor an initializer");
       // Precomputed steps read host contents directly; a kernel that reads
       // only descs needs no copy at all.
-      bool needsCopy = !step.precomputed && step.kernel->readsInputData();
+      bool needsCopy = !step.precomputed && step.kernel->readsInputData() && !(view && i == 0);
       if (needsCopy) {
         StatusOr<int> placed = slotIn(slot, device, step.kernel->inputLayout(i), backend);
         if (!placed.isOk()) return placed.status();
@@ -578,6 +599,7 @@ StatusOr<std::unique_ptr<Program>> buildProgram(
   for (size_t s = 0; s < p.steps.size(); ++s) {
     const Step& step = p.steps[s];
     p.hasExclusiveSteps = p.hasExclusiveSteps || step.exclusive;
+    p.hasOwnThreadSteps = p.hasOwnThreadSteps || step.ownThreads;
     for (size_t i : step.shapeInputs) {
       if (i >= step.inputs.size() || step.inputs[i] < 0) continue;
       int src = p.slots[static_cast<size_t>(step.inputs[i])].contentSource;

@@ -69,7 +69,16 @@ struct Step {
   std::vector<size_t> shapeInputs;
   bool precomputed = false;
   bool isStatic = false;
-  bool exclusive = false;  ///< Kernel::usesOwnThreads().
+  /// A shape-only op (Reshape, Flatten, Squeeze, Unsqueeze, Identity) on a
+  /// value in a device's plain memory: resized for its output's dims, never
+  /// run; its output aliases input 0 where it lies, so the value does not
+  /// leave the device and the host does not wait for it.
+  bool isView = false;
+  /// Kernel::usesOwnThreads(): the request runs its steps in order.
+  bool ownThreads = false;
+  /// ... and not Kernel::concurrentRequests(): it runs alone, across all
+  /// requests of the session.
+  bool exclusive = false;
   /// Static memory handed to the kernel's session prologue.
   std::span<std::byte> staticMemory;
 };
@@ -100,7 +109,11 @@ struct Program {
   std::vector<TensorType> inputTypes;
   /// Graph inputs whose contents are read at resize (they key the plans).
   std::vector<int> contentInputs;
+  /// A step runs alone across requests (Step::exclusive).
   bool hasExclusiveSteps = false;
+  /// A step brings its own threads (Step::ownThreads): requests run their
+  /// steps in order.
+  bool hasOwnThreadSteps = false;
   bool hasAsyncQueues = false;
   /// Descs of static slots (known at compile time), by slot id.
   std::vector<TensorDesc> staticDescs;

@@ -11,12 +11,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <list>
 #include <mutex>
 #include <set>
 #include <shared_mutex>
 
+#include "engine/batching.h"
 #include "engine/executor.h"
 #include "engine/plan.h"
 #include "engine/program.h"
@@ -59,6 +61,22 @@ struct Session::Impl {
   mutable std::vector<std::unique_ptr<Frame>> freeFrames;
   mutable size_t framesCreated = 0;
   mutable std::shared_mutex exclusive;
+  /// Arenas of requests that are not running; one per concurrent request,
+  /// so that requests do not queue for one arena's `threads` slots.
+  mutable std::vector<std::unique_ptr<tbb::task_arena>> freeArenas;
+  /// Requests running now, bounded by options.maxConcurrentRuns.
+  mutable std::mutex gateMutex;
+  mutable std::condition_variable gateOpen;
+  mutable int running = 0;
+  /// Why the loaded graph cannot be batched ("" if it can, or batching is
+  /// off), and the batcher when it is on.
+  std::string batchRefusal;
+  std::unique_ptr<engine::Batcher> batcher;
+
+  StatusOr<RunResult> runRequest(const std::vector<InputView>& inputs,
+                                 const RunOptions& options) const;
+  StatusOr<RunResult> runBatched(const std::vector<InputView>& inputs,
+                                 const RunOptions& options) const;
 
   ~Impl() {
     // Frames run their epilogues against the program's kernels.
@@ -142,6 +160,46 @@ struct Session::Impl {
   void returnFrame(std::unique_ptr<Frame> frame) const {
     std::lock_guard<std::mutex> lock(frameMutex);
     freeFrames.push_back(std::move(frame));
+  }
+
+  std::unique_ptr<tbb::task_arena> newArena() const {
+    // Copy `automatic` into a local: binding the static member to the
+    // conditional's reference would odr-use it, and oneTBB does not define it.
+    const int automatic = tbb::task_arena::automatic;
+    return std::make_unique<tbb::task_arena>(options.threads > 0 ? options.threads : automatic);
+  }
+
+  std::unique_ptr<tbb::task_arena> takeArena() const {
+    {
+      std::lock_guard<std::mutex> lock(frameMutex);
+      if (!freeArenas.empty()) {
+        std::unique_ptr<tbb::task_arena> a = std::move(freeArenas.back());
+        freeArenas.pop_back();
+        return a;
+      }
+    }
+    return newArena();
+  }
+
+  void returnArena(std::unique_ptr<tbb::task_arena> a) const {
+    std::lock_guard<std::mutex> lock(frameMutex);
+    freeArenas.push_back(std::move(a));
+  }
+
+  /// Waits until fewer than maxConcurrentRuns requests run, then counts
+  /// this one in; leave() counts it out.
+  void enter() const {
+    std::unique_lock<std::mutex> lock(gateMutex);
+    int bound = options.maxConcurrentRuns;
+    gateOpen.wait(lock, [&] { return bound <= 0 || running < bound; });
+    ++running;
+  }
+  void leave() const {
+    {
+      std::lock_guard<std::mutex> lock(gateMutex);
+      --running;
+    }
+    gateOpen.notify_one();
   }
 
   // Checks a request against the graph's inputs and outputs; fills descs
@@ -236,9 +294,9 @@ struct Session::Impl {
     return copy.data();
   }
 
-  Status runLocked(const std::vector<TensorDesc>& descs, const std::vector<const void*>& data,
-                   const std::vector<size_t>& outputs, const RunOptions& ro,
-                   RunResult& result) const {
+  Status runInFrame(const std::vector<TensorDesc>& descs, const std::vector<const void*>& data,
+                    const std::vector<size_t>& outputs, const RunOptions& ro,
+                    RunResult& result) const {
     StatusOr<std::shared_ptr<const Plan>> planOr = planFor(descs, data);
     if (!planOr.isOk()) return planOr.status();
     const Plan& plan = *planOr.value();
@@ -263,12 +321,17 @@ struct Session::Impl {
     // oneDNN gets an OpenMP team of its own. Measured on zoo resnet50 with
     // onednn, 2 threads: median 103-150 ms a run with branch tasks, 52-64
     // ms in order.
-    eo.parallel = parallel() && !program->hasExclusiveSteps;
+    eo.parallel = parallel() && !program->hasOwnThreadSteps;
     eo.profile = ro.profile;
     eo.callbacks = &options.callbacks;
     eo.exclusive = program->hasExclusiveSteps ? &exclusive : nullptr;
     eo.timings = &result.steps;
     eo.hostWaits = &result.hostWaits;
+    // Replayed work has no per-step times or callbacks.
+    const SessionCallbacks& cb = options.callbacks;
+    eo.capture = options.captureDeviceWork && program->hasAsyncQueues && !ro.profile &&
+                 !eo.parallel && !cb.onExecuteBegin && !cb.onExecuteEnd;
+    eo.replayedSteps = &result.replayedSteps;
     SUBGRAPH_RETURN_IF_ERROR(engine::execute(*program, plan, *frame, eo));
     for (size_t o : outputs) {
       const TensorView& v = frame->view(program->outputSlots[o]);
@@ -309,12 +372,17 @@ Status checkThreadCount(int64_t threads, std::string_view what) {
 Session::Session(SessionOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
   impl_->optionsStatus = checkThreadCount(impl_->options.threads);
+  if (impl_->optionsStatus.isOk() && impl_->options.batching.maxDelayUs < 0)
+    impl_->optionsStatus = Status::invalid("BatchingOptions::maxDelayUs must be 0 or more, not " +
+                                           std::to_string(impl_->options.batching.maxDelayUs));
+  if (impl_->optionsStatus.isOk() && impl_->options.maxConcurrentRuns < 0)
+    impl_->optionsStatus = Status::invalid(
+        "SessionOptions::maxConcurrentRuns must be 0 (no "
+        "bound) or more, not " +
+        std::to_string(impl_->options.maxConcurrentRuns));
   // A count out of range never reaches oneTBB; load() reports it.
-  int threads = impl_->optionsStatus.isOk() ? impl_->options.threads : 0;
-  // Copy `automatic` into a local: binding the static member to the
-  // conditional's reference would odr-use it, and oneTBB does not define it.
-  const int automatic = tbb::task_arena::automatic;
-  impl_->arena = std::make_unique<tbb::task_arena>(threads > 0 ? threads : automatic);
+  if (!impl_->optionsStatus.isOk()) impl_->options.threads = 0;
+  impl_->arena = impl_->newArena();
 }
 
 Session::~Session() = default;
@@ -329,6 +397,8 @@ Status Session::load(std::unique_ptr<Graph> graph) {
   SUBGRAPH_RETURN_IF_ERROR(verifyForRun(*graph));
   StatusOr<std::vector<Node*>> order = graph->topologicalOrder();
   if (!order.isOk()) return order.status();
+  // Judged on the graph as loaded: fused regions hide the ops' rules.
+  if (impl_->options.batching.maxBatch > 1) impl_->batchRefusal = engine::batchRefusal(*graph);
   impl_->graph = std::move(graph);
   impl_->state = Impl::State::kLoaded;
   return Status::ok();
@@ -358,6 +428,9 @@ Status Session::compile() {
   if (s.state != Impl::State::kLoaded)
     return Status::invalid(s.state == Impl::State::kEmpty ? "Session::compile: no graph loaded"
                                                           : "Session::compile: already compiled");
+  if (!s.batchRefusal.empty())
+    return Status::invalid("dynamic batching: " + s.batchRefusal +
+                           "; batching needs a free dim 0 that every op keeps apart");
   SUBGRAPH_RETURN_IF_ERROR(s.resolveBackends());
   for (const auto& [name, dims] : s.options.inputShapes) {
     bool known = false;
@@ -415,6 +488,10 @@ Status Session::compile() {
       return planned;
     }
   }
+  if (s.options.batching.maxBatch > 1)
+    s.batcher = std::make_unique<engine::Batcher>(
+        s.options.batching,
+        [&s](const std::vector<InputView>& inputs) { return s.runRequest(inputs, RunOptions{}); });
   s.state = Impl::State::kCompiled;
   return Status::ok();
 }
@@ -434,6 +511,45 @@ StatusOr<RunResult> Session::runInPlace(const std::vector<InputView>& inputs,
   const Impl& s = *impl_;
   if (s.state != Impl::State::kCompiled)
     return Status::invalid("Session::run: the session is not compiled (call compile() first)");
+  if (s.batcher && !options.profile) return s.runBatched(inputs, options);
+  return s.runRequest(inputs, options);
+}
+
+StatusOr<RunResult> Session::Impl::runBatched(const std::vector<InputView>& inputs,
+                                              const RunOptions& options) const {
+  auto start = std::chrono::steady_clock::now();
+  {
+    // A request that cannot run fails alone, before it joins a batch.
+    std::vector<TensorDesc> descs;
+    std::vector<const void*> data;
+    std::vector<size_t> outputs;
+    std::vector<std::vector<std::byte>> copies;
+    SUBGRAPH_RETURN_IF_ERROR(validate(inputs, options, descs, data, outputs, copies));
+  }
+  int64_t rows = -1;
+  for (const InputView& in : inputs) {
+    int64_t r = in.dims.empty() ? -1 : in.dims[0];
+    if (in.dtype == DataType::kBool || r < 1 || (rows >= 0 && r != rows)) rows = -2;
+    if (rows != -2) rows = r;
+  }
+  // Inputs whose dim 0 differ (or bools, which runs canonicalise) run alone.
+  if (rows < 1) return runRequest(inputs, options);
+  StatusOr<RunResult> got = batcher->run(inputs, rows);
+  if (!got.isOk() || options.outputNames.empty()) return got;
+  RunResult& r = got.value();
+  std::vector<NamedTensor> wanted;
+  for (const std::string& name : options.outputNames)
+    for (NamedTensor& o : r.outputs)
+      if (o.name == name) wanted.push_back(std::move(o));
+  r.outputs = std::move(wanted);
+  r.wallMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return got;
+}
+
+StatusOr<RunResult> Session::Impl::runRequest(const std::vector<InputView>& inputs,
+                                              const RunOptions& options) const {
+  const Impl& s = *this;
   auto start = std::chrono::steady_clock::now();
   std::vector<TensorDesc> descs;
   std::vector<const void*> data;
@@ -442,9 +558,25 @@ StatusOr<RunResult> Session::runInPlace(const std::vector<InputView>& inputs,
   SUBGRAPH_RETURN_IF_ERROR(s.validate(inputs, options, descs, data, outputs, canonicalCopies));
   RunResult result;
   Status st;
-  // The arena may run the functor on one of its worker threads.
-  engine::executeOrdered(*s.arena,
-                         [&] { st = s.runLocked(descs, data, outputs, options, result); });
+  {
+    // Each running request in an arena of its own: sharing one would queue
+    // a request for the other's `threads` slots.
+    struct Lease {
+      const Impl& s;
+      std::unique_ptr<tbb::task_arena> arena;
+      explicit Lease(const Impl& session) : s(session) {
+        s.enter();
+        arena = s.takeArena();
+      }
+      ~Lease() {
+        s.returnArena(std::move(arena));
+        s.leave();
+      }
+    } lease(s);
+    // The arena may run the functor on one of its worker threads.
+    engine::executeOrdered(*lease.arena,
+                           [&] { st = s.runInFrame(descs, data, outputs, options, result); });
+  }
   if (!st.isOk()) return st;
   result.wallMs =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -20,6 +20,9 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
 
@@ -131,7 +134,7 @@ TEST(CliPlugins, AllowFallbackSkipsAnUnusablePlugin) {
 TEST(CliPlugins, PluginsCommandListsTheExamples) {
   CliResult r = runCli({"plugins"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("example_convbn 1.0.0 (plugin ABI 4)"));
+  EXPECT_THAT(r.out, HasSubstr("example_convbn 1.0.0 (plugin ABI 5)"));
   EXPECT_THAT(r.out, HasSubstr("conv_bn (selector, seeds Conv)"));
   EXPECT_THAT(r.out, HasSubstr("example.max_splat.MaxSplat"));
   EXPECT_THAT(r.out, HasSubstr("fuse_max_splat (post)"));
@@ -145,6 +148,67 @@ TEST(CliPlugins, PluginsCommandListsTheExamples) {
   CliResult help = runCli({"plugins", "--help"});
   EXPECT_EQ(help.exitCode, 0);
   EXPECT_THAT(help.out, HasSubstr("--path"));
+}
+
+/// The node counts of a `partition --json` report's regions of `property`.
+std::vector<size_t> regionSizes(const CliResult& r, const std::string& property) {
+  std::vector<size_t> sizes;
+  nlohmann::json report = nlohmann::json::parse(r.out);
+  for (const auto& region : report["regions"])
+    if (region["property"] == property) sizes.push_back(region["nodes"].size());
+  return sizes;
+}
+
+/// Plugin options (ABI 5): `subgraph plugins` lists each with its values
+/// and default; an undeclared name or value is a usage error with a "did
+/// you mean", in run and partition alike, before the model is read; and an
+/// option reaches selection, not only kernels: onednn.fusion=none leaves
+/// every Conv region a bare Conv, which still runs right.
+TEST(CliPlugins, PluginOptionsAreListedCheckedAndReachSelection) {
+  CliResult list = runCli({"plugins"});
+  ASSERT_EQ(list.exitCode, 0) << list.err;
+  EXPECT_THAT(list.out, HasSubstr("    emudev.delay_us=any value (default 0): "));
+  EXPECT_THAT(list.out, HasSubstr("  options:    none\n"));  // example_convbn declares none
+  CliResult json = runCli({"plugins", "--json"});
+  EXPECT_THAT(json.out, HasSubstr("\"name\": \"delay_us\""));
+
+  EXPECT_TRUE(failsWithOneLine(
+      runCli({"run", kBlock, "--backend", "emudev", "--random-inputs", "1", "--plugin-option",
+              "emudev.dely_us=1"}),
+      2,
+      "--plugin-option 'emudev.dely_us': backend 'emudev' has no option 'dely_us' (did you mean "
+      "delay_us?); its options: delay_us"));
+  EXPECT_TRUE(failsWithOneLine(runCli({"partition", kBlock, "--backend", "example_convbn",
+                                       "--plugin-option", "example_convbn.fuse=1"}),
+                               2,
+                               "backend 'example_convbn' has no option 'fuse'; its options: none"));
+  EXPECT_TRUE(failsWithOneLine(runCli({"partition", "no-such-model.onnx", "--backend", "emudev",
+                                       "--plugin-option", "emudv.delay_us=1"}),
+                               2, "which is not chosen (emudev) (did you mean emudev?)"));
+}
+
+TEST(CliPlugins, OnednnFusionOptionReachesSelection) {
+  CliResult list = runCli({"plugins"});
+  EXPECT_THAT(list.out, HasSubstr("    onednn.fusion=all|act|bn|none (default all): "));
+  EXPECT_TRUE(failsWithOneLine(runCli({"partition", kBlock, "--backend", "onednn",
+                                       "--plugin-option", "onednn.precision=int8"}),
+                               2,
+                               "'int8' is not a value of onednn.precision; it takes fp32, bf16"));
+  CliResult fused = runCli({"partition", kBlock, "--backend", "onednn", "--json"});
+  ASSERT_EQ(fused.exitCode, 0) << fused.err;
+  std::vector<size_t> all = regionSizes(fused, "conv");
+  ASSERT_FALSE(all.empty());
+  EXPECT_GT(*std::max_element(all.begin(), all.end()), 1u);
+  CliResult bare = runCli({"partition", kBlock, "--backend", "onednn", "--json", "--plugin-option",
+                           "onednn.fusion=none"});
+  ASSERT_EQ(bare.exitCode, 0) << bare.err;
+  std::vector<size_t> conv = regionSizes(bare, "conv");
+  EXPECT_EQ(conv.size(), 4u);  // the block's four Convs
+  for (size_t n : conv) EXPECT_EQ(n, 1u);
+  CliResult run =
+      runCli({"run", kBlock, "--backend", "onednn", "--random-inputs", "1", "--check",
+              "--plugin-option", "onednn.fusion=none", "--plugin-option", "onednn.winograd=off"});
+  EXPECT_EQ(run.exitCode, 0) << run.err;
 }
 
 /// example_convbn by name: the bottleneck block's four Conv+BN pairs are

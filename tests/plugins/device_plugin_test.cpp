@@ -137,7 +137,7 @@ TEST(DevicePlugin, ListsItsDevice) {
   BackendSelection s = select("emudev");
   ASSERT_EQ(s.backends().size(), 1u);
   const PluginInfo& info = s.backends()[0].plugin->info();
-  EXPECT_EQ(info.abiVersion, 4u);  // built against this SDK
+  EXPECT_EQ(info.abiVersion, 5u);  // built against this SDK
   EXPECT_THAT(info.device, ::testing::StartsWith("emu:0 (emulated"));
   EXPECT_THAT(info.copies, ::testing::Contains("host plain -> emu plain (any type)"));
   EXPECT_THAT(info.copies, ::testing::Contains("emu plain -> host plain (any type)"));
@@ -207,6 +207,154 @@ TEST(DevicePlugin, TwoDevicesInOneSession) {
   EXPECT_THAT(r.copies,
               ElementsAre("copy:x->emu:0", "copy:a->cpu:0", "copy:s->emu:0", "copy:y->cpu:0"));
   EXPECT_LT(r.maxError, 1e-5);
+}
+
+//  [Conv] -> [GlobalAveragePool] -> Reshape -> [Gemm] -> Unsqueeze -> [Relu]
+//  on emudev: the shape-only ops sit between device regions.
+const char* kViews = R"(graph @g(%x: f32[1, 3, 8, 8]) {
+  %w = const f32[4, 3, 3, 3] splat(0.25)
+  %b = const f32[4, 5] splat(0.5)
+  %shape = const i64[2] [1, 4]
+  %axes = const i64[1] [0]
+  %c = Conv(%x, %w) {pads = [1, 1, 1, 1]} @conv
+  %p = GlobalAveragePool(%c) @pool
+  %f = Reshape(%p, %shape) @reshape
+  %g = Gemm(%f, %b) @gemm
+  %u = Unsqueeze(%g, %axes) @unsqueeze
+  %y = Relu(%u) @relu
+  return %y
+})";
+
+/// Reshape and Unsqueeze of device values are views on the device: no
+/// copy down and up around them, no host wait, and the regions after them
+/// read the same memory with the new dims.
+TEST(DevicePlugin, ShapeOnlyOpsAreViewsOnTheDevice) {
+  DeviceRun r = runOnDevice("emudev", kViews);
+  EXPECT_THAT(r.backends, ElementsAre("emudev", "emudev", "emudev", "emudev"));
+  EXPECT_THAT(r.copies, ElementsAre("copy:x->emu:0", "copy:y->cpu:0"));
+  EXPECT_THAT(r.waits, IsEmpty());
+  EXPECT_LT(r.maxError, 1e-5);
+}
+
+//  [Conv] on emudev -> Reshape -> Sin (host): the view ends at a host reader.
+const char* kViewToHost = R"(graph @g(%x: f32[1, 2, 3, 3]) {
+  %w = const f32[2, 2, 1, 1] splat(0.5)
+  %c = Conv(%x, %w) @conv
+  %shape = const i64[2] [1, 18]
+  %f = Reshape(%c, %shape) @flatten
+  %y = Sin(%f) @sin
+  return %y
+})";
+
+/// A view read on the host comes down once, in its new dims, right
+/// before the host op: the Reshape itself never waits or copies.
+TEST(DevicePlugin, AViewReadOnTheHostComesDownOnce) {
+  DeviceRun r = runOnDevice("emudev", kViewToHost);
+  EXPECT_THAT(r.backends, ElementsAre("emudev", "reference"));
+  EXPECT_THAT(r.copies, ElementsAre("copy:x->emu:0", "copy:f->cpu:0"));
+  EXPECT_THAT(r.copyBytes, ElementsAre(2 * 3 * 3 * 4, 18 * 4));
+  ASSERT_EQ(r.waits.size(), 1u);
+  EXPECT_EQ(r.waits[0].step, "sin");
+  EXPECT_LT(r.maxError, 1e-5);
+}
+/// What unprofiled requests did: the steps each replayed from captured
+/// work, the host waits, and the largest error against the reference
+/// backend over all of them (each request has inputs of its own).
+struct ReplayRuns {
+  std::vector<size_t> replayed;
+  std::vector<size_t> waits;
+  float maxError = 0;
+};
+
+ReplayRuns runRequests(const char* text, int requests, bool capture = true, bool profile = false) {
+  BackendSelection selection = select("emudev");
+  std::unique_ptr<Graph> graph = parse(text);
+  Session reference;
+  EXPECT_TRUE(reference.load(*graph).isOk());
+  EXPECT_TRUE(reference.compile().isOk());
+  SessionOptions options;
+  options.threads = 1;
+  options.captureDeviceWork = capture;
+  options.backendInstances = selection.runtimeBackends(1).value();
+  Session session(options);
+  EXPECT_TRUE(session.load(graph->clone()).isOk());
+  EXPECT_TRUE(session
+                  .partition([&](Graph& g) -> Status {
+                    auto report = selection.partition(g);
+                    return report.isOk() ? Status::ok() : report.status();
+                  })
+                  .isOk());
+  EXPECT_TRUE(session.compile().isOk());
+  ReplayRuns out;
+  std::mt19937 rng(kSeed);
+  std::printf("seed %u\n", kSeed);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  runtime::RunOptions ro;
+  ro.profile = profile;
+  for (int r = 0; r < requests; ++r) {
+    const Value* in = graph->inputs()[0];
+    std::vector<int64_t> dims;
+    for (const Dim& d : *in->type().shape) dims.push_back(d.size());
+    std::vector<float> values(
+        static_cast<size_t>(runtime::TensorDesc{DataType::kFloat32, dims, nullptr}.numElements()));
+    for (float& v : values) v = dist(rng);
+    std::vector<NamedTensor> inputs = {
+        {in->name(), Tensor::fromVector(DataType::kFloat32, dims, values)}};
+    StatusOr<RunResult> got = session.run(inputs, ro);
+    StatusOr<RunResult> want = reference.run(inputs);
+    EXPECT_TRUE(got.isOk()) << got.status().message();
+    if (!got.isOk() || !want.isOk()) return out;
+    out.replayed.push_back(got->replayedSteps);
+    out.waits.push_back(got->hostWaits.size());
+    auto a = got->outputs[0].tensor.data<float>();
+    auto b = want->outputs[0].tensor.data<float>();
+    for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+      out.maxError = std::max(out.maxError, std::abs(a[i] - b[i]));
+  }
+  return out;
+}
+
+/// A run whose device steps touch only device memory is captured once and
+/// launched for every request: the two regions of kTwoRegions are replayed
+/// each time (the copies up and down read and write the request's own
+/// host buffers, so they stay outside), and every request's answer is its
+/// own, not the first one's.
+TEST(DevicePlugin, DeviceRunsAreCapturedAndReplayed) {
+  ReplayRuns r = runRequests(kTwoRegions, 4);
+  EXPECT_THAT(r.replayed, ElementsAre(2u, 2u, 2u, 2u));
+  EXPECT_THAT(r.waits, ElementsAre(0u, 0u, 0u, 0u));
+  EXPECT_LT(r.maxError, 1e-5);
+}
+
+//  [Conv] -> [MaxPool] -> Sin (host) -> [Conv] -> [MaxPool]: a host step
+//  splits the device steps into two captured runs.
+const char* kSplitByHost = R"(graph @g(%x: f32[1, 2, 8, 8]) {
+  %w = const f32[2, 2, 1, 1] splat(0.5)
+  %a = Conv(%x, %w) @conv_a
+  %p = MaxPool(%a) {kernel_shape = [2, 2], strides = [2, 2]} @pool_a
+  %s = Sin(%p) @sin
+  %b = Conv(%s, %w) @conv_b
+  %y = MaxPool(%b) {kernel_shape = [2, 2], strides = [2, 2]} @pool_b
+  return %y
+})";
+
+/// A host step in the middle splits the run into two captured runs, and
+/// the host waits once, for the first launch, before the host step.
+TEST(DevicePlugin, AHostStepSplitsTheCapturedRuns) {
+  ReplayRuns r = runRequests(kSplitByHost, 3);
+  EXPECT_THAT(r.replayed, ElementsAre(4u, 4u, 4u));
+  EXPECT_LT(r.maxError, 1e-5);
+}
+
+/// Negative: a profiled request, or a session that turns capture off,
+/// submits every step itself, with the same answers.
+TEST(DevicePlugin, ProfiledOrUncapturedRunsReplayNothing) {
+  ReplayRuns profiled = runRequests(kTwoRegions, 2, true, /*profile=*/true);
+  EXPECT_THAT(profiled.replayed, ElementsAre(0u, 0u));
+  EXPECT_LT(profiled.maxError, 1e-5);
+  ReplayRuns off = runRequests(kTwoRegions, 2, /*capture=*/false);
+  EXPECT_THAT(off.replayed, ElementsAre(0u, 0u));
+  EXPECT_LT(off.maxError, 1e-5);
 }
 
 }  // namespace

@@ -383,6 +383,35 @@ TEST(BackendTest, CopiesDoNotComposeFromHostPlainMemory) {
   EXPECT_EQ(st.message(), "no backend can copy value 'x' from cpu:0 to toy:0@blocked4");
 }
 
+/// Negative: a Reshape of a device value in a blocked layout is no view
+/// (its bytes are not in the order the new dims say): the value comes down
+/// to host plain memory and the Reshape runs there.
+TEST(BackendTest, ABlockedDeviceValueIsNoView) {
+  SessionOptions options;
+  options.backendInstances = {makeToy({"a"})};
+  auto session = compileText(R"(
+    graph @g(%x: f32[2, 3]) {
+      %k = const f32[1, 3] [2.0, 3.0, 4.0]
+      %shape = const i64[1] [6]
+      %s = subgraph.toy.Scale(%x, %k) {body = graph @scale(%a: f32[2, 3], %b: f32[1, 3]) {
+        %m = Mul(%a, %b)
+        return %m
+      }} @region
+      %y = Reshape(%s, %shape) @flat
+      return %y
+    })",
+                             options);
+  std::vector<std::string> steps;
+  for (const StepInfo& s : session->steps()) {
+    steps.push_back(s.name + "@" + s.backend);
+    EXPECT_FALSE(s.isView) << s.name;
+  }
+  EXPECT_THAT(steps, ::testing::Contains("copy:s->cpu:0@toy"));
+  EXPECT_THAT(steps, ::testing::Contains("flat@reference"));
+  auto out = runOk(*session, {{"x", f32({2, 3}, {1, -2, 3, -4, 5, 6})}});
+  EXPECT_THAT(values(out[0].tensor), ElementsAre(2.0f, -6.0f, 12.0f, -8.0f, 15.0f, 24.0f));
+}
+
 // Records how many exclusive kernels run at once.
 std::atomic<int> exclusiveRunning{0}, exclusiveMax{0}, exclusiveRuns{0};
 std::mutex exclusiveThreadsMutex;

@@ -9,8 +9,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <cstring>
+#include <mutex>
 #include <thread>
+
+#include "subgraph/runtime/backend.h"
 
 #include "runtime_test_util.h"
 
@@ -190,6 +196,126 @@ TEST(ConcurrencyTest, DifferentSessionsAtOnceWithSessionChurn) {
   churn.join();
   EXPECT_EQ(failures.load(), 0) << "seed=" << seed;
   EXPECT_EQ(mismatches.load(), 0) << "seed=" << seed;
+}
+
+// Counts the runs inside a kernel at once. A run waits (up to `patience`)
+// until `meet` runs are inside together, so runs a session serialises never
+// meet: `met` counts the runs that saw the others.
+struct Rendezvous {
+  std::mutex mutex;
+  std::condition_variable changed;
+  int inside = 0, most = 0, met = 0, meet = 2;
+  std::chrono::milliseconds patience{10000};
+
+  void visit() {
+    std::unique_lock<std::mutex> lock(mutex);
+    most = std::max(most, ++inside);
+    changed.notify_all();
+    if (changed.wait_for(lock, patience, [&] { return inside >= meet; })) ++met;
+    // Stay until the others counted themselves in too.
+    changed.wait_for(lock, std::chrono::milliseconds(20));
+    --inside;
+  }
+};
+
+class MeetKernel final : public Kernel {
+ public:
+  MeetKernel(Rendezvous& r, bool ownThreads, bool concurrent)
+      : r_(r), ownThreads_(ownThreads), concurrent_(concurrent) {}
+  bool usesOwnThreads() const override { return ownThreads_; }
+  bool concurrentRequests() const override { return concurrent_; }
+  Status resize(ResizeContext& ctx) const override {
+    ctx.setOutput(0, ctx.inputDesc(0));
+    return Status::ok();
+  }
+  Status run(RunContext& ctx) const override {
+    r_.visit();
+    std::memcpy(ctx.output(0).raw(), ctx.input(0).raw(), ctx.input(0).byteSize());
+    return Status::ok();
+  }
+
+ private:
+  Rendezvous& r_;
+  bool ownThreads_, concurrent_;
+};
+
+/// One session of one thread whose only step is a MeetKernel; `clients`
+/// threads run it `runs` times each.
+Rendezvous& meetThrough(Rendezvous& r, bool ownThreads, bool concurrent, int maxConcurrentRuns,
+                        int clients, int runs) {
+  auto backend = std::make_shared<Backend>("meet", Device{"cpu", 0}, nullptr, nullptr);
+  auto p = std::make_shared<Provider>("meet");
+  p->add("subgraph.meet.Copy",
+         [&r, ownThreads, concurrent](const Node&,
+                                      const Backend&) -> StatusOr<std::unique_ptr<Kernel>> {
+           return std::unique_ptr<Kernel>(std::make_unique<MeetKernel>(r, ownThreads, concurrent));
+         });
+  backend->addProvider(p);
+  SessionOptions options;
+  options.backendInstances = {backend};
+  options.threads = 1;
+  options.maxConcurrentRuns = maxConcurrentRuns;
+  auto session = compileText(R"(graph @g(%x: f32[4]) {
+    %y = subgraph.meet.Copy(%x) {body = graph @b(%i: f32[4]) {
+      %o = Identity(%i)
+      return %o
+    }}
+    return %y
+  })",
+                             options);
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int c = 0; c < clients; ++c)
+    threads.emplace_back([&] {
+      for (int i = 0; i < runs; ++i)
+        if (!session->run({{"x", f32({4}, {1, 2, 3, 4})}}).isOk()) ++failures;
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  return r;
+}
+
+/// Two requests on one session of one thread run at the same time: each
+/// has a frame and an arena of its own (one arena of one slot would queue
+/// the second request behind the first).
+TEST(ConcurrencyTest, TwoRequestsOfOneThreadSessionRunAtOnce) {
+  Rendezvous r;
+  meetThrough(r, /*ownThreads=*/false, /*concurrent=*/false, 0, 2, 1);
+  EXPECT_EQ(r.most, 2);
+  EXPECT_EQ(r.met, 2);
+}
+
+/// A kernel with its own threads that allows concurrent requests meets
+/// another request; one that does not runs alone (the negative case), as
+/// do all requests when the session bounds them to one.
+TEST(ConcurrencyTest, OwnThreadKernelsRunAloneUnlessTheyAllowConcurrentRequests) {
+  Rendezvous allowed;
+  meetThrough(allowed, true, true, 0, 2, 1);
+  EXPECT_EQ(allowed.most, 2);
+
+  Rendezvous alone;
+  alone.patience = std::chrono::milliseconds(300);  // each run waits it out alone
+  meetThrough(alone, true, false, 0, 2, 1);
+  EXPECT_EQ(alone.most, 1);
+  EXPECT_EQ(alone.met, 0);
+}
+
+TEST(ConcurrencyTest, MaxConcurrentRunsBoundsTheRequests) {
+  Rendezvous bounded;
+  bounded.patience = std::chrono::milliseconds(300);
+  meetThrough(bounded, false, false, /*maxConcurrentRuns=*/1, 2, 1);
+  EXPECT_EQ(bounded.most, 1);
+  EXPECT_EQ(bounded.met, 0);
+
+  SessionOptions bad;
+  bad.maxConcurrentRuns = -1;
+  Session s(bad);
+  StatusOr<std::unique_ptr<Graph>> g =
+      parseGraph("graph @g(%x: f32[1]) {\n %y = Relu(%x)\n return %y\n}");
+  ASSERT_TRUE(g.isOk());
+  Status st = s.load(std::move(g).value());
+  EXPECT_THAT(st.message(),
+              ::testing::HasSubstr("maxConcurrentRuns must be 0 (no bound) or more, not -1"));
 }
 
 }  // namespace

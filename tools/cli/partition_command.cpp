@@ -49,6 +49,7 @@
 #include "subgraph/partition/partitioner.h"
 #include "subgraph/support/file_io.h"
 #ifdef SUBGRAPH_CLI_HAVE_PLUGINS
+#include "subgraph/api/inference_session.h"
 #include "subgraph/plugins/plugin_loader.h"
 #endif
 
@@ -91,6 +92,8 @@ struct PartitionCommandOptions {
   std::vector<std::string> shapes;
   std::string passes = "default";
   std::string traversal = "per-backend";
+  std::string precision;
+  std::vector<std::string> pluginOptions;  // "<plugin>.<name>=<value>"
 };
 
 std::string joined(const std::vector<std::string>& names) {
@@ -214,6 +217,26 @@ void writePicture(const Graph& original, const PartitionReport& report,
   spdlog::info("wrote {}", options.svg);
 }
 
+#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
+// The session `run` would make: its precision and plugin options reach the
+// plugins' selection, so the regions reported are the regions that run.
+// A mistyped option is a usage error, before the model is read.
+void setSessionOptions(plugins::BackendSelection& selection,
+                       const PartitionCommandOptions& options) {
+  auto parsed = api::parsePluginOptions(options.pluginOptions, selection.names());
+  plugins::PluginRunOptions run;
+  run.precision = options.precision;
+  Status st = parsed.isOk() ? Status::ok() : parsed.status();
+  if (st.isOk()) {
+    run.options = std::move(parsed).value();
+    st = selection.setRunOptions(run);
+  }
+  if (!st.isOk())
+    throw UsageError("--plugin-option " +
+                     st.message().substr(std::string("plugin option ").size()));
+}
+#endif
+
 void runPartition(const PartitionCommandOptions& options) {
   partition::registerBuiltinBackends();
   if (options.dot == "-" && (options.json || options.output == "-"))
@@ -230,7 +253,10 @@ void runPartition(const PartitionCommandOptions& options) {
   auto selection = plugins::selectBackends(list, select);
   if (!selection) throwSelectionError(list, selection.status());
   for (const std::string& warning : selection->warnings()) spdlog::warn("{}", warning);
+  setSessionOptions(*selection, options);
 #else
+  if (!options.pluginOptions.empty())
+    throw UsageError("--plugin-option: this subgraph is built without plugins");
   std::vector<std::string> names = backendNames(options);
   // Instantiate before loading: an unknown backend fails in milliseconds,
   // not after a large model has been read.
@@ -346,6 +372,13 @@ const CommandRegistration kPartition("partition", [](CLI::App& app) {
                   "the older and slower order; for comparison)")
       ->check(CLI::IsMember({"per-backend", "per-property"}))
       ->default_str("per-backend");
+  cmd->add_option("--precision", options->precision,
+                  "fp32, bf16, fp16 or tf32: the precision `run --precision` will use; plugins "
+                  "whose selection depends on it (cudnn's engine checks) plan for it")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16", "tf32"}));
+  cmd->add_option("--plugin-option", options->pluginOptions,
+                  "PLUGIN.NAME=VALUE: an option of one chosen plugin, as `run --plugin-option` "
+                  "(repeatable); `subgraph plugins` lists each plugin's options");
   addShapeOption(*cmd, options->shapes);
   addPassesOption(*cmd, options->passes);
   cmd->callback([options] { runPartition(*options); });

@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
@@ -65,6 +66,24 @@ std::string fileNameMismatch(const plugins::FoundPlugin& f) {
       f.path.filename().string(), f.plugin->name(), f.plugin->name());
 }
 
+// One line per declared option (ABI 5): what `--plugin-option
+// <plugin>.<name>=` takes, its default and what it does.
+void printOptions(const plugins::PluginInfo& i) {
+  if (i.abiVersion < 5) return;
+  if (i.options.empty()) {
+    std::cout << "  options:    none\n";
+    return;
+  }
+  std::cout << "  options:\n";
+  for (const plugins::PluginOption& o : i.options) {
+    std::string values =
+        o.values.empty() ? "any value" : fmt::format("{}", fmt::join(o.values, "|"));
+    std::cout << fmt::format("    {}.{}={}{}: {}\n", i.name, o.name, values,
+                             o.defaultValue.empty() ? "" : " (default " + o.defaultValue + ")",
+                             o.doc);
+  }
+}
+
 void runPlugins(const PluginsCommandOptions& options) {
   partition::registerBuiltinBackends();
   // --path follows SUBGRAPH_PLUGIN_PATH's rule: relative directories are
@@ -105,6 +124,14 @@ void runPlugins(const PluginsCommandOptions& options) {
         entry["device"] = i.device;
         entry["layouts"] = i.layouts;
         entry["copies"] = i.copies;
+        nlohmann::ordered_json declared = nlohmann::ordered_json::array();
+        for (const plugins::PluginOption& o : i.options)
+          declared.push_back({{"name", o.name},
+                              {"values", o.values},
+                              {"default", o.defaultValue},
+                              {"doc", o.doc}});
+        entry["options"] = std::move(declared);
+        entry["session_properties"] = i.sessionProperties;
       }
       list.push_back(std::move(entry));
     }
@@ -142,6 +169,7 @@ void runPlugins(const PluginsCommandOptions& options) {
       if (!i.layouts.empty())
         std::cout << fmt::format("  layouts:    {}\n", joined(i.layouts))
                   << fmt::format("  copies:     {}\n", joined(i.copies));
+      printOptions(i);
     }
   }
   std::cout.flush();

@@ -443,6 +443,17 @@ Prepared prepare(const RunCommandOptions& options) {
     std::string m = pluginOptions.status().message();
     throw UsageError("--plugin-option " + m.substr(std::string("plugin option ").size()));
   }
+  if (selection) {
+    // An option the plugin does not declare, or a value it does not take,
+    // is a mistyped command line: say so before loading the model.
+    plugins::PluginRunOptions run;
+    run.precision = options.precision;
+    run.options = pluginOptions.value();
+    if (Status st = selection->setRunOptions(run); !st.isOk()) {
+      std::string m = st.message();
+      throw UsageError("--plugin-option " + m.substr(std::string("plugin option ").size()));
+    }
+  }
 
   LoadOptions load;
   load.inputShapes = parseShapeSpecs(options.shapes);
@@ -753,8 +764,9 @@ const CommandRegistration kRun("run", [](CLI::App& app) {
                   "(onednn: bf16 on AVX512-BF16/AMX CPUs; cudnn: fp16, tf32); passed to plugins "
                   "in their kernel context");
   cmd->add_option("--plugin-option", options->pluginOptions,
-                  "PLUGIN.NAME=VALUE: an option for one chosen plugin's kernels (repeatable), "
-                  "e.g. onednn.precision=fp32");
+                  "PLUGIN.NAME=VALUE: an option of one chosen plugin, for its selection and "
+                  "kernels (repeatable), e.g. onednn.precision=fp32; `subgraph plugins` lists "
+                  "each plugin's options");
   cmd->add_flag("--dynamic-shapes", options->dynamicShapes,
                 "Keep the symbolic dims of inputs fed by --input (by default they are fixed to "
                 "the data's dims, so that the passes fold the shape arithmetic)");

@@ -83,11 +83,18 @@ struct InferenceOptions {
   /// Skip a plugin that cannot be used, or fails while partitioning, with a
   /// warning instead of failing.
   bool allowFallback = false;
-  /// Worker threads (0: one per core).
+  /// Worker threads (0: one per core), per running request.
   int threads = 0;
+  /// Requests that run at once; more wait (0: no bound). A server with C
+  /// cores and requests of `threads` threads sets C / threads.
+  int maxConcurrentRuns = 0;
+  /// Dynamic batching of concurrent requests (runtime::BatchingOptions;
+  /// off unless maxBatch > 1).
+  runtime::BatchingOptions batching;
   /// "fp32", "bf16", "fp16", "tf32", or "" for each backend's default.
   std::string precision;
-  /// Options for the chosen plugins' kernels, by "<plugin>.<name>".
+  /// Options for the chosen plugins (selection and kernels), by
+  /// "<plugin>.<name>"; checked against what each plugin declares.
   std::map<std::string, std::string> pluginOptions;
   /// The pass pipeline run before partitioning ("default", "none", or a
   /// list; see docs/passes.md). Not run without backends.

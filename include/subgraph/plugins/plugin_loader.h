@@ -59,6 +59,14 @@ struct SgLayoutDesc;
 
 namespace subgraph::plugins {
 
+/// One option a plugin declares (ABI 5), as `subgraph plugins` lists it.
+struct PluginOption {
+  std::string name;                 ///< Without the plugin's prefix.
+  std::vector<std::string> values;  ///< The values it takes; empty: any.
+  std::string defaultValue;         ///< What the plugin does without it.
+  std::string doc;                  ///< One line.
+};
+
 /// What a plugin registers, as `subgraph plugins` lists it.
 struct PluginInfo {
   std::string name;                     ///< Backend name.
@@ -75,6 +83,11 @@ struct PluginInfo {
   /// "host memory", "cpu (own allocator)", or since ABI 3 a device with
   /// memory of its own: "emu:0 (emulated on ...)".
   std::string device;
+  /// The options it declares (ABI 5); empty for an older plugin, whose
+  /// options are passed through unchecked.
+  std::vector<PluginOption> options;
+  /// True if its properties depend on the session (ABI 5 properties_for).
+  bool sessionProperties = false;
 };
 
 /// What a session tells the plugins' kernels (SgKernelContext): passed
@@ -101,6 +114,16 @@ class LoadedPlugin : public std::enable_shared_from_this<LoadedPlugin> {
   const std::string& name() const { return info_.name; }
   /// Fresh partition properties, in pass order.
   partition::SubgraphBackend instantiateBackend() const;
+  /// The properties for a session of this precision and these options
+  /// (ABI 5 properties_for; other plugins: instantiateBackend()), so the
+  /// regions planned are the ones its kernels, made with the same
+  /// options, run. Check the options first (checkOptions).
+  StatusOr<partition::SubgraphBackend> instantiateBackend(const PluginRunOptions& options) const;
+  /// Checks the options of `options` meant for this plugin ("<name>.*")
+  /// against what it declares (ABI 5): an unknown name or a value not in
+  /// the option's list is an error naming the known ones, with a "did you
+  /// mean". An older plugin declares none and takes any.
+  Status checkOptions(const PluginRunOptions& options) const;
   /// True if the plugin has kernel creators.
   bool hasKernels() const;
   /// A runtime backend running the plugin's kernels, for `threads` session
@@ -193,6 +216,15 @@ class BackendSelection {
   /// One line per plugin skipped under fallback.
   const std::vector<std::string>& warnings() const { return warnings_; }
 
+  /// Sets the session every later partition() plans for: its precision and
+  /// plugin options reach the plugins' selection (ABI 5), as they reach
+  /// their kernels through runtimeBackends(options). Fails, changing
+  /// nothing, on an option for a backend not selected, or one a plugin
+  /// does not declare or whose value it does not take.
+  Status setRunOptions(const PluginRunOptions& options);
+  /// What setRunOptions() set.
+  const PluginRunOptions& runOptions() const { return runOptions_; }
+
   /// Runs the plugins' pre-partition transforms, partitions `graph` for the
   /// backends, then runs their post-partition transforms.
   StatusOr<partition::PartitionReport> partition(
@@ -227,6 +259,7 @@ class BackendSelection {
 
   std::vector<SelectedBackend> backends_;
   std::vector<std::string> warnings_;
+  PluginRunOptions runOptions_;
   bool none_ = false;
   bool allowFallback_ = false;
 };

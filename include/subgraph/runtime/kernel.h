@@ -150,6 +150,11 @@ class Kernel {
   /// library's threads). The session then never runs it concurrently with
   /// other kernels, so the two pools do not oversubscribe the cores.
   virtual bool usesOwnThreads() const { return false; }
+  /// For a kernel that usesOwnThreads(): true if two requests may run it,
+  /// and anything else, at the same time, each on its own threads (at most
+  /// the session's count; SessionOptions::maxConcurrentRuns bounds the
+  /// requests). False: the session runs it alone, across all requests.
+  virtual bool concurrentRequests() const { return false; }
   /// Bytes of session-lifetime memory this kernel wants (prepacked
   /// weights), planned as kStatic and handed to onSessionPrologue.
   virtual size_t staticBytes() const { return 0; }

@@ -20,14 +20,16 @@
 // input). Plans are cached; each frame (one I/O workspace, MNN's session
 // buffers) allocates a plan's blocks once and is reused by later requests.
 //
-// Threading: run() is thread-safe; concurrent requests each take their own
-// frame. All work runs in one oneTBB task_arena of `threads` slots: kernels
+// Threading: run() is thread-safe, and concurrent requests run at the same
+// time (at most maxConcurrentRuns), each in a frame and a oneTBB task_arena
+// of `threads` slots of its own, both pooled and reused: kernels
 // parallelize internally with tbb::parallel_for, and with parallelBranches
 // independent branches also run concurrently (a task graph whose edges are
-// data dependencies plus memory-reuse dependencies). Kernels that bring their
-// own thread pool (Kernel::usesOwnThreads) run alone, never concurrently with
-// other kernels, so the two pools never oversubscribe the cores. docs/runtime.md
-// has the full policy.
+// data dependencies plus memory-reuse dependencies). A request whose kernels
+// bring their own thread pool (Kernel::usesOwnThreads) runs its steps in
+// order, so the two pools never oversubscribe the cores; such a kernel runs
+// alone across requests unless it says two requests may run it at once
+// (Kernel::concurrentRequests). docs/runtime.md has the full policy.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -76,6 +78,9 @@ struct StepInfo {
   std::string provider;   ///< Provider whose creator made the kernel.
   bool isRegion = false;  ///< A fused region node.
   bool isCopy = false;    ///< A copy the session inserted.
+  /// A shape-only op on a device value, kept as a view of its input on the
+  /// device: it has no kernel run and appears in no profile.
+  bool isView = false;
   /// "" for a step of the session's graph; for a step of a nested graph
   /// (an If branch, a Loop body), the node and attribute holding it, e.g.
   /// "If_0.then_branch", deeper levels joined by '/'. Profiles report
@@ -152,6 +157,15 @@ struct WorkLimits {
   uint64_t kernelWork = uint64_t{1} << 34;
 };
 
+/// Dynamic batching: concurrent requests whose inputs differ only in dim 0
+/// run as one request, and each gets its own rows of the outputs back.
+struct BatchingOptions {
+  /// Rows (the sum of the requests' dim 0) a batch may hold; 0 or 1: off.
+  int64_t maxBatch = 0;
+  /// How long the first request of a batch waits for others, microseconds.
+  int64_t maxDelayUs = 1000;
+};
+
 /// How a session is built.
 struct SessionOptions {
   /// Registered runtime backend names (BackendRegistry), in priority
@@ -179,6 +193,21 @@ struct SessionOptions {
   std::map<std::string, std::vector<int64_t>> inputShapes;
   /// Plans kept per session; the least recently used one is dropped first.
   size_t maxCachedPlans = 16;
+  /// Where a device queue can capture work (CUDA graphs, plugin ABI 5): a
+  /// run of steps on that device that touch only its memory is submitted
+  /// once per frame and plan, captured, and launched as one for every
+  /// request after (RunResult::replayedSteps). Not while profiling, with
+  /// per-step callbacks, or with parallel branches.
+  bool captureDeviceWork = true;
+  /// Requests that run at once; more wait for one to end. Each running
+  /// request has its own frame and its own `threads` worker slots, so
+  /// requests x threads bounds the cores a session keeps busy. 0: no
+  /// bound.
+  int maxConcurrentRuns = 0;
+  /// Dynamic batching (off by default). compile() refuses it, saying why,
+  /// unless every graph input has a free dim 0 (symbolic or 1) that no op
+  /// mixes: docs/runtime.md, "Dynamic batching".
+  BatchingOptions batching;
   SessionCallbacks callbacks;
 };
 
@@ -215,6 +244,12 @@ struct RunResult {
   /// Every mid-run host wait for a device queue, in the order they
   /// happened.
   std::vector<HostWait> hostWaits;
+  /// Steps this request ran by launching work a device queue captured
+  /// (SessionOptions::captureDeviceWork), rather than one by one.
+  size_t replayedSteps = 0;
+  /// With dynamic batching: how many requests shared this request's run
+  /// (1: it ran alone).
+  size_t batchedRequests = 1;
   double wallMs = 0;
 };
 

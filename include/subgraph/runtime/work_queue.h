@@ -17,6 +17,7 @@
 #include <deque>
 #include <functional>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -27,6 +28,16 @@ namespace subgraph::runtime {
 
 /// Completion of one submitted task: its Status once it has run.
 using TaskCompletion = std::shared_future<Status>;
+
+/// Work a queue recorded (WorkQueue::endCapture), launched again per
+/// request. Freed with its last owner.
+class CapturedWork {
+ public:
+  virtual ~CapturedWork() = default;
+};
+
+/// Runs `task`, turning an escaping exception into a kInternal Status.
+Status runGuarded(const std::function<Status()>& task);
 
 /// An ordered queue of tasks for one device.
 class WorkQueue {
@@ -47,6 +58,27 @@ class WorkQueue {
   virtual bool isSynchronous() const = 0;
   /// Blocks until every task submitted so far has run.
   virtual void waitIdle() = 0;
+
+  // --- Captured work (CUDA graphs; plugin ABI 5) ---
+  /// True if the queue can record work and launch the recording again.
+  virtual bool canCapture() const { return false; }
+  /// Starts recording: tasks given to record() submit their device work
+  /// into the recording instead of running it; nothing else reaches the
+  /// queue until endCapture().
+  virtual Status beginCapture() { return Status::error(StatusCode::kUnsupported, "no capture"); }
+  /// Runs `task` (which submits device work) into the open recording.
+  virtual Status record(const std::function<Status()>& task) { return runGuarded(task); }
+  /// Ends the recording; the work recorded, to launch any number of times.
+  virtual StatusOr<std::shared_ptr<CapturedWork>> endCapture() {
+    return Status::error(StatusCode::kUnsupported, "no capture");
+  }
+  /// Submits captured work; completes when it has run.
+  virtual TaskCompletion launch(const CapturedWork& work) {
+    (void)work;
+    std::promise<Status> p;
+    p.set_value(Status::error(StatusCode::kUnsupported, "no capture"));
+    return p.get_future().share();
+  }
 };
 
 /// Runs every task immediately on the calling thread.
@@ -82,8 +114,5 @@ class SerialWorkQueue final : public WorkQueue {
   bool stopping_ = false;
   std::thread thread_;
 };
-
-/// Runs `task`, turning an escaping exception into a kInternal Status.
-Status runGuarded(const std::function<Status()>& task);
 
 }  // namespace subgraph::runtime

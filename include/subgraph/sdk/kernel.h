@@ -232,8 +232,13 @@ using KernelCreator =
 /// How a kernel creator's kernels run.
 struct KernelOptions {
   /// run() uses a thread pool of its own: the session never runs the
-  /// kernel concurrently with others, so pools do not oversubscribe.
+  /// kernel concurrently with others of the same request, so pools do not
+  /// oversubscribe.
   bool usesOwnThreads = false;
+  /// Since ABI 5, with usesOwnThreads: two requests may run it at the same
+  /// time, each on its own threads (at most KernelContext::numThreads).
+  /// Without it, the session runs the kernel alone across all requests.
+  bool concurrentRequests = false;
 };
 
 /// Writes `dst` from `src`: the same element type and logical dims, each
@@ -257,6 +262,8 @@ struct CopyOptions {
   DataType dtype = DataType::kUndefined;
   /// The copy uses a thread pool of its own (as KernelOptions's).
   bool usesOwnThreads = false;
+  /// Since ABI 5: as KernelOptions::concurrentRequests.
+  bool concurrentRequests = false;
 };
 
 }  // namespace subgraph::sdk

@@ -90,7 +90,9 @@
 #include <deque>
 #include <exception>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <optional>
 #include <string>
@@ -279,11 +281,55 @@ class AcceleratorDevice {
   virtual void copyToHost(Queue queue, const Tensor& src, const Tensor& dst) = 0;
   /// Submits a plain copy within the device.
   virtual void copyOnDevice(Queue queue, const Tensor& src, const Tensor& dst) = 0;
+
+  /// Since ABI 5: true if the device records and replays work (the four
+  /// members below; CUDA graphs). The host then submits a run's device
+  /// steps once and launches the recording for later requests.
+  virtual bool canCapture() const { return false; }
+  /// Work submitted to `queue` from now on is recorded, not run.
+  virtual void beginCapture(Queue queue) {
+    (void)queue;
+    throw Error("this device cannot capture work");
+  }
+  /// Ends the recording; returns the recorded work (a graph).
+  virtual void* endCapture(Queue queue) {
+    (void)queue;
+    throw Error("this device cannot capture work");
+  }
+  /// Submits the recorded work of `graph` to `queue`, without waiting.
+  virtual void launch(void* graph, Queue queue) {
+    (void)graph;
+    (void)queue;
+    throw Error("this device cannot capture work");
+  }
+  /// Frees a graph endCapture returned.
+  virtual void destroyGraph(void* graph) { (void)graph; }
 };
 
 namespace detail {
 struct PluginState;
 }  // namespace detail
+
+/// Since ABI 5: one option of the plugin (SgOptionDesc). The host refuses
+/// a session option the plugin did not declare, and a value not in
+/// `values`, before the plugin sees either.
+struct OptionDef {
+  /// Letters, digits and '_'.
+  std::string name;
+  /// The values it takes; empty: any (the plugin checks where it reads it).
+  std::vector<std::string> values = {};
+  /// What the plugin does without it, for `subgraph plugins`.
+  std::string defaultValue = {};
+  /// One line.
+  std::string doc = {};
+};
+
+/// Since ABI 5: makes the properties for one session, from its precision
+/// and options (KernelContext::numThreads is 0 here). Called once per
+/// distinct precision and options; the SDK keeps each result until the
+/// plugin is unloaded.
+using PropertiesFor =
+    std::function<std::vector<std::unique_ptr<SubgraphProperty>>(const KernelContext& session)>;
 
 /// What a plugin registers; the SUBGRAPH_PLUGIN body receives it as
 /// `plugin`.
@@ -298,6 +344,13 @@ class Plugin {
   void addProperty(Args&&... args) {
     addProperty(std::make_unique<P>(std::forward<Args>(args)...));
   }
+  /// Since ABI 5: the properties depend on the session (its precision,
+  /// its options for this plugin), so that what selection plans is what
+  /// the kernels, made with the same KernelContext, run. Replaces
+  /// addProperty: a plugin uses one or the other.
+  void setProperties(PropertiesFor make) { propertiesFor_ = std::move(make); }
+  /// Since ABI 5: declares an option (`--plugin-option <plugin>.<name>=v`).
+  void addOption(OptionDef option) { options_.push_back(std::move(option)); }
   /// Defines an op for the plugin's own nodes.
   void addOp(OpDef op) { ops_.push_back(std::move(op)); }
   /// Adds a transform run at `stage`.
@@ -377,6 +430,8 @@ class Plugin {
   std::vector<CopyEntry> copies_;
   std::unique_ptr<AcceleratorDevice> accelerator_;
   std::vector<DeviceCopyEntry> deviceCopies_;
+  PropertiesFor propertiesFor_;
+  std::vector<OptionDef> options_;
 };
 
 namespace detail {
@@ -568,18 +623,24 @@ struct KernelBox {
   std::unique_ptr<Kernel> kernel;
 };
 
+/// The C++ view of a kernel context (or, since 5, of a session).
+inline KernelContext toKernelContext(const SgKernelContext* context) {
+  KernelContext ctx;
+  if (context) ctx.numThreads = context->num_threads;
+  if (context && context->abi_version >= 3 &&
+      context->struct_size >= offsetof(SgKernelContext, option_values) + sizeof(void*)) {
+    ctx.precision = context->precision ? context->precision : "";
+    for (size_t i = 0; i < context->num_options; ++i)
+      ctx.options[context->option_names[i]] = context->option_values[i];
+  }
+  return ctx;
+}
+
 inline SgStatus createBoxedKernel(void* user, const SgNode* node, const SgKernelContext* context,
                                   void** kernel, SgMessage* message) {
   auto* entry = static_cast<KernelEntry*>(user);
   return guarded(entry->api, message, [&] {
-    KernelContext ctx;
-    if (context) ctx.numThreads = context->num_threads;
-    if (context && context->abi_version >= 3 &&
-        context->struct_size >= offsetof(SgKernelContext, option_values) + sizeof(void*)) {
-      ctx.precision = context->precision ? context->precision : "";
-      for (size_t i = 0; i < context->num_options; ++i)
-        ctx.options[context->option_names[i]] = context->option_values[i];
-    }
+    KernelContext ctx = toKernelContext(context);
     auto box = std::make_unique<KernelBox>();
     box->api = entry->api;
     box->kernel = entry->creator(NodeView(entry->api, node), ctx);
@@ -787,6 +848,30 @@ struct AcceleratorSlots {
       return SG_OK;
     });
   }
+  static SgStatus beginCapture(void* user, void* queue, SgMessage* m) {
+    return guarded(api, m, [&] {
+      of(user).beginCapture(Queue{queue});
+      return SG_OK;
+    });
+  }
+  static SgStatus endCapture(void* user, void* queue, void** graph, SgMessage* m) {
+    return guarded(api, m, [&] {
+      *graph = of(user).endCapture(Queue{queue});
+      return SG_OK;
+    });
+  }
+  static SgStatus graphLaunch(void* user, void* graph, void* queue, SgMessage* m) {
+    return guarded(api, m, [&] {
+      of(user).launch(graph, Queue{queue});
+      return SG_OK;
+    });
+  }
+  static void graphDestroy(void* user, void* graph) {
+    try {
+      of(user).destroyGraph(graph);
+    } catch (...) {
+    }
+  }
   static SgStatus queueWaitEvent(void* user, void* queue, void* event, SgMessage* m) {
     return guarded(api, m, [&] {
       of(user).waitEvent(Queue{queue}, event);
@@ -803,6 +888,77 @@ struct AcceleratorSlots {
   static inline const SgHostApi* api = nullptr;
 };
 
+/// One property table: the plugin's own (addProperty), or, since ABI 5,
+/// one session's (setProperties), which then owns its properties.
+struct PropertySet {
+  std::vector<std::unique_ptr<SubgraphProperty>> owned;
+  // A deque: the C table points into the entries, so they must not move.
+  std::deque<PropertyEntry> entries;
+  std::vector<const SgPropertyDesc*> table;
+
+  /// Appends the C tables of `property`.
+  void add(const SgHostApi* api, SubgraphProperty* property) {
+    PropertyEntry& e = entries.emplace_back();
+    e.api = api;
+    e.property = property;
+    e.desc.abi_version = SG_PLUGIN_ABI_VERSION;
+    e.desc.struct_size = sizeof(SgPropertyDesc);
+    e.desc.name = property->name().c_str();
+    e.desc.inference_only = property->options().inferenceOnly ? 1 : 0;
+    e.desc.min_region_size = property->options().minRegionSize;
+    e.desc.user = &e;
+    if (const Pattern* p = property->pattern()) {
+      const std::vector<OpPattern>& nodes = p->nodes();
+      e.predicateUsers.reserve(nodes.size());
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        e.predicateUsers.emplace_back(&e, i);
+        SgPatternNode n{};
+        n.abi_version = SG_PLUGIN_ABI_VERSION;
+        n.struct_size = sizeof(SgPatternNode);
+        n.op_types = nodes[i].opTypes().c_str();
+        n.flags = nodes[i].flags();
+        n.constant_inputs = nodes[i].constantInputs();
+        if (nodes[i].predicate()) {
+          n.predicate_user = &e.predicateUsers.back();
+          n.predicate = &patternPredicate;
+        }
+        e.patternNodes.push_back(n);
+      }
+      e.pattern.abi_version = SG_PLUGIN_ABI_VERSION;
+      e.pattern.struct_size = sizeof(SgPatternDesc);
+      e.pattern.name = p->name().c_str();
+      e.pattern.num_nodes = e.patternNodes.size();
+      e.pattern.nodes = e.patternNodes.data();
+      e.pattern.num_edges = p->edges().size();
+      e.pattern.edges = p->edges().data();
+      e.desc.pattern = &e.pattern;
+    } else {
+      e.desc.create_selector = &createSelector;
+      e.desc.destroy_selector = &destroySelector;
+      e.desc.select = &select;
+      e.desc.select_input = &selectInput;
+      e.desc.select_output = &selectOutput;
+      e.desc.filter = &filter;
+      e.desc.filter_reason = &filterReason;
+      e.desc.reset = &reset;
+      for (const std::string& op : property->SeedOpTypes())
+        (e.seeds.empty() ? e.seeds : e.seeds += '|') += op;
+      if (!e.seeds.empty()) e.desc.seed_op_types = e.seeds.c_str();
+    }
+    // No slot: the host accepts every region with the defaults, and
+    // need not copy a body for each one to ask (it moves the members
+    // into the bodies once partitioning is over).
+    e.desc.create_subgraph_node = e.property->AcceptsEveryRegion() ? nullptr : &createSubgraphNode;
+    table.push_back(&e.desc);
+  }
+};
+
+/// An option and its C table.
+struct OptionEntry {
+  std::string values;  // OptionDef::values, joined by '|'
+  SgOptionDesc desc{};
+};
+
 /// Everything one loaded instance of the plugin owns; freed by release.
 struct PluginState {
   PluginState(const SgHostApi* host, const char* n, const char* v, const char* d)
@@ -811,60 +967,27 @@ struct PluginState {
   /// Builds the C tables from what the define function registered.
   void finalize() {
     const SgHostApi* api = plugin.host_;
+    if (plugin.propertiesFor_) {
+      if (!plugin.properties_.empty())
+        throw Error("the plugin called both addProperty and setProperties");
+      // The default table (no precision, no options): what `subgraph
+      // plugins` lists, and what a session without options gets.
+      plugin.properties_ = plugin.propertiesFor_(KernelContext{});
+    }
     for (auto& property : plugin.properties_) {
-      PropertyEntry& e = properties.emplace_back();
-      e.api = api;
-      e.property = property.get();
+      if (!property) throw Error("a null property");
+      properties.add(api, property.get());
+    }
+    for (const OptionDef& o : plugin.options_) {
+      OptionEntry& e = optionEntries.emplace_back();
+      for (const std::string& v : o.values) (e.values.empty() ? e.values : e.values += '|') += v;
       e.desc.abi_version = SG_PLUGIN_ABI_VERSION;
-      e.desc.struct_size = sizeof(SgPropertyDesc);
-      e.desc.name = property->name().c_str();
-      e.desc.inference_only = property->options().inferenceOnly ? 1 : 0;
-      e.desc.min_region_size = property->options().minRegionSize;
-      e.desc.user = &e;
-      if (const Pattern* p = property->pattern()) {
-        const std::vector<OpPattern>& nodes = p->nodes();
-        e.predicateUsers.reserve(nodes.size());
-        for (size_t i = 0; i < nodes.size(); ++i) {
-          e.predicateUsers.emplace_back(&e, i);
-          SgPatternNode n{};
-          n.abi_version = SG_PLUGIN_ABI_VERSION;
-          n.struct_size = sizeof(SgPatternNode);
-          n.op_types = nodes[i].opTypes().c_str();
-          n.flags = nodes[i].flags();
-          n.constant_inputs = nodes[i].constantInputs();
-          if (nodes[i].predicate()) {
-            n.predicate_user = &e.predicateUsers.back();
-            n.predicate = &patternPredicate;
-          }
-          e.patternNodes.push_back(n);
-        }
-        e.pattern.abi_version = SG_PLUGIN_ABI_VERSION;
-        e.pattern.struct_size = sizeof(SgPatternDesc);
-        e.pattern.name = p->name().c_str();
-        e.pattern.num_nodes = e.patternNodes.size();
-        e.pattern.nodes = e.patternNodes.data();
-        e.pattern.num_edges = p->edges().size();
-        e.pattern.edges = p->edges().data();
-        e.desc.pattern = &e.pattern;
-      } else {
-        e.desc.create_selector = &createSelector;
-        e.desc.destroy_selector = &destroySelector;
-        e.desc.select = &select;
-        e.desc.select_input = &selectInput;
-        e.desc.select_output = &selectOutput;
-        e.desc.filter = &filter;
-        e.desc.filter_reason = &filterReason;
-        e.desc.reset = &reset;
-        for (const std::string& op : property->SeedOpTypes())
-          (e.seeds.empty() ? e.seeds : e.seeds += '|') += op;
-        if (!e.seeds.empty()) e.desc.seed_op_types = e.seeds.c_str();
-      }
-      // No slot: the host accepts every region with the defaults, and
-      // need not copy a body for each one to ask (it moves the members
-      // into the bodies once partitioning is over).
-      e.desc.create_subgraph_node =
-          e.property->AcceptsEveryRegion() ? nullptr : &createSubgraphNode;
-      propertyTable.push_back(&e.desc);
+      e.desc.struct_size = sizeof(SgOptionDesc);
+      e.desc.name = o.name.c_str();
+      e.desc.values = e.values.c_str();
+      e.desc.default_value = o.defaultValue.c_str();
+      e.desc.doc = o.doc.c_str();
+      optionTable.push_back(&e.desc);
     }
     for (OpDef& op : plugin.ops_) opTable.push_back(&op.toC());
     for (auto& t : plugin.transforms_) {
@@ -889,6 +1012,7 @@ struct PluginState {
       e.desc.struct_size = sizeof(SgKernelDesc);
       e.desc.op_type = e.opType.c_str();
       e.desc.uses_own_threads = k.options.usesOwnThreads ? 1 : 0;
+      e.desc.concurrent_requests = k.options.concurrentRequests ? 1 : 0;
       e.desc.user = &e;
       e.desc.create = &createBoxedKernel;
       e.desc.destroy = &destroyBoxedKernel;
@@ -913,6 +1037,7 @@ struct PluginState {
       e.desc.to = copy.to ? copy.to->toC() : nullptr;
       e.desc.dtype = static_cast<SgDataType>(copy.options.dtype);
       e.desc.uses_own_threads = copy.options.usesOwnThreads ? 1 : 0;
+      e.desc.concurrent_requests = copy.options.concurrentRequests ? 1 : 0;
       e.desc.user = &e;
       e.desc.run = &runCopy;
       e.desc.direction = SG_COPY_ON_HOST;
@@ -934,8 +1059,8 @@ struct PluginState {
     c.name = name.c_str();
     c.version = version.c_str();
     c.description = description.c_str();
-    c.num_properties = propertyTable.size();
-    c.properties = propertyTable.data();
+    c.num_properties = properties.table.size();
+    c.properties = properties.table.data();
     c.num_op_defs = opTable.size();
     c.op_defs = opTable.data();
     c.num_transforms = transformTable.size();
@@ -949,6 +1074,40 @@ struct PluginState {
     c.layouts = layoutTable.data();
     c.num_copies = copyTable.size();
     c.copies = copyTable.data();
+    c.num_options = optionTable.size();
+    c.options = optionTable.data();
+    c.properties_for = plugin.propertiesFor_ ? &propertiesFor : nullptr;
+  }
+
+  /// SgPlugin::properties_for: one table per distinct precision and
+  /// options, made on first use and kept until release.
+  static SgStatus propertiesFor(void* user, const SgKernelContext* session, size_t* count,
+                                const SgPropertyDesc* const** table, SgMessage* message) {
+    auto* self = static_cast<PluginState*>(user);
+    const SgHostApi* api = self->plugin.host_;
+    return guarded(api, message, [&] {
+      KernelContext ctx = toKernelContext(session);
+      ctx.numThreads = 0;
+      // Length-prefixed, so no value can fake another key.
+      std::string key = std::to_string(ctx.precision.size()) + ':' + ctx.precision;
+      for (const auto& [name, value] : ctx.options)
+        key +=
+            std::to_string(name.size()) + ':' + name + std::to_string(value.size()) + ':' + value;
+      std::lock_guard<std::mutex> lock(self->sessionMutex);
+      std::unique_ptr<PropertySet>& set = self->sessions[key];
+      if (!set) {
+        auto made = std::make_unique<PropertySet>();
+        made->owned = self->plugin.propertiesFor_(ctx);
+        for (auto& property : made->owned) {
+          if (!property) throw Error("setProperties made a null property");
+          made->add(api, property.get());
+        }
+        set = std::move(made);
+      }
+      *count = set->table.size();
+      *table = set->table.data();
+      return SG_OK;
+    });
   }
 
   /// The device table of an AcceleratorDevice, its plain copies in both
@@ -975,6 +1134,12 @@ struct PluginState {
     device.event_synchronize = &AcceleratorSlots::eventSynchronize;
     device.queue_wait_event = &AcceleratorSlots::queueWaitEvent;
     device.event_elapsed_ms = &AcceleratorSlots::elapsed;
+    if (d.canCapture()) {
+      device.queue_begin_capture = &AcceleratorSlots::beginCapture;
+      device.queue_end_capture = &AcceleratorSlots::endCapture;
+      device.graph_launch = &AcceleratorSlots::graphLaunch;
+      device.graph_destroy = &AcceleratorSlots::graphDestroy;
+    }
     auto add = [&](const Layout* from, const Layout* to, CopyDirection dir, QueueCopyFn fn,
                    CopyOptions options) {
       CopyEntry& e = copies.emplace_back();
@@ -986,6 +1151,7 @@ struct PluginState {
       e.desc.to = to ? to->toC() : nullptr;
       e.desc.dtype = static_cast<SgDataType>(options.dtype);
       e.desc.uses_own_threads = options.usesOwnThreads ? 1 : 0;
+      e.desc.concurrent_requests = options.concurrentRequests ? 1 : 0;
       e.desc.user = &e;
       e.desc.run = &runCopy;  // never called for a device copy
       e.desc.direction = static_cast<int32_t>(dir);
@@ -1006,12 +1172,15 @@ struct PluginState {
 
   Plugin plugin;
   std::string name, version, description;
+  PropertySet properties;
+  std::deque<OptionEntry> optionEntries;
+  std::vector<const SgOptionDesc*> optionTable;
+  std::mutex sessionMutex;
+  std::map<std::string, std::unique_ptr<PropertySet>> sessions;
   // Deques: entries are pointed to by the C tables, so they must not move.
-  std::deque<PropertyEntry> properties;
   std::deque<TransformEntry> transforms;
   std::deque<KernelEntry> kernels;
   std::deque<CopyEntry> copies;
-  std::vector<const SgPropertyDesc*> propertyTable;
   std::vector<const SgOpDef*> opTable;
   std::vector<const SgTransformDesc*> transformTable;
   std::vector<const SgKernelDesc*> kernelTable;

@@ -23,6 +23,7 @@
 #include <iostream>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -69,9 +70,14 @@ plugins::BackendSelection selectCudnn() {
   return std::move(s).value();
 }
 
-PartitionReport partitionText(const char* text) {
+PartitionReport partitionText(const char* text,
+                              const std::map<std::string, std::string>& options = {}) {
   std::unique_ptr<Graph> g = parseGraphOrThrow(text);
-  StatusOr<PartitionReport> report = selectCudnn().partition(*g);
+  plugins::BackendSelection selection = selectCudnn();
+  plugins::PluginRunOptions run;
+  run.options = options;
+  if (Status st = selection.setRunOptions(run); !st.isOk()) throw Error(st);
+  StatusOr<PartitionReport> report = selection.partition(*g);
   if (!report.isOk()) throw Error(report.status());
   return std::move(report).value();
 }
@@ -586,12 +592,12 @@ TEST(CudnnSelection, DoesNotTrimWhatHasAnEngineOrDoesNotPlan) {
   EXPECT_EQ(trimToEngine(chain, no).size(), 4u);
 }
 
-/// SUBGRAPH_CUDNN_FUSION=0: every region is one compute op, except that a
-/// BatchNormalization still folds into its Conv (a weight transform).
+/// The plugin option cudnn.fusion=off: every region is one compute op,
+/// except that a BatchNormalization still folds into its Conv (a weight
+/// transform).
 TEST(CudnnSelection, WithoutFusionEachComputeOpIsARegion) {
   std::string text = resnetBlockText();
-  ScopedEnv off("SUBGRAPH_CUDNN_FUSION", "0");
-  PartitionReport r = partitionText(text.c_str());
+  PartitionReport r = partitionText(text.c_str(), {{"cudnn.fusion", "off"}});
   size_t conv = 0, eltwise = 0;
   for (const auto& region : r.regions) {
     if (region.property == "conv_fused") {
@@ -641,6 +647,7 @@ CudnnRun runOnCudnn(const std::string& text, const Tensor& x, const std::string&
   plugins::PluginRunOptions run;
   run.threads = 1;
   run.precision = precision;
+  if (Status st = s->setRunOptions(run); !st.isOk()) throw Error(st);
   auto backends = s->runtimeBackends(run);
   if (!backends.isOk()) throw Error(backends.status());
   so.backendInstances = std::move(backends).value();
@@ -797,9 +804,8 @@ TEST(CudnnGpu, Fp32TakesNoTf32Engine) {
 TEST(CudnnGpu, Fp16RunsInHalfPrecision) {
   if (std::string why = probeDevice(); !why.empty()) GTEST_SKIP() << why;
   BlockCase c = randomBlockCase(11);
-  // The selectors' engine check runs before any session and reads the
-  // environment; the kernels take the precision from their context.
-  ScopedEnv fp16("SUBGRAPH_CUDNN_PRECISION", "fp16");
+  // Selection's engine check and the kernels both take the session's
+  // precision through the ABI.
   CudnnRun got = runOnCudnn(c.text, c.x, "fp16");
   EXPECT_EQ(got.onDevice, 1);
   EXPECT_EQ(pastTolerance(got.output, c.want, 5e-2f), 0u);

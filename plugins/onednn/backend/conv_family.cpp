@@ -157,7 +157,7 @@ class ConvRegionKernel final : public RegionKernel {
     if (spec.sumResidual && residualInput_ == srcInput_) plainSrc = false;
     spec.srcFormat = plainSrc ? Format::kPlain : blocked;
     spec.dstFormat = blocked;
-    spec.winograd = winogradAllowed();
+    spec.winograd = winogradAllowed(context);
     conv_ = std::make_unique<FusedConv>(std::move(spec));
   }
 
@@ -279,12 +279,10 @@ class ConvRegionKernel final : public RegionKernel {
   size_t residualInput_ = kNone;
 };
 
-// The fusion ablation of the benchmark: $SUBGRAPH_ONEDNN_FUSION limits the
-// family to bare convs ("none"), BN folding ("bn"), BN and activation
-// ("act"); unset or "all" fuses everything.
-Steps allowedSteps() {
-  const char* env = std::getenv("SUBGRAPH_ONEDNN_FUSION");
-  std::string level = env ? env : "all";
+// The fusion ablation of the benchmark, plugin option `fusion`: bare convs
+// ("none"), BN folding ("bn"), BN and activation ("act"); "all" (the
+// default) fuses everything.
+Steps allowedSteps(const std::string& level) {
   if (level == "none") return {.bn = false, .add = false, .act = false};
   if (level == "bn") return {.bn = true, .add = false, .act = false};
   if (level == "act") return {.bn = true, .add = false, .act = true};
@@ -293,13 +291,13 @@ Steps allowedSteps() {
 
 }  // namespace
 
-Family convFamily() {
+Family convFamily(const sdk::KernelContext& session) {
   Family family;
   // Two properties, each one pattern with optional steps (the report's
   // region variant says which steps a region took). A decomposed
   // HardSwish comes first: its value before the gate has two readers, so
   // `conv` would stop before both and leave the pair.
-  const Steps steps = allowedSteps();
+  const Steps steps = allowedSteps(session.option("fusion", "all"));
   if (steps.act) family.properties.push_back(makeProperty("conv_hswish", steps, Tail::kHardSwish));
   family.properties.push_back(makeProperty("conv", steps, Tail::kActivations));
   family.creator = creatorOf<ConvRegionKernel>();

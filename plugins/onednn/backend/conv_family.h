@@ -18,7 +18,8 @@
 namespace subgraph::onednn {
 
 /// The family's properties in registration (priority) order, and the
-/// creator of the kernel of any of its regions.
-Family convFamily();
+/// creator of the kernel of any of its regions, for a session whose
+/// option `fusion` (all, act, bn, none) limits the steps a region takes.
+Family convFamily(const sdk::KernelContext& session);
 
 }  // namespace subgraph::onednn

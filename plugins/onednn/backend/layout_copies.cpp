@@ -41,7 +41,10 @@ void registerLayouts(sdk::Plugin& plugin) {
   const sdk::Layout* blocked16 = plugin.addLayout("nChw16c", sizeOf(Format::kBlocked16));
   const sdk::Layout* nhwcBf16 = plugin.addLayout("nhwc.bf16", sizeOf(Format::kNhwcBf16));
   setLayouts(blocked16, nhwcBf16);
-  const sdk::CopyOptions options{.dtype = sdk::DataType::kFloat32, .usesOwnThreads = true};
+  // Reorders run on the calling thread's stream and OpenMP team, so two
+  // requests may run them at once.
+  const sdk::CopyOptions options{
+      .dtype = sdk::DataType::kFloat32, .usesOwnThreads = true, .concurrentRequests = true};
   const Format formats[] = {Format::kPlain, Format::kBlocked16, Format::kNhwcBf16};
   for (Format from : formats)
     for (Format to : formats)

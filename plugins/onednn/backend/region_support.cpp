@@ -43,9 +43,8 @@ bool bf16Mode(const sdk::KernelContext& context) {
   return context.option("precision", context.precision) == "bf16";
 }
 
-bool winogradAllowed() {
-  const char* env = std::getenv("SUBGRAPH_ONEDNN_WINOGRAD");
-  return !env || (std::strcmp(env, "0") != 0 && std::strcmp(env, "off") != 0);
+bool winogradAllowed(const sdk::KernelContext& context) {
+  return context.option("winograd", "on") != "off";
 }
 
 Format blockedFormat(const sdk::NodeView& region, const sdk::KernelContext& context) {

@@ -49,10 +49,11 @@ const sdk::Layout* layoutOf(Format format);
 /// (`run --precision bf16`), both from the kernel context.
 bool bf16Mode(const sdk::KernelContext& context);
 
-/// False when $SUBGRAPH_ONEDNN_WINOGRAD is 0 or off: fp32 3x3 stride-1
-/// convolutions then stay on oneDNN's direct algorithm (for bit-for-bit
-/// comparisons with other direct implementations, or to measure the gain).
-bool winogradAllowed();
+/// False when the session's plugin option `winograd` is off: fp32 3x3
+/// stride-1 convolutions then stay on oneDNN's direct algorithm (for
+/// bit-for-bit comparisons with other direct implementations, or to
+/// measure the gain).
+bool winogradAllowed(const sdk::KernelContext& context);
 
 /// The blocked format of `region`'s activations in the current precision
 /// mode: bf16 channels-last in the bf16 mode, except for a region whose

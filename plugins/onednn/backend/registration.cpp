@@ -33,8 +33,10 @@ namespace {
 
 using subgraph::onednn::Family;
 
+namespace sdk = subgraph::sdk;
+
+// After convFamily, which depends on the session.
 Family (*const kFamilies[])() = {
-    subgraph::onednn::convFamily,
     subgraph::onednn::matmulFamily,
     subgraph::onednn::attentionFamily,
     subgraph::onednn::quantizedFamily,
@@ -56,6 +58,39 @@ Family (*const kFamilies[])() = {
     subgraph::onednn::indexFamily,
 };
 
+// Every family, in priority order, for one session.
+std::vector<Family> familiesFor(const sdk::KernelContext& session) {
+  std::vector<Family> out;
+  out.push_back(subgraph::onednn::convFamily(session));
+  for (Family (*make)() : kFamilies) out.push_back(make());
+  return out;
+}
+
+std::vector<std::unique_ptr<sdk::SubgraphProperty>> propertiesFor(
+    const sdk::KernelContext& session) {
+  std::vector<std::unique_ptr<sdk::SubgraphProperty>> out;
+  for (Family& family : familiesFor(session))
+    for (auto& property : family.properties) out.push_back(std::move(property));
+  return out;
+}
+
+void addOptions(sdk::Plugin& plugin) {
+  plugin.addOption({.name = "precision",
+                    .values = {"fp32", "bf16"},
+                    .defaultValue = "the session's precision",
+                    .doc = "bf16 computes in bfloat16 on AVX512-BF16/AMX CPUs; fp32 keeps oneDNN "
+                           "exact in a session of another precision"});
+  plugin.addOption({.name = "fusion",
+                    .values = {"all", "act", "bn", "none"},
+                    .defaultValue = "all",
+                    .doc = "how much a Conv region takes: everything, BN and activations, BN "
+                           "only, or the bare Conv (to measure what fusion buys)"});
+  plugin.addOption({.name = "winograd",
+                    .values = {"on", "off"},
+                    .defaultValue = "on",
+                    .doc = "off keeps fp32 3x3 stride-1 convolutions on the direct algorithm"});
+}
+
 }  // namespace
 
 SUBGRAPH_PLUGIN(
@@ -65,14 +100,17 @@ SUBGRAPH_PLUGIN(
   // OpenMP's threads outlive any unload (process_lifetime.h).
   subgraph::onednn::pinLibraryForProcessLifetime();
   subgraph::onednn::registerLayouts(plugin);
-  for (Family (*make)() : kFamilies) {
-    Family family = make();
-    for (auto& property : family.properties) {
-      std::string op = "subgraph.onednn." + property->name();
-      plugin.addProperty(std::move(property));
-      // oneDNN runs on OpenMP: the session must not run other kernels
-      // beside one of these.
-      plugin.addKernel(op, family.creator, {.usesOwnThreads = true});
-    }
-  }
+  addOptions(plugin);
+  // The properties depend on the session (option `fusion`); the kernels,
+  // one per property of the default session (which has them all), do not.
+  for (Family& family : familiesFor(sdk::KernelContext{}))
+    for (const auto& property : family.properties)
+      // oneDNN runs on OpenMP: a request must not run other kernels beside
+      // one of these. Two requests may: each call runs on its thread's
+      // stream with an OpenMP team of the session's size
+      // (kernels/dnnl_context.h), and what a kernel prepares per shape is
+      // synchronized (kernels/shape_cache.h).
+      plugin.addKernel("subgraph.onednn." + property->name(), family.creator,
+                       {.usesOwnThreads = true, .concurrentRequests = true});
+  plugin.setProperties(&propertiesFor);
 }

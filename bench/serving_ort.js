@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+// bench/serving_ort.js - ONNX Runtime serving N concurrent clients.
+//
+// The ONNX Runtime side of bench/serving.py. Loads MODEL once (CPU
+// execution provider, all graph optimizations, THREADS intra-op threads per
+// request, sequential execution), feeds the inputs from .npy files, then
+// runs CLIENTS loops at once, each awaiting one `run` after another on the
+// same InferenceSession for SECONDS. onnxruntime-node runs each `run` on a
+// libuv worker thread, so the driver sets UV_THREADPOOL_SIZE to at least
+// CLIENTS. Prints one JSON line: {"requests": n, "seconds": s, "ms": [...]}.
+//
+// Usage: node bench/serving_ort.js MODEL THREADS CLIENTS SECONDS NAME=FILE.npy...
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+
+const NPY = { '<f4': ['float32', Float32Array], '<i8': ['int64', BigInt64Array] };
+
+function readNpy(file) {
+  const buf = fs.readFileSync(file);
+  const headerLen = buf[6] === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
+  const start = (buf[6] === 1 ? 10 : 12) + headerLen;
+  const header = buf.toString('latin1', 0, start);
+  const descr = /'descr':\s*'([^']+)'/.exec(header)[1];
+  const dims = /'shape':\s*\(([^)]*)\)/.exec(header)[1].split(',').map((s) => s.trim())
+    .filter((s) => s).map(Number);
+  const [type, Ctor] = NPY[descr];
+  const data = new Ctor(dims.reduce((a, b) => a * b, 1));
+  Buffer.from(data.buffer).set(buf.subarray(start));
+  return { type, dims, data };
+}
+
+async function main() {
+  const [model, threads, clients, seconds, ...inputs] = process.argv.slice(2);
+  const ort = require(path.join(__dirname, 'node_modules', 'onnxruntime-node'));
+  const session = await ort.InferenceSession.create(model, {
+    intraOpNumThreads: Number(threads), interOpNumThreads: 1, executionMode: 'sequential',
+    executionProviders: ['cpu'], graphOptimizationLevel: 'all',
+  });
+  const feeds = {};
+  for (const spec of inputs) {
+    const [name, file] = spec.split('=');
+    const t = readNpy(file);
+    feeds[name] = new ort.Tensor(t.type, t.data, t.dims);
+  }
+  // Warm up every client's path: allocations, kernel selection.
+  await Promise.all(Array.from({ length: Number(clients) }, () => session.run(feeds)));
+  const ms = [];
+  const start = process.hrtime.bigint();
+  const end = start + BigInt(Math.round(Number(seconds) * 1e9));
+  async function client() {
+    while (process.hrtime.bigint() < end) {
+      const t0 = process.hrtime.bigint();
+      await session.run(feeds);
+      ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+  }
+  await Promise.all(Array.from({ length: Number(clients) }, client));
+  const wall = Number(process.hrtime.bigint() - start) / 1e9;
+  process.stdout.write(JSON.stringify({ requests: ms.length, seconds: wall, ms }) + '\n');
+}
+
+main().catch((e) => {
+  process.stderr.write(`serving_ort: error: ${String(e.message || e).split('\n')[0]}\n`);
+  process.exit(1);
+});
