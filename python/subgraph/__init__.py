@@ -6,39 +6,48 @@ The same engine as the `subgraph` program (docs/python.md):
     s = subgraph.Session("resnet50.onnx", backends=["onednn"])
     out = s.run({"input": np.zeros((1, 3, 224, 224), np.float32)})
 
+or, for code written for ONNX Runtime, its interface (`import subgraph as
+ort`): InferenceSession, SessionOptions, get_available_providers.
+
 Backends are the program's: built-in names, plugins found by name, plugin
 files, or backends written in Python (register_backend). Every failure
-raises subgraph.Error with the program's one-line message.
+raises a subgraph.Error with the program's one-line message, of the kind
+ONNX Runtime would raise: InvalidArgument, NoSuchFile, NotImplemented or
+Fail. The package finds its plugins and the `subgraph` program through
+subgraph/_layout.py, relative to itself: beside it in a wheel, in the build
+tree, or in the install prefix.
 """
 import os as _os
 import re as _re
+import shutil as _shutil
 import subprocess as _subprocess
 
-from ._subgraph import Error, Graph, Node, Session, Value
+from ._subgraph import Error, Fail, InvalidArgument, NoSuchFile, NotImplemented
+from ._subgraph import Graph, Node, Session, Value
 from ._subgraph import load, partition, plugins
-from . import _subgraph
+from ._subgraph import __version__
+from . import _layout, _subgraph
+from ._inference_session import (
+    ExecutionMode, GraphOptimizationLevel, InferenceSession, NodeArg, RunOptions, SessionOptions,
+    get_all_providers, get_available_providers, get_device, set_default_logger_severity)
 
 __all__ = [
-    "Error", "Graph", "Node", "Value", "Session", "load", "partition", "plugins",
+    "Error", "InvalidArgument", "NoSuchFile", "NotImplemented", "Fail",
+    "Graph", "Node", "Value", "Session", "load", "partition", "plugins",
     "check_plugin", "SubgraphSelector", "SubgraphProperty", "register_backend", "backends",
+    "InferenceSession", "SessionOptions", "RunOptions", "NodeArg", "GraphOptimizationLevel",
+    "ExecutionMode", "get_available_providers", "get_all_providers", "get_device",
+    "set_default_logger_severity", "__version__",
 ]
 
 
-def _package_plugin_dirs():
-    """Plugin folders beside this package: the build tree's
-    (<build>/python/subgraph -> <build>/lib/subgraph/plugins) and an
-    install's (<prefix>/lib/python3/dist-packages/subgraph ->
-    <prefix>/lib/subgraph/plugins)."""
+def _beside_package(relative):
+    """`relative` (from _layout.py) as a path from this package's folder."""
     here = _os.path.dirname(_os.path.abspath(__file__))
-    candidates = [
-        _os.path.join(here, "..", "..", "lib", "subgraph", "plugins"),
-        _os.path.join(here, "..", "..", "..", "subgraph", "plugins"),
-        _os.path.join(here, "..", "..", "..", "..", "lib", "subgraph", "plugins"),
-    ]
-    return [_os.path.normpath(c) for c in candidates if _os.path.isdir(c)]
+    return _os.path.normpath(_os.path.join(here, relative))
 
 
-_subgraph._set_plugin_dirs(_package_plugin_dirs())
+_subgraph._set_plugin_dirs([_beside_package(_layout.PLUGIN_DIR)])
 
 
 class SubgraphSelector:
@@ -73,7 +82,11 @@ class SubgraphSelector:
 
 class SubgraphProperty:
     """One fusion rule (MXNet's SubgraphProperty): makes a fresh selector per
-    partitioning pass and decides on each region."""
+    partitioning pass and decides on each region. A subclass's __init__
+    must call super().__init__(name)."""
+
+    inference_only = False
+    min_region_size = 1
 
     def __init__(self, name, inference_only=False, min_region_size=1):
         self.name = name
@@ -82,7 +95,8 @@ class SubgraphProperty:
 
     def CreateSubgraphSelector(self):
         """A new SubgraphSelector for one pass."""
-        raise NotImplementedError("CreateSubgraphSelector")
+        raise NotImplementedError("%s must override CreateSubgraphSelector to return a new "
+                                  "SubgraphSelector" % type(self).__name__)
 
     def CreateSubgraphNode(self, body, region_id):
         """Accept the region whose body is `body` (a Graph): return None, or a
@@ -92,7 +106,9 @@ class SubgraphProperty:
 
 def register_backend(name, properties):
     """Registers `properties` (SubgraphProperty objects, in pass order) as
-    backend `name`, which backends=[...] and partition() then accept."""
+    backend `name`, which backends=[...] and partition() then accept. A name
+    a plugin on the search path has ("onednn") is refused: the registered
+    backend would hide the plugin."""
     _subgraph._register_backend(name, list(properties))
 
 
@@ -102,13 +118,16 @@ def backends():
 
 
 def _program():
-    """The `subgraph` program beside this package (build tree or install)."""
-    here = _os.path.dirname(_os.path.abspath(__file__))
-    for c in (_os.path.join(here, "..", "..", "bin", "subgraph"),
-              _os.path.join(here, "..", "..", "..", "..", "bin", "subgraph")):
-        if _os.access(c, _os.X_OK):
-            return _os.path.normpath(c)
-    return "subgraph"
+    """The `subgraph` program beside this package (_layout.py), else the
+    one on PATH."""
+    beside = _beside_package(_layout.PROGRAM)
+    if _os.access(beside, _os.X_OK):
+        return beside
+    found = _shutil.which("subgraph")
+    if found:
+        return found
+    raise NoSuchFile("the subgraph program is neither beside the package (%s) nor on PATH"
+                     % beside)
 
 
 def check_plugin(target, cases=None, seed=None):
