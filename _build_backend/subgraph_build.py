@@ -204,11 +204,12 @@ def _payload(build_dir):
     for name in found:
         files.append(("subgraph/%s/%s" % (WHEEL_PLUGIN_DIR, name), os.path.join(plugins, name),
                       False))
-    layout = ('"""Where this copy of the subgraph package finds its plugins and the\n'
-              '`subgraph` program: paths relative to the package\'s own folder, so that it\n'
-              'keeps working when the folder above it moves. This copy: a wheel, written\n'
-              'by _build_backend/subgraph_build.py."""\n'
-              'PLUGIN_DIR = "%s"\nPROGRAM = "%s"\n' % (WHEEL_PLUGIN_DIR, WHEEL_PROGRAM))
+    # python/layout.py.in, as CMake fills it for the build tree and installs.
+    with open(os.path.join(ROOT, "python", "layout.py.in")) as f:
+        layout = f.read()
+    for key, value in (("layout_origin", "a wheel, written by _build_backend/subgraph_build.py"),
+                       ("layout_plugin_dir", WHEEL_PLUGIN_DIR), ("layout_program", WHEEL_PROGRAM)):
+        layout = layout.replace("@%s@" % key, value)
     files.append(("subgraph/_layout.py", layout.encode(), False))
     return files
 

@@ -11,8 +11,8 @@
 // The partitioner runs without the GIL; each call into Python takes it.
 // Decisions cannot carry errors, so a failed callback answers "no" and is
 // remembered; SelectionStatus then fails the partition with one line that
-// names the property, the method, the node(s) it was called on, and what
-// went wrong: the exception it raised ("ConvBnSelector.Select on node
+// names the property (the partitioner's prefix), the method, the node(s) it
+// was called on, and what went wrong: the exception it raised ("ConvBnSelector.Select on node
 // 'conv1' (Conv) raised ValueError: ..."), or the answer it gave and the
 // kind expected ("returned a str ('yes'); expected True, False or (False,
 // \"reason\")"). That reaches Python as subgraph.InvalidArgument. Answers
@@ -155,7 +155,7 @@ py::object view(const Node& node, const LeaseScope& scope) {
 
 // The class of `obj`, for messages ("ConvBnSelector").
 std::string className(const py::handle& obj) {
-  return py::str(py::type::of(obj).attr("__qualname__"));
+  return py::str(py::type::of(obj).attr("__name__"));
 }
 
 // Runs `call` with the GIL. A Python exception, an answer of the wrong
@@ -306,11 +306,12 @@ class PythonProperty final : public partition::SubgraphProperty {
         *errors_, [&] { return class_ + ".CreateSubgraphSelector"; },
         [&] {
           py::object selector = obj_->attr("CreateSubgraphSelector")();
+          if (selector.is_none())
+            throw WrongAnswer("None; expected a subgraph.SubgraphSelector (a missing return?)");
           for (const char* m : kSelectorMethods)
             if (!py::hasattr(selector, m))
               throw WrongAnswer(describeAnswer(selector) + ", which has no method " + m +
-                                "; expected a subgraph.SubgraphSelector" +
-                                (selector.is_none() ? " (a missing return?)" : ""));
+                                "; expected a subgraph.SubgraphSelector");
           made = std::make_unique<PythonSelector>(hold(std::move(selector)), errors_);
         });
     if (!made) made = std::make_unique<NoSelector>();
@@ -341,7 +342,8 @@ class PythonProperty final : public partition::SubgraphProperty {
 
   Status SelectionStatus() const override {
     std::string e = errors_->first();
-    return e.empty() ? Status::ok() : Status::invalid("Python property '" + name_ + "': " + e);
+    // The partitioner names the backend and the property before this.
+    return e.empty() ? Status::ok() : Status::invalid(e);
   }
 
  private:

@@ -74,6 +74,10 @@ std::vector<runtime::InputView> toInputs(const py::object& inputs, std::vector<p
                                              ", not convertible to a numpy array");
     }
     DataType dtype = dataTypeOf(a.dtype());
+    if (char kind = a.dtype().kind(); kind == 'U' || kind == 'S' || kind == 'O')
+      raise(ErrorKind::kNotImplemented, "input '" + name + "' holds numpy dtype " +
+                                            std::string(py::str(a.dtype())) +
+                                            "; subgraph has no string or object tensors");
     if (dtype == DataType::kUndefined)
       raise(Status::invalid("input '" + name + "' has numpy dtype " +
                             std::string(py::str(a.dtype())) + ", which subgraph does not run"));

@@ -22,8 +22,8 @@ Providers name backends (docs/python.md):
 
 and subgraph's own backend names (plugins by name or file, built-in and
 Python backends) are providers too. A provider ONNX Runtime knows whose
-backend is not here (CUDAExecutionProvider without the cudnn plugin) is
-skipped with a warning, as ONNX Runtime skips one it was built without; a
+backend is not here (CUDAExecutionProvider without the cudnn plugin, or
+without a GPU) is skipped with a warning, as ONNX Runtime skips one it was built without; a
 name that is neither raises subgraph.InvalidArgument naming those
 available.
 """
@@ -144,26 +144,25 @@ class NodeArg:
         return "NodeArg(name=%r, type=%r, shape=%r)" % (self.name, self.type, self.shape)
 
 
-def _plugin_names():
-    """Names of the plugins on the search path (their files' stems)."""
-    names = []
-    for d in _subgraph._plugin_dirs():
-        try:
-            files = sorted(_os.listdir(d))
-        except OSError:
-            continue
-        names += [f[:-3] for f in files if f.endswith(".so") and f[:-3] not in names]
-    return names
+def _plugins():
+    """{name: None if it can run here, else why not} of the plugins on the
+    search path, by file name (what a backend list finds by name)."""
+    out = {}
+    for p in _subgraph.plugins():
+        name = _os.path.basename(p["path"])[:-len(".so")]
+        out.setdefault(name, p.get("error"))
+    return out
 
 
-def _has_plugin(name):
-    return any(_os.path.isfile(_os.path.join(d, name + ".so")) for d in _subgraph._plugin_dirs())
+def _unusable(backend):
+    """Why plugin `backend` cannot run here, or None when it can."""
+    return _plugins().get(backend, "no %s plugin on the plugin search path" % backend)
 
 
 def _cpu_backend():
     """What CPUExecutionProvider runs on: onednn where it is, else the
     reference backend alone (None)."""
-    return "onednn" if _has_plugin("onednn") else None
+    return None if _unusable("onednn") else "onednn"
 
 
 def get_all_providers():
@@ -176,12 +175,12 @@ def get_available_providers():
     (CUDAExecutionProvider where the cudnn plugin is, DnnlExecutionProvider
     where the onednn plugin is, CPUExecutionProvider always)."""
     return [p for p, backend in _PROVIDER_BACKENDS.items()
-            if backend is None or _has_plugin(backend)]
+            if backend is None or not _unusable(backend)]
 
 
 def get_device():
-    """"GPU" where the cudnn plugin is, else "CPU"."""
-    return "GPU" if _has_plugin("cudnn") else "CPU"
+    """"GPU" where the cudnn plugin can run, else "CPU"."""
+    return "CPU" if _unusable("cudnn") else "GPU"
 
 
 def set_default_logger_severity(level):
@@ -194,11 +193,11 @@ def _is_backend(name):
     """True if `name` is one of subgraph's own backends: built in or
     registered from Python, a plugin on the search path, or a plugin file."""
     return ("/" in name or name.endswith(".so") or name in _subgraph._backend_names()
-            or _has_plugin(name))
+            or name in _plugins())
 
 
 def _unknown_provider(name):
-    backends = sorted(set(_subgraph._backend_names()) | set(_plugin_names()))
+    backends = sorted(set(_subgraph._backend_names()) | set(_plugins()))
     return _subgraph.InvalidArgument(
         "unknown provider '%s'; available: %s, and subgraph's backends %s" % (
             name, ", ".join(get_available_providers()), ", ".join(backends)))
@@ -246,11 +245,10 @@ def _resolve(providers):
     for name, options in providers:
         if name in _PROVIDER_BACKENDS:
             backend = _PROVIDER_BACKENDS[name] or _cpu_backend()
-            if _PROVIDER_BACKENDS[name] and not _has_plugin(backend):
-                _warnings.warn(
-                    "provider '%s' is not available here (no %s plugin on the plugin search path); "
-                    "available providers: %s" % (name, backend, ", ".join(get_available_providers())),
-                    stacklevel=4)
+            why = _PROVIDER_BACKENDS[name] and _unusable(backend)
+            if why:
+                _warnings.warn("provider '%s' is not available here (%s); available providers: %s"
+                               % (name, why, ", ".join(get_available_providers())), stacklevel=4)
                 continue
         elif _is_backend(name):
             backend = name

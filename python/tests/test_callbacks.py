@@ -79,14 +79,16 @@ def one_line_error(block, kind=subgraph.InvalidArgument, **kwargs):
     message = str(raised.value)
     assert "\n" not in message
     assert "Unable to cast" not in message and "pybind11" not in message
-    assert message.startswith("Python property 'configurable': ")
+    assert message.startswith(
+        "subgraph property py_configurable/configurable: selection failed: "), message
     return message
 
 
 def test_well_behaved_callbacks_fuse(block):
     """The control: the same backend, answering as it should, forms the
     Conv+BN region; numpy bools and (False, reason) are answers too."""
-    assert [r["nodes"] for r in partition_with(block)["regions"]] == [["conv", "bn"]]
+    assert [r["nodes"] for r in partition_with(block)["regions"]] == [["conv", "bn"],
+                                                                      ["lone_conv"]]
     report = partition_with(block, {"Select": lambda: np.bool_(True),
                                     "SelectOutput": (False, "no growing")})
     assert len(report["regions"]) == 4 and all(len(r["nodes"]) == 1 for r in report["regions"])
@@ -155,8 +157,9 @@ def test_create_subgraph_selector_must_return_a_selector(block):
     with pytest.raises(subgraph.InvalidArgument) as raised:
         subgraph.partition(subgraph.load(block), ["py_forgetful"])
     assert str(raised.value) == (
-        "Python property 'forgetful': Forgetful.CreateSubgraphSelector returned None; expected "
-        "a subgraph.SubgraphSelector (a missing return?)")
+        "subgraph property py_forgetful/forgetful: selection failed: "
+        "Forgetful.CreateSubgraphSelector returned None; expected a subgraph.SubgraphSelector "
+        "(a missing return?)")
 
 
 def test_a_property_without_super_init_is_told_to_call_it():
