@@ -237,13 +237,13 @@ def _write_wheel(wheel_directory, files, tag):
                 with open(source, "rb") as f:
                     data = f.read()
             info = zipfile.ZipInfo(arcname, date_time=(2020, 1, 1, 0, 0, 0))
-            info.external_attr = (0o755 if executable else 0o644) << 16
+            info.external_attr = (0o100755 if executable else 0o100644) << 16  # regular files
             info.compress_type = zipfile.ZIP_DEFLATED
             wheel.writestr(info, data, compresslevel=1)
             record.write("%s,%s,%d\n" % (arcname, _record_hash(data), len(data)))
         record.write(dist_info + "/RECORD,,\n")
         info = zipfile.ZipInfo(dist_info + "/RECORD", date_time=(2020, 1, 1, 0, 0, 0))
-        info.external_attr = 0o644 << 16
+        info.external_attr = 0o100644 << 16
         wheel.writestr(info, record.getvalue())
     _log("wrote " + target)
     return name

@@ -186,12 +186,14 @@ Status saveModel(const Graph& graph, const std::string& path, bool inlineConstan
     return exportOnnxFile(graph, path);
 #else
     return Status::error(StatusCode::kUnsupported,
-                         path + ": this subgraph was built without ONNX export; write a .sg "
-                                "text graph");
+                         path +
+                             ": this subgraph was built without ONNX export; write a .sg "
+                             "text graph");
 #endif
   }
   if (ext != ".sg")
-    return Status::invalid(path + ": unknown model format '" + (ext.empty() ? "(no extension)" : ext) +
+    return Status::invalid(path + ": unknown model format '" +
+                           (ext.empty() ? "(no extension)" : ext) +
                            "'; expected a .sg text graph or an .onnx model");
   // The text and its data file are one model: both are written before
   // either replaces its old file, and a failure keeps both old ones, so the

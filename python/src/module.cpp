@@ -130,8 +130,7 @@ std::string numpyDtypeName(DataType dtype) {
 
 namespace {
 
-GraphBox load(const py::object& model,
-              const std::map<std::string, std::vector<int64_t>>& shapes) {
+GraphBox load(const py::object& model, const std::map<std::string, std::vector<int64_t>>& shapes) {
   return GraphBox{std::shared_ptr<Graph>(loadModelArgument(model, shapes))};
 }
 
@@ -204,12 +203,14 @@ PYBIND11_MODULE(_subgraph, m) {
   m.doc() = "subgraph's C++ core; use the `subgraph` package.";
   m.attr("__version__") = SUBGRAPH_VERSION;
   gErrorType = new py::object(py::register_exception<Error>(m, "Error", PyExc_RuntimeError));
-  gErrorKinds[static_cast<int>(ErrorKind::kInvalidArgument)] = addErrorKind(
-      m, "InvalidArgument", "A bad argument, model, option or name (ONNX Runtime's INVALID_ARGUMENT).");
+  gErrorKinds[static_cast<int>(ErrorKind::kInvalidArgument)] =
+      addErrorKind(m, "InvalidArgument",
+                   "A bad argument, model, option or name (ONNX Runtime's INVALID_ARGUMENT).");
   gErrorKinds[static_cast<int>(ErrorKind::kNoSuchFile)] =
       addErrorKind(m, "NoSuchFile", "A model file that is not there (ONNX Runtime's NO_SUCHFILE).");
-  gErrorKinds[static_cast<int>(ErrorKind::kNotImplemented)] = addErrorKind(
-      m, "NotImplemented", "Valid input that subgraph cannot handle (ONNX Runtime's NOT_IMPLEMENTED).");
+  gErrorKinds[static_cast<int>(ErrorKind::kNotImplemented)] =
+      addErrorKind(m, "NotImplemented",
+                   "Valid input that subgraph cannot handle (ONNX Runtime's NOT_IMPLEMENTED).");
   gErrorKinds[static_cast<int>(ErrorKind::kFail)] = addErrorKind(
       m, "Fail", "A limit, or a failure of a plugin or of subgraph itself (ONNX Runtime's FAIL).");
   // A plugin that crashes inside a call (partition, compile, run) ends the

@@ -12,17 +12,17 @@
 // Decisions cannot carry errors, so a failed callback answers "no" and is
 // remembered; SelectionStatus then fails the partition with one line that
 // names the property (the partitioner's prefix), the method, the node(s) it
-// was called on, and what went wrong: the exception it raised ("ConvBnSelector.Select on node
-// 'conv1' (Conv) raised ValueError: ..."), or the answer it gave and the
-// kind expected ("returned a str ('yes'); expected True, False or (False,
-// \"reason\")"). That reaches Python as subgraph.InvalidArgument. Answers
-// are read strictly: a decision is a bool (Python's or numpy's) or a
-// (bool, str) tuple, never any truthy object, and a forgotten return
-// (None) is named as such. Node views passed to callbacks borrow the graph
-// being partitioned: they hold the call's Lease (bindings.h), so a view
-// kept past its call raises subgraph.Error instead of reading freed nodes;
-// a node Filter was not given, or a view from an earlier call, fails the
-// partition too.
+// was called on, and what went wrong: the exception it raised
+// ("ConvBnSelector.Select on node 'conv1' (Conv) raised ValueError: ..."),
+// or the answer it gave and the kind expected ("returned a str ('yes');
+// expected True, False or (False, \"reason\")"). That reaches Python as
+// subgraph.InvalidArgument. Answers are read strictly: a decision is a bool
+// (Python's or numpy's) or a (bool, str) tuple, never any truthy object,
+// and a forgotten return (None) is named as such. Node views passed to
+// callbacks borrow the graph being partitioned: they hold the call's Lease
+// (bindings.h), so a view kept past its call raises subgraph.Error instead
+// of reading freed nodes; a node Filter was not given, or a view from an
+// earlier call, fails the partition too.
 //
 // register_backend refuses a name the backend list could not reach (a
 // plugin file's form) and one a plugin on the search path already has:
@@ -154,9 +154,7 @@ py::object view(const Node& node, const LeaseScope& scope) {
 }
 
 // The class of `obj`, for messages ("ConvBnSelector").
-std::string className(const py::handle& obj) {
-  return py::str(py::type::of(obj).attr("__name__"));
-}
+std::string className(const py::handle& obj) { return py::str(py::type::of(obj).attr("__name__")); }
 
 // Runs `call` with the GIL. A Python exception, an answer of the wrong
 // kind, or a C++ exception pybind raised reading the answer becomes one
@@ -178,7 +176,7 @@ bool guarded(ErrorSlot& errors, Where&& where, Call&& call) {
 }
 
 // The methods a selector must have (the base class gives them all).
-constexpr const char* kSelectorMethods[] = {"Select", "SelectInput", "SelectOutput",
+constexpr const char* kSelectorMethods[] = {"Select", "SelectInput",  "SelectOutput",
                                             "Filter", "FilterReason", "Reset"};
 
 class PythonSelector final : public partition::SubgraphSelector {
@@ -240,7 +238,8 @@ class PythonSelector final : public partition::SubgraphSelector {
     return reason;
   }
   void Reset() override {
-    guarded(*errors_, [&] { return method("Reset"); }, [&] { obj_->attr("Reset")(); });
+    guarded(
+        *errors_, [&] { return method("Reset"); }, [&] { obj_->attr("Reset")(); });
   }
 
  private:

@@ -69,9 +69,10 @@ std::vector<runtime::InputView> toInputs(const py::object& inputs, std::vector<p
     py::array a = py::array::ensure(kv[1], py::array::c_style);
     if (!a) {
       PyErr_Clear();
-      raise(ErrorKind::kInvalidArgument, "input '" + name + "' is a " +
-                                             std::string(py::str(py::type::of(kv[1]).attr("__name__"))) +
-                                             ", not convertible to a numpy array");
+      raise(ErrorKind::kInvalidArgument,
+            "input '" + name + "' is a " +
+                std::string(py::str(py::type::of(kv[1]).attr("__name__"))) +
+                ", not convertible to a numpy array");
     }
     DataType dtype = dataTypeOf(a.dtype());
     if (char kind = a.dtype().kind(); kind == 'U' || kind == 'S' || kind == 'O')
@@ -193,9 +194,9 @@ StatusOr<runtime::RunResult> runRequest(const PySession& self, const py::object&
                 std::string(py::str(py::type::of(outputNames).attr("__name__"))));
     for (py::handle n : outputNames) {
       if (!py::isinstance<py::str>(n))
-        raise(ErrorKind::kInvalidArgument, "output_names holds a " +
-                                               std::string(py::str(py::type::of(n).attr("__name__"))) +
-                                               "; output names are str");
+        raise(ErrorKind::kInvalidArgument,
+              "output_names holds a " + std::string(py::str(py::type::of(n).attr("__name__"))) +
+                  "; output names are str");
       options.outputNames.push_back(py::str(n));
     }
   }
@@ -245,7 +246,8 @@ py::tuple runWithProfile(const PySession& self, const py::object& inputs,
 
 namespace {
 
-constexpr const char* kSessionDoc = R"doc(A model loaded, partitioned for its backends and compiled (docs/python.md).
+constexpr const char* kSessionDoc =
+    R"doc(A model loaded, partitioned for its backends and compiled (docs/python.md).
 
 subgraph.InferenceSession offers the same with ONNX Runtime's interface.
 
@@ -319,11 +321,12 @@ void bindSession(py::module_& m) {
            py::arg("loop_iterations") = py::none(), py::arg("loop_seconds") = py::none(),
            py::arg("kernel_work") = py::none())
       .def("run", &run, py::arg("inputs"), py::arg("output_names") = py::none(), kRunDoc)
-      .def("run_with_profile", &runWithProfile, py::arg("inputs"),
-           py::arg("output_names") = py::none(),
-           "run(), timing each step: returns (outputs, {\"wall_ms\": float, \"steps\": [{\"name\", "
-           "\"op\", \"backend\", \"provider\", \"scope\", \"region\", \"copy\", \"ms\", \"bytes\"}, "
-           "...]}).")
+      .def(
+          "run_with_profile", &runWithProfile, py::arg("inputs"),
+          py::arg("output_names") = py::none(),
+          "run(), timing each step: returns (outputs, {\"wall_ms\": float, \"steps\": [{\"name\", "
+          "\"op\", \"backend\", \"provider\", \"scope\", \"region\", \"copy\", \"ms\", \"bytes\"}, "
+          "...]}).")
       .def(
           "save",
           [](const PySession& s, const py::object& path, bool inlineConstants) {

@@ -26,7 +26,7 @@ import numpy as np
 import subgraph
 venv, model = sys.argv[1], sys.argv[2]
 assert subgraph.__file__.startswith(venv + os.sep), subgraph.__file__
-dirs = subgraph._subgraph._plugin_dirs()
+dirs = [str(d) for d in subgraph._subgraph._plugin_dirs()]
 assert dirs and dirs[0].startswith(venv + os.sep), dirs
 s = subgraph.InferenceSession(model, providers=["DnnlExecutionProvider"])
 assert s.session.backends == ["onednn"], s.session.backends
@@ -131,8 +131,8 @@ def test_pip_names_a_build_folder_without_the_package(tmp_path):
     assert done.returncode != 0
     assert ("subgraph_build: error: %s/python/subgraph: no Python package here" % empty
             in done.stdout + done.stderr), done.stdout + done.stderr
-    assert not os.path.exists(tmp_path / "venv" / "lib" / "python%d.%d" % sys.version_info[:2]
-                              / "site-packages" / "subgraph")
+    site = tmp_path / "venv" / "lib" / ("python%d.%d" % sys.version_info[:2]) / "site-packages"
+    assert not os.path.exists(site / "subgraph")
 
 
 def test_setup_script_writes_nothing_into_the_system_site_packages(tmp_path, build_dir):
