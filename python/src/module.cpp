@@ -1,10 +1,14 @@
 //===- python/src/module.cpp - Module subgraph._subgraph ------------------===//
 //
 // The extension module behind the `subgraph` Python package
-// (python/subgraph/__init__.py adds the Python classes and docstrings):
-// load(), partition(), plugins(), the Graph views, Session and Python
-// backends. Every failure raises subgraph.Error with the same one-line
-// message the CLI prints.
+// (python/subgraph/__init__.py adds the Python classes and docstrings, and
+// _inference_session.py ONNX Runtime's interface): load(), partition(),
+// plugins(), the Graph views, Session and Python backends. Every failure
+// raises a subgraph.Error with the same one-line message the CLI prints, as
+// the kind its status code names (InvalidArgument, NoSuchFile,
+// NotImplemented, Fail: ONNX Runtime's names), never by reading the
+// message. Importing the module installs the plugin crash handler the
+// program installs, so a plugin that crashes names itself here too.
 //
 //===----------------------------------------------------------------------===//
 #include <pybind11/stl.h>

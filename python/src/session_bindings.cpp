@@ -1,16 +1,20 @@
 //===- python/src/session_bindings.cpp - subgraph.Session -----------------===//
 //
 // subgraph.Session wraps api::InferenceSession, as onnxruntime's
-// InferenceSession wraps its C++ session: built from a path or a Graph
-// with backends, threads, precision, plugin options and the limits the CLI
-// sets with --limit (the same defaults: memory_limit is three quarters of
-// the machine's memory unless given, the work limits the runtime's); the
-// thread count passes the runtime's one bounds check. run() takes a dict
-// of numpy arrays, read in place when they are C-contiguous, and returns
-// one. The request runs without the GIL, so
-// other Python threads go on (and several may run one session at once:
-// run is thread-safe). Outputs are numpy arrays over the session's result
-// buffers, handed over without another copy.
+// InferenceSession wraps its C++ session: built from a path, a model's
+// bytes or a Graph with backends, threads, precision, plugin options and
+// the limits the CLI sets with --limit (the same defaults: memory_limit is
+// three quarters of the machine's memory unless given, the work limits the
+// runtime's); the thread count passes the runtime's one bounds check.
+// run() takes a dict of numpy arrays, read in place when they are
+// C-contiguous, and returns one; anything else in the inputs' place (ONNX
+// Runtime's run(None, feeds) order, a list) is named in one line without
+// printing the arrays. The request runs without the GIL, so other Python
+// threads go on (and several may run one session at once: run is
+// thread-safe). Outputs are numpy arrays over the session's result
+// buffers, handed over without another copy. run_with_profile adds each
+// step's time (what InferenceSession's profiling records), and save()
+// writes the model as the session runs it (optimized_model_filepath).
 //
 //===----------------------------------------------------------------------===//
 #include <pybind11/numpy.h>

@@ -53,8 +53,10 @@ _subgraph._set_plugin_dirs([_beside_package(_layout.PLUGIN_DIR)])
 class SubgraphSelector:
     """Decides node by node which nodes join a region (MXNet's
     SubgraphSelector). Override what you need; every method gets Node views
-    valid only during the call. A method returns True or False, or
-    (False, "reason") to say why not (the report shows it)."""
+    valid only during the call. A Select* method returns True or False, or
+    (False, "reason") to say why not (the report shows it); anything else
+    (None from a forgotten return, 1, "yes") fails the partition with a
+    subgraph.InvalidArgument naming the method and the node."""
 
     def Select(self, node):
         """Whether `node` may start a region."""
