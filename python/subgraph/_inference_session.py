@@ -294,7 +294,6 @@ class InferenceSession:
             raise _subgraph.InvalidArgument("sess_options is a subgraph.SessionOptions, not %s"
                                             % type(sess_options).__name__)
         self._options = sess_options if sess_options is not None else SessionOptions()
-        self._model_path = path_or_bytes if isinstance(path_or_bytes, (str, _os.PathLike)) else None
         requested = _normalized_providers(providers, provider_options)
         self._provider_options = {name: dict(o) for name, o in requested}
         start = _time.time_ns()
@@ -323,11 +322,11 @@ class InferenceSession:
             gpu = [(n, opt) for n, opt in requested if n == "CUDAExecutionProvider"]
             if not gpu or isinstance(e, (_subgraph.NoSuchFile, _subgraph.InvalidArgument)):
                 raise
-            _warnings.warn("provider CUDAExecutionProvider failed (%s); falling back to %s" % (
-                e, [n for n, _ in requested if n != "CUDAExecutionProvider"] or
-                ["CPUExecutionProvider"]), stacklevel=3)
-            return self._create(model, [(n, opt) for n, opt in requested
-                                        if n != "CUDAExecutionProvider"])
+            rest = [(n, opt) for n, opt in requested if n != "CUDAExecutionProvider"]
+            rest = rest or [("CPUExecutionProvider", {})]
+            _warnings.warn("provider CUDAExecutionProvider failed (%s); falling back to %s"
+                           % (e, [n for n, _ in rest]), stacklevel=3)
+            return self._create(model, rest)
         self._providers = used
         self._inputs = [NodeArg(n, d, "tensor(%s)" % _ORT_TYPES.get(t, t))
                         for n, t, d in self._session.inputs]
