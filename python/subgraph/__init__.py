@@ -47,7 +47,21 @@ def _beside_package(relative):
     return _os.path.normpath(_os.path.join(here, relative))
 
 
-_subgraph._set_plugin_dirs([_beside_package(_layout.PLUGIN_DIR)])
+def _plugin_dir():
+    """The package's plugin folder. A package copied without it (the build
+    tree's python/subgraph alone) is told so once, at import, instead of
+    every backend name failing later without a word about why."""
+    folder = _beside_package(_layout.PLUGIN_DIR)
+    if not _os.path.isdir(folder):
+        import warnings
+        warnings.warn("subgraph: this package's plugin folder %s (subgraph/_layout.py) does not "
+                      "exist, so plugins are found only on SUBGRAPH_PLUGIN_PATH; install the "
+                      "package (pip install ., cmake --install) rather than copying its folder"
+                      % folder, stacklevel=3)
+    return folder
+
+
+_subgraph._set_plugin_dirs([_plugin_dir()])
 
 
 class SubgraphSelector:

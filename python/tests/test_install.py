@@ -104,6 +104,39 @@ def test_pip_install_into_a_venv_runs_on_onednn_and_survives_a_move(tmp_path, bu
                             "plugins"], capture_output=True, text=True, env=clean_env(),
                            timeout=120)
     assert moved.returncode == 0 and str(tmp_path / "moved") in moved.stdout, moved.stderr
+    # The wheel's package folder is whole: a copy of it alone runs on onednn.
+    copy = tmp_path / "copy"
+    shutil.copytree(package.replace(str(tmp_path / "venv"), str(tmp_path / "moved")),
+                    str(copy / "subgraph"))
+    done = subprocess.run([sys.executable, "-c", CHECK, str(copy), block, str(tmp_path / "c.npy")],
+                          capture_output=True, text=True, env=clean_env(PYTHONPATH=str(copy)),
+                          timeout=120, cwd="/")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_copied_build_tree_package_says_where_its_plugins_should_be(tmp_path, build_dir):
+    """The build tree's python/subgraph finds the build's plugins through a
+    relative path; copied alone, it says so at import, and check_plugin
+    names the program it cannot find instead of a raw FileNotFoundError."""
+    shutil.copytree(os.path.join(build_dir, "python", "subgraph"), str(tmp_path / "subgraph"))
+    script = ("import warnings\n"
+              "with warnings.catch_warnings(record=True) as w:\n"
+              "    warnings.simplefilter('always')\n"
+              "    import subgraph\n"
+              "print(w[0].message)\n"
+              "try:\n"
+              "    subgraph.check_plugin('onednn')\n"
+              "except subgraph.NoSuchFile as e:\n"
+              "    print('NoSuchFile:', e)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=clean_env(PYTHONPATH=str(tmp_path), PATH="/usr/bin:/bin"),
+                          timeout=120, cwd="/")
+    assert done.returncode == 0, done.stderr
+    folder = os.path.normpath(str(tmp_path / "subgraph" / ".." / ".." / "lib" / "subgraph" /
+                                  "plugins"))
+    assert ("subgraph: this package's plugin folder %s (subgraph/_layout.py) does not exist"
+            % folder) in done.stdout, done.stdout
+    assert "NoSuchFile: the subgraph program is neither beside the package" in done.stdout
 
 
 def test_cmake_install_into_a_venv_runs_on_onednn_and_survives_a_move(tmp_path, build_dir, block):
