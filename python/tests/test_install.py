@@ -93,7 +93,7 @@ def test_pip_install_into_a_venv_runs_on_onednn_and_survives_a_move(tmp_path, bu
     # The wheel's `subgraph` command is the program beside the package, with
     # the package's plugins.
     listed = subprocess.run([str(tmp_path / "venv" / "bin" / "subgraph"), "plugins"],
-                            capture_output=True, text=True, env=clean_env(), timeout=120)
+                            capture_output=True, text=True, env=clean_env(), timeout=120, cwd="/")
     assert listed.returncode == 0, listed.stderr
     assert re.search(r"onednn", listed.stdout) and package in listed.stdout, listed.stdout
 
@@ -102,7 +102,7 @@ def test_pip_install_into_a_venv_runs_on_onednn_and_survives_a_move(tmp_path, bu
                                rtol=1e-5, atol=1e-6)
     moved = subprocess.run([str(tmp_path / "moved" / "bin" / "python"), "-m", "subgraph",
                             "plugins"], capture_output=True, text=True, env=clean_env(),
-                           timeout=120)
+                           timeout=120, cwd="/")  # not where a build's subgraph/ would shadow it
     assert moved.returncode == 0 and str(tmp_path / "moved") in moved.stdout, moved.stderr
     # The wheel's package folder is whole: a copy of it alone runs on onednn.
     copy = tmp_path / "copy"
