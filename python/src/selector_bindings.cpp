@@ -428,7 +428,10 @@ void registerBackend(const std::string& name, const py::list& properties) {
 
 void bindSelectors(py::module_& m) {
   m.def("_register_backend", &registerBackend, py::arg("name"), py::arg("properties"));
-  m.def("_backend_names", [] { return partition::BackendRegistry::global().names(); });
+  m.def("_backend_names", [] {
+    partition::registerBuiltinBackends();  // lazily registered; list them before any selection
+    return partition::BackendRegistry::global().names();
+  });
 }
 
 }  // namespace subgraph::python

@@ -197,7 +197,8 @@ def _is_backend(name):
 
 
 def _unknown_provider(name):
-    backends = sorted(set(_subgraph._backend_names()) | set(_plugins()))
+    usable = [name for name, why in _plugins().items() if not why]
+    backends = sorted(set(_subgraph._backend_names()) | set(usable))
     return _subgraph.InvalidArgument(
         "unknown provider '%s'; available: %s, and subgraph's backends %s" % (
             name, ", ".join(get_available_providers()), ", ".join(backends)))
