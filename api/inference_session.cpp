@@ -23,6 +23,7 @@
 #include "subgraph/support/file_io.h"
 
 #ifdef SUBGRAPH_API_HAVE_ONNX
+#include "subgraph/onnx/onnx_export.h"
 #include "subgraph/onnx/onnx_import.h"
 #endif
 
@@ -110,18 +111,108 @@ Status applyInputShapes(Graph& graph, const InputShapes& shapes) {
   return Status::ok();
 }
 
-StatusOr<std::unique_ptr<Graph>> loadModel(const std::string& path, const ModelOptions& options) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec))
-    return Status::error(StatusCode::kNotFound, path + ": no such file");
-  StatusOr<std::unique_ptr<Graph>> graph = readModel(path, options);
+namespace {
+
+// `graph` verified, or why it is not a valid model; `source` names it.
+StatusOr<std::unique_ptr<Graph>> verified(StatusOr<std::unique_ptr<Graph>> graph,
+                                          const std::string& source, const ModelOptions& options) {
   if (!graph.isOk()) return graph.status();
   VerifyOptions verifyOptions;
   verifyOptions.allowUnknownOps = options.allowUnknownOps;
   verifyOptions.allowUnknownAttributes = true;
   if (Status verdict = verify(*graph.value(), verifyOptions); !verdict.isOk())
-    return Status(verdict.code(), path + ": invalid graph: " + verdict.message());
+    return Status(verdict.code(), source + ": invalid graph: " + verdict.message());
   return graph;
+}
+
+// True when `bytes` begin, after blank space and '#' comments, with the
+// word `graph`: a text graph. No serialized ModelProto starts that way (its
+// first byte is a field tag, and none of those bytes is a valid tag there).
+bool looksLikeTextGraph(std::string_view bytes) {
+  size_t i = 0;
+  while (i < bytes.size()) {
+    char c = bytes[i];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      ++i;
+    } else if (c == '#') {
+      size_t eol = bytes.find('\n', i);
+      i = eol == std::string_view::npos ? bytes.size() : eol + 1;
+    } else {
+      break;
+    }
+  }
+  return bytes.substr(i).starts_with("graph");
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Graph>> loadModel(const std::string& path, const ModelOptions& options) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    return Status::error(StatusCode::kNotFound, path + ": no such file");
+  return verified(readModel(path, options), path, options);
+}
+
+StatusOr<std::unique_ptr<Graph>> loadModelBytes(std::string_view bytes, const ModelOptions& options,
+                                                const std::string& sourceName) {
+  if (bytes.empty()) return Status::invalid(sourceName + ": no bytes; not a model");
+  if (looksLikeTextGraph(bytes)) {
+    if (bytes.size() > kMaxTextModelBytes)
+      return Status::invalid(sourceName + ": a text graph of over 1 GiB");
+    if (size_t nul = bytes.find('\0'); nul != std::string_view::npos)
+      return Status::invalid(sourceName + ": binary data at byte " + std::to_string(nul) +
+                             "; not a text graph");
+    ParseOptions parse;
+    parse.sourceName = sourceName;  // no external data: there is no folder
+    StatusOr<std::unique_ptr<Graph>> g = parseGraph(bytes, parse);
+    if (g.isOk()) SUBGRAPH_RETURN_IF_ERROR(applyInputShapes(*g.value(), options.inputShapes));
+    return verified(std::move(g), sourceName, options);
+  }
+#ifdef SUBGRAPH_API_HAVE_ONNX
+  ImportOptions import;
+  import.allowUnknownOps = options.allowUnknownOps;
+  import.inputShapes = options.inputShapes;
+  import.sourceName = sourceName;  // externalDataDir empty: external data is refused
+  return verified(importOnnxBytes(bytes, import), sourceName, options);
+#else
+  return Status::error(StatusCode::kUnsupported,
+                       sourceName + ": this subgraph was built without the ONNX importer");
+#endif
+}
+
+Status saveModel(const Graph& graph, const std::string& path, bool inlineConstants) {
+  const std::string ext = lowerExtension(path);
+  if (ext == ".onnx") {
+#ifdef SUBGRAPH_API_HAVE_ONNX
+    return exportOnnxFile(graph, path);
+#else
+    return Status::error(StatusCode::kUnsupported,
+                         path +
+                             ": this subgraph was built without ONNX export; write a .sg "
+                             "text graph");
+#endif
+  }
+  if (ext != ".sg")
+    return Status::invalid(path + ": unknown model format '" +
+                           (ext.empty() ? "(no extension)" : ext) +
+                           "'; expected a .sg text graph or an .onnx model");
+  // The text and its data file are one model: both are written before
+  // either replaces its old file, and a failure keeps both old ones, so the
+  // old text never meets the new constants. The data comes first (printing
+  // the text writes it); a model with none removes a stale data file.
+  const std::string dataPath = path + ".data";
+  PrintOptions print;
+  print.externalDataLocation = std::filesystem::path(dataPath).filename().string();
+  std::string text;
+  std::vector<FileToWrite> files;
+  files.push_back({dataPath,
+                   [&](std::ostream& data) {
+                     if (!inlineConstants) print.externalData = &data;
+                     text = printGraph(graph, print);
+                   },
+                   /*removeIfEmpty=*/true});
+  files.push_back({path, [&](std::ostream& os) { os << text; }, false});
+  return writeFilesAtomically(files);
 }
 
 uint64_t defaultMemoryLimitBytes() {

@@ -48,9 +48,11 @@ function(subgraph_add_plugin target)
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${ARG_OUTPUT_DIRECTORY})
   elseif(SUBGRAPH_PLUGIN_OUTPUT_DIRECTORY)
     # Inside subgraph's own build: next to the program, where the loader
-    # looks (<build>/lib/subgraph/plugins).
+    # looks (<build>/lib/subgraph/plugins). The Python package ships these
+    # (python/CMakeLists.txt builds them with it).
     set_target_properties(${target} PROPERTIES
       LIBRARY_OUTPUT_DIRECTORY ${SUBGRAPH_PLUGIN_OUTPUT_DIRECTORY})
+    set_property(GLOBAL APPEND PROPERTY SUBGRAPH_PLUGIN_TARGETS ${target})
   endif()
   if(SUBGRAPH_PLUGIN_INSTALL_SUBDIR)
     install(TARGETS ${target} LIBRARY DESTINATION ${SUBGRAPH_PLUGIN_INSTALL_SUBDIR})

@@ -125,30 +125,29 @@ build() {
 
 #--- 2b. The Python package ------------------------------------------------------
 
-# register_python PRESET: makes `import subgraph` work in the system
-# python3 by pointing a .pth file in its site-packages at
-# build/PRESET/python (what `pip install -e` does for a source tree). Needs
-# root, like the package installation above.
-register_python() {
+# python_usage PRESET: says how to import the package this build made. It
+# writes nothing outside the checkout: the build folder's package is used
+# through PYTHONPATH, or installed into a virtual environment with pip
+# (docs/python.md). An earlier version of this script wrote a subgraph.pth
+# into the system site-packages; one still there is pointed out, not
+# removed.
+python_usage() {
   local preset=$1 pkg="$repo/build/$1/python"
   if [[ ! -f $pkg/subgraph/__init__.py ]]; then
-    echo "The Python package was not built (pybind11 missing?); skipping its registration."
+    echo "The Python package was not built (pybind11-dev or python3-dev missing?)."
     return
   fi
+  echo "The Python package is in $pkg; this script does not install it. Use it with"
+  echo "  PYTHONPATH=$pkg python3 -c 'import subgraph'"
+  echo "or install it into a virtual environment (numpy from Debian's python3-numpy):"
+  echo "  python3 -m venv --system-site-packages .venv"
+  echo "  SUBGRAPH_WHEEL_FROM_BUILD=build/$preset .venv/bin/pip install ."
   local site
-  site=$(/usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])') ||
-    die "cannot ask /usr/bin/python3 for its site-packages folder"
-  local sudo=()
-  if [[ $(id -u) -ne 0 ]]; then
-    if ! command -v sudo >/dev/null; then
-      echo "Not root and no sudo: use the package with PYTHONPATH=$pkg"
-      return
-    fi
-    sudo=(sudo)
+  site=$(/usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])' 2>/dev/null) || return 0
+  if [[ -f $site/subgraph.pth ]]; then
+    echo "Note: $site/subgraph.pth, written by an earlier setup.sh, points every python3 at"
+    echo "  $(cat "$site/subgraph.pth"); remove it (sudo rm $site/subgraph.pth) unless you want that."
   fi
-  "${sudo[@]}" mkdir -p "$site"
-  echo "$pkg" | "${sudo[@]}" tee "$site/subgraph.pth" >/dev/null
-  echo "python3 now imports subgraph from $pkg ($site/subgraph.pth)."
 }
 
 #--- 3a. Demo ------------------------------------------------------------------
@@ -208,9 +207,9 @@ run_demo() {
   fi
 
   if [[ -n ${model:-} && -f build/release/python/subgraph/__init__.py ]]; then
-    register_python release
-    demo_run "Demo: the same model from Python (import subgraph; Session; run)" \
-      /usr/bin/python3 -c "import subgraph, numpy as np
+    python_usage release
+    demo_run "Demo: the same model from Python (import subgraph; Session; run), with PYTHONPATH=build/release/python" \
+      env PYTHONPATH="$repo/build/release/python" /usr/bin/python3 -c "import subgraph, numpy as np
 s = subgraph.Session('$model', backends=['convbnrelu', 'convaddrelu'])
 out = s.run({'input': np.zeros((1, 3, 224, 224), np.float32)})
 print('regions:', len(s.report['regions']), ' output:', {k: v.shape for k, v in out.items()})"
@@ -239,7 +238,7 @@ run_tests() {
 run_test_mode() {
   install_onnxruntime
   build ci
-  register_python ci
+  python_usage ci
   build asan
   run_tests ci
   run_tests asan

@@ -14,8 +14,11 @@
 
 #include <pybind11/pybind11.h>
 
+#include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "subgraph/ir/graph.h"
 #include "subgraph/support/status.h"
@@ -78,14 +81,39 @@ struct ValueHandle {
   }
 };
 
-/// The exception type every failure raises (subgraph.Error).
+/// The kinds of subgraph.Error, named as ONNX Runtime names its error codes
+/// (OrtErrorCode), so that code written for ONNX Runtime catches the same
+/// classes: InvalidArgument (a bad argument, model, option or name),
+/// NoSuchFile (a model file that is not there), NotImplemented (valid
+/// input subgraph cannot handle), Fail (a limit, a plugin's or subgraph's
+/// own failure).
+enum class ErrorKind { kInvalidArgument, kNoSuchFile, kNotImplemented, kFail };
+
+/// subgraph.Error, the base of every kind.
 py::object errorType();
-/// Raises subgraph.Error with the status's one-line message.
+/// The subclass of subgraph.Error for `kind`.
+py::object errorType(ErrorKind kind);
+/// The kind a status's code maps to.
+ErrorKind errorKindOf(StatusCode code);
+/// Raises the kind of subgraph.Error for the status's code, with its
+/// one-line message.
 [[noreturn]] void raise(const Status& status);
+/// Raises `kind` with `message`.
+[[noreturn]] void raise(ErrorKind kind, const std::string& message);
 /// Raises when `status` is not OK.
 inline void check(const Status& status) {
   if (!status.isOk()) raise(status);
 }
+
+/// The plugin search path: SUBGRAPH_PLUGIN_PATH and the program's default,
+/// then the package's own plugin folder (subgraph/_layout.py).
+std::vector<std::filesystem::path> pluginDirs();
+
+/// Reads a model for the package: a path (str or os.PathLike) or the bytes
+/// of an ONNX model or a text graph. A path that does not exist raises
+/// subgraph.NoSuchFile, every other failure the kind of its status.
+std::unique_ptr<Graph> loadModelArgument(const py::object& model,
+                                         const std::map<std::string, std::vector<int64_t>>& shapes);
 
 /// The dtype name subgraph uses ("float32", ...) for numpy.
 std::string numpyDtypeName(DataType dtype);

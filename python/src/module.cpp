@@ -1,10 +1,14 @@
 //===- python/src/module.cpp - Module subgraph._subgraph ------------------===//
 //
 // The extension module behind the `subgraph` Python package
-// (python/subgraph/__init__.py adds the Python classes and docstrings):
-// load(), partition(), plugins(), the Graph views, Session and Python
-// backends. Every failure raises subgraph.Error with the same one-line
-// message the CLI prints.
+// (python/subgraph/__init__.py adds the Python classes and docstrings, and
+// _inference_session.py ONNX Runtime's interface): load(), partition(),
+// plugins(), the Graph views, Session and Python backends. Every failure
+// raises a subgraph.Error with the same one-line message the CLI prints, as
+// the kind its status code names (InvalidArgument, NoSuchFile,
+// NotImplemented, Fail: ONNX Runtime's names), never by reading the
+// message. Importing the module installs the plugin crash handler the
+// program installs, so a plugin that crashes names itself here too.
 //
 //===----------------------------------------------------------------------===//
 #include <pybind11/stl.h>
@@ -17,40 +21,95 @@
 #include "subgraph/api/inference_session.h"
 #include "subgraph/partition/partition_report.h"
 #include "subgraph/passes/pass_manager.h"
+#include "subgraph/plugins/crash_handler.h"
 #include "subgraph/plugins/plugin_loader.h"
 
 namespace subgraph::python {
 
 namespace {
-// Directories the package adds to the plugin search path (its build tree's
-// or install's plugin folder), set once at import.
+// The package's own plugin folder (subgraph/_layout.py: beside the package
+// in a wheel, the build tree's or the install's), set once at import.
 std::vector<std::filesystem::path> gPackagePluginDirs;
+
+void appendNew(std::vector<std::filesystem::path>& dirs, const std::filesystem::path& d) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(d, ec) && std::find(dirs.begin(), dirs.end(), d) == dirs.end())
+    dirs.push_back(d);
+}
 }  // namespace
 
-/// The plugin search path: SUBGRAPH_PLUGIN_PATH and the program's default,
-/// then the package's own plugin folders.
+// SUBGRAPH_PLUGIN_PATH first, as for the program; then the package's own
+// folder, before the program's default (which for python3 is
+// /usr/lib/subgraph/plugins, an install the package may not match).
 std::vector<std::filesystem::path> pluginDirs() {
-  std::vector<std::filesystem::path> dirs = plugins::pluginSearchPath();
-  for (const auto& d : gPackagePluginDirs) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(d, ec) &&
-        std::find(dirs.begin(), dirs.end(), d) == dirs.end())
-      dirs.push_back(d);
+  std::vector<std::filesystem::path> dirs;
+  if (const char* env = std::getenv("SUBGRAPH_PLUGIN_PATH")) {
+    std::vector<std::string> entries;
+    std::string_view rest = env;
+    for (size_t colon; (colon = rest.find(':')) != std::string_view::npos;
+         rest.remove_prefix(colon + 1))
+      entries.emplace_back(rest.substr(0, colon));
+    entries.emplace_back(rest);
+    for (const auto& d : plugins::resolvePluginDirs(entries, "SUBGRAPH_PLUGIN_PATH").dirs)
+      appendNew(dirs, d);
   }
+  for (const auto& d : gPackagePluginDirs) appendNew(dirs, d);
+  for (const auto& d : plugins::pluginSearchPath()) appendNew(dirs, d);
   return dirs;
 }
 
 namespace {
-// subgraph.Error, set once in the module init; never freed (the
-// interpreter owns the type).
+// subgraph.Error and its kinds (indexed by ErrorKind), set once in the
+// module init; never freed (the interpreter owns the types).
 py::object* gErrorType = nullptr;
+py::object* gErrorKinds[4] = {};
 }  // namespace
 
 py::object errorType() { return *gErrorType; }
 
-void raise(const Status& status) {
-  PyErr_SetString(errorType().ptr(), status.message().c_str());
+py::object errorType(ErrorKind kind) { return *gErrorKinds[static_cast<int>(kind)]; }
+
+ErrorKind errorKindOf(StatusCode code) {
+  switch (code) {
+    // A name that resolves to nothing (a backend, an input, an op) is the
+    // caller's mistake, as in ONNX Runtime; a missing model file is
+    // NoSuchFile, raised where a path is read (loadModelArgument).
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kNotFound: return ErrorKind::kInvalidArgument;
+    case StatusCode::kUnsupported: return ErrorKind::kNotImplemented;
+    default: return ErrorKind::kFail;
+  }
+}
+
+void raise(const Status& status) { raise(errorKindOf(status.code()), status.message()); }
+
+void raise(ErrorKind kind, const std::string& message) {
+  PyErr_SetString(errorType(kind).ptr(), message.c_str());
   throw py::error_already_set();
+}
+
+std::unique_ptr<Graph> loadModelArgument(
+    const py::object& model, const std::map<std::string, std::vector<int64_t>>& shapes) {
+  api::ModelOptions options;
+  options.inputShapes = shapes;
+  StatusOr<std::unique_ptr<Graph>> graph = [&]() -> StatusOr<std::unique_ptr<Graph>> {
+    if (py::isinstance<py::bytes>(model) || py::isinstance<py::bytearray>(model) ||
+        py::isinstance<py::memoryview>(model)) {
+      std::string bytes = py::bytes(py::module_::import("builtins").attr("bytes")(model));
+      return api::loadModelBytes(bytes, options);
+    }
+    if (!py::isinstance<py::str>(model) && !py::hasattr(model, "__fspath__"))
+      raise(ErrorKind::kInvalidArgument,
+            "a model is a path (str or os.PathLike), the bytes of a model, or a subgraph.Graph, "
+            "not a " +
+                std::string(py::str(py::type::of(model).attr("__name__"))));
+    std::string path = py::str(py::module_::import("os").attr("fspath")(model));
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) raise(ErrorKind::kNoSuchFile, path + ": no such file");
+    return api::loadModel(path, options);
+  }();
+  check(graph.status());
+  return std::move(graph).value();
 }
 
 std::string numpyDtypeName(DataType dtype) {
@@ -75,12 +134,8 @@ std::string numpyDtypeName(DataType dtype) {
 
 namespace {
 
-GraphBox load(const std::string& path, const std::map<std::string, std::vector<int64_t>>& shapes) {
-  api::ModelOptions options;
-  options.inputShapes = shapes;
-  auto graph = api::loadModel(path, options);
-  check(graph.status());
-  return GraphBox{std::shared_ptr<Graph>(std::move(graph).value())};
+GraphBox load(const py::object& model, const std::map<std::string, std::vector<int64_t>>& shapes) {
+  return GraphBox{std::shared_ptr<Graph>(loadModelArgument(model, shapes))};
 }
 
 py::object partitionGraph(GraphBox& box, const std::vector<std::string>& backends,
@@ -136,17 +191,44 @@ py::list listPlugins() {
   return out;
 }
 
+// Creates subgraph.<name>, a subclass of subgraph.Error, in `m`.
+py::object* addErrorKind(py::module_& m, const char* name, const char* doc) {
+  std::string qualified = std::string("subgraph.") + name;
+  auto* type = new py::object(py::reinterpret_steal<py::object>(
+      PyErr_NewExceptionWithDoc(qualified.c_str(), doc, gErrorType->ptr(), nullptr)));
+  if (!type->ptr()) throw py::error_already_set();
+  m.attr(name) = *type;
+  return type;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_subgraph, m) {
   m.doc() = "subgraph's C++ core; use the `subgraph` package.";
+  m.attr("__version__") = SUBGRAPH_VERSION;
   gErrorType = new py::object(py::register_exception<Error>(m, "Error", PyExc_RuntimeError));
+  gErrorKinds[static_cast<int>(ErrorKind::kInvalidArgument)] =
+      addErrorKind(m, "InvalidArgument",
+                   "A bad argument, model, option or name (ONNX Runtime's INVALID_ARGUMENT).");
+  gErrorKinds[static_cast<int>(ErrorKind::kNoSuchFile)] =
+      addErrorKind(m, "NoSuchFile", "A model file that is not there (ONNX Runtime's NO_SUCHFILE).");
+  gErrorKinds[static_cast<int>(ErrorKind::kNotImplemented)] =
+      addErrorKind(m, "NotImplemented",
+                   "Valid input that subgraph cannot handle (ONNX Runtime's NOT_IMPLEMENTED).");
+  gErrorKinds[static_cast<int>(ErrorKind::kFail)] = addErrorKind(
+      m, "Fail", "A limit, or a failure of a plugin or of subgraph itself (ONNX Runtime's FAIL).");
+  // A plugin that crashes inside a call (partition, compile, run) ends the
+  // process with the line the program prints, naming the plugin, the call
+  // and the node, instead of a bare SIGSEGV; faults elsewhere go on to the
+  // handler that was there before (Python's faulthandler, or the default).
+  plugins::installPluginCrashHandler();
   bindGraph(m);
   bindSelectors(m);
   bindSession(m);
-  m.def("load", &load, py::arg("path"),
+  m.def("load", &load, py::arg("model"),
         py::arg("shapes") = std::map<std::string, std::vector<int64_t>>{},
-        "Reads a .onnx or .sg model and verifies it.");
+        "Reads a .onnx or .sg model (a path, or the model's bytes) and verifies it; `shapes` fixes "
+        "input dims by name.");
   m.def("partition", &partitionGraph, py::arg("graph"), py::arg("backends"),
         py::arg("allow_fallback") = false, py::arg("passes") = "default",
         "Partitions `graph` in place for `backends`; returns the report as a dict.");

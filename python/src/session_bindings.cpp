@@ -1,16 +1,20 @@
 //===- python/src/session_bindings.cpp - subgraph.Session -----------------===//
 //
 // subgraph.Session wraps api::InferenceSession, as onnxruntime's
-// InferenceSession wraps its C++ session: built from a path or a Graph
-// with backends, threads, precision, plugin options and the limits the CLI
-// sets with --limit (the same defaults: memory_limit is three quarters of
-// the machine's memory unless given, the work limits the runtime's); the
-// thread count passes the runtime's one bounds check. run() takes a dict
-// of numpy arrays, read in place when they are C-contiguous, and returns
-// one. The request runs without the GIL, so
-// other Python threads go on (and several may run one session at once:
-// run is thread-safe). Outputs are numpy arrays over the session's result
-// buffers, handed over without another copy.
+// InferenceSession wraps its C++ session: built from a path, a model's
+// bytes or a Graph with backends, threads, precision, plugin options and
+// the limits the CLI sets with --limit (the same defaults: memory_limit is
+// three quarters of the machine's memory unless given, the work limits the
+// runtime's); the thread count passes the runtime's one bounds check.
+// run() takes a dict of numpy arrays, read in place when they are
+// C-contiguous, and returns one; anything else in the inputs' place (ONNX
+// Runtime's run(None, feeds) order, a list) is named in one line without
+// printing the arrays. The request runs without the GIL, so other Python
+// threads go on (and several may run one session at once: run is
+// thread-safe). Outputs are numpy arrays over the session's result
+// buffers, handed over without another copy. run_with_profile adds each
+// step's time (what InferenceSession's profiling records), and save()
+// writes the model as the session runs it (optimized_model_filepath).
 //
 //===----------------------------------------------------------------------===//
 #include <pybind11/numpy.h>
@@ -27,9 +31,6 @@
 #include "subgraph/runtime/session.h"
 
 namespace subgraph::python {
-
-std::vector<std::filesystem::path> pluginDirs();
-
 namespace {
 
 DataType dataTypeOf(const py::dtype& d) {
@@ -47,14 +48,41 @@ DataType dataTypeOf(const py::dtype& d) {
 
 // The request's inputs, read in place: a C-contiguous array of a type
 // subgraph runs is passed as it is (no copy); any other layout is made
-// contiguous first. `keep` holds the arrays until the run ends.
-std::vector<runtime::InputView> toInputs(const py::dict& inputs, std::vector<py::array>& keep) {
+// contiguous first. `keep` holds the arrays until the run ends. `inputs`
+// must be a dict (or another mapping): ONNX Runtime's run(output_names,
+// feeds) order, or a list of arrays, is told apart from it and named
+// without printing the arrays.
+std::vector<runtime::InputView> toInputs(const py::object& inputs, std::vector<py::array>& keep) {
+  if (!py::isinstance<py::dict>(inputs) && !py::hasattr(inputs, "items")) {
+    std::string type = py::str(py::type::of(inputs).attr("__name__"));
+    raise(ErrorKind::kInvalidArgument,
+          "Session.run takes the inputs first, as a dict {input name: numpy array}, not a " + type +
+              (inputs.is_none() || py::isinstance<py::list>(inputs)
+                   ? "; run(output_names, feeds) is ONNX Runtime's order, which "
+                     "subgraph.InferenceSession takes (or call run(feeds, output_names))"
+                   : ""));
+  }
   std::vector<runtime::InputView> out;
-  for (auto [key, item] : inputs) {
-    std::string name = py::str(key);
-    py::array a = py::array::ensure(item, py::array::c_style);
-    if (!a) raise(Status::invalid("input '" + name + "' is not convertible to a numpy array"));
+  for (py::handle entry : inputs.attr("items")()) {
+    py::tuple kv = py::reinterpret_borrow<py::tuple>(entry);
+    if (!py::isinstance<py::str>(kv[0]))
+      raise(ErrorKind::kInvalidArgument,
+            "Session.run: input names are str, not " +
+                std::string(py::str(py::type::of(kv[0]).attr("__name__"))));
+    std::string name = py::str(kv[0]);
+    py::array a = py::array::ensure(kv[1], py::array::c_style);
+    if (!a) {
+      PyErr_Clear();
+      raise(ErrorKind::kInvalidArgument,
+            "input '" + name + "' is a " +
+                std::string(py::str(py::type::of(kv[1]).attr("__name__"))) +
+                ", not convertible to a numpy array");
+    }
     DataType dtype = dataTypeOf(a.dtype());
+    if (char kind = a.dtype().kind(); kind == 'U' || kind == 'S' || kind == 'O')
+      raise(ErrorKind::kNotImplemented, "input '" + name + "' holds numpy dtype " +
+                                            std::string(py::str(a.dtype())) +
+                                            "; subgraph has no string or object tensors");
     if (dtype == DataType::kUndefined)
       raise(Status::invalid("input '" + name + "' has numpy dtype " +
                             std::string(py::str(a.dtype())) + ", which subgraph does not run"));
@@ -78,13 +106,24 @@ py::object reportDict(const partition::PartitionReport& report) {
   return py::module_::import("json").attr("loads")(partition::reportToJson(report));
 }
 
+// (name, numpy dtype name, dims): a static dim as an int, a symbolic one
+// as its name, an unknown one as None; None for a value of unknown rank.
 py::list ioInfo(const std::vector<runtime::IoInfo>& infos) {
   py::list out;
   for (const runtime::IoInfo& i : infos) {
-    py::list dims;
-    if (i.type.shape)
-      for (const Dim& d : *i.type.shape)
-        d.isStatic() ? dims.append(d.size()) : dims.append(py::str(d.symbolName()));
+    py::object dims = py::none();
+    if (i.type.shape) {
+      py::list known;
+      for (const Dim& d : *i.type.shape) {
+        if (d.isStatic())
+          known.append(d.size());
+        else if (d.isSymbolic())
+          known.append(py::str(d.symbolName()));
+        else
+          known.append(py::none());
+      }
+      dims = known;
+    }
     out.append(py::make_tuple(i.name, numpyDtypeName(i.type.dtype), dims));
   }
   return out;
@@ -135,11 +174,7 @@ PySession makeSession(const py::object& model, const std::vector<std::string>& b
     graph = model.cast<GraphBox&>().graph->clone();
     check(api::applyInputShapes(*graph, inputShapes));
   } else {
-    api::ModelOptions load;
-    load.inputShapes = inputShapes;
-    auto loaded = api::loadModel(py::str(model), load);
-    check(loaded.status());
-    graph = std::move(loaded).value();
+    graph = loadModelArgument(model, inputShapes);
   }
   StatusOr<std::unique_ptr<api::InferenceSession>> made = [&] {
     py::gil_scoped_release release;  // Python selectors take it back per call
@@ -149,23 +184,129 @@ PySession makeSession(const py::object& model, const std::vector<std::string>& b
   return PySession{std::move(made).value()};
 }
 
-py::dict run(const PySession& self, const py::dict& inputs) {
+// One request; `outputNames` None returns every output.
+StatusOr<runtime::RunResult> runRequest(const PySession& self, const py::object& inputs,
+                                        const py::object& outputNames, bool profile) {
   std::vector<py::array> keep;
   std::vector<runtime::InputView> in = toInputs(inputs, keep);
-  StatusOr<runtime::RunResult> r = [&] {
-    py::gil_scoped_release release;
-    return self.s->runInPlace(in);
-  }();
-  check(r.status());
+  runtime::RunOptions options;
+  options.profile = profile;
+  if (!outputNames.is_none()) {
+    if (py::isinstance<py::str>(outputNames) || !py::isinstance<py::sequence>(outputNames))
+      raise(ErrorKind::kInvalidArgument,
+            "output_names is a list of output names or None, not a " +
+                std::string(py::str(py::type::of(outputNames).attr("__name__"))));
+    for (py::handle n : outputNames) {
+      if (!py::isinstance<py::str>(n))
+        raise(ErrorKind::kInvalidArgument,
+              "output_names holds a " + std::string(py::str(py::type::of(n).attr("__name__"))) +
+                  "; output names are str");
+      options.outputNames.push_back(py::str(n));
+    }
+  }
+  py::gil_scoped_release release;
+  return self.s->runInPlace(in, options);
+}
+
+py::dict outputsDict(runtime::RunResult& r) {
   py::dict out;
-  for (runtime::NamedTensor& t : r->outputs) out[py::str(t.name)] = toArray(std::move(t.tensor));
+  for (runtime::NamedTensor& t : r.outputs) out[py::str(t.name)] = toArray(std::move(t.tensor));
   return out;
+}
+
+py::dict run(const PySession& self, const py::object& inputs, const py::object& outputNames) {
+  StatusOr<runtime::RunResult> r = runRequest(self, inputs, outputNames, false);
+  check(r.status());
+  return outputsDict(*r);
+}
+
+// The outputs and, per executed step, its time: what ONNX Runtime's
+// profiler records per node.
+py::tuple runWithProfile(const PySession& self, const py::object& inputs,
+                         const py::object& outputNames) {
+  StatusOr<runtime::RunResult> r = runRequest(self, inputs, outputNames, true);
+  check(r.status());
+  py::list steps;
+  for (const runtime::StepTiming& t : r->steps) {
+    py::dict d;
+    d["name"] = t.step.name;
+    d["op"] = t.step.op;
+    d["backend"] = t.step.backend;
+    d["provider"] = t.step.provider;
+    d["scope"] = t.step.scope;
+    d["region"] = t.step.isRegion;
+    d["copy"] = t.step.isCopy;
+    d["ms"] = t.ms;
+    d["bytes"] = t.bytes;
+    steps.append(d);
+  }
+  py::dict profile;
+  profile["wall_ms"] = r->wallMs;
+  profile["steps"] = steps;
+  return py::make_tuple(outputsDict(*r), profile);
 }
 
 }  // namespace
 
+namespace {
+
+constexpr const char* kSessionDoc =
+    R"doc(A model loaded, partitioned for its backends and compiled (docs/python.md).
+
+subgraph.InferenceSession offers the same with ONNX Runtime's interface.
+
+Args:
+    model: the model: a path (str or os.PathLike) to a .onnx or .sg file,
+        the bytes of an ONNX model or a text graph, or a subgraph.Graph
+        (copied; the Graph is not changed).
+    backends: backend names in priority order: built-in ones, plugins found
+        by name on the plugin search path, plugin files ('./x.so'), or
+        backends registered from Python. [] (the default) runs everything
+        on the reference CPU backend.
+    threads: worker threads; 0 (the default) is one per core, at most 1024.
+    precision: "fp32", "bf16", "fp16" or "tf32", handed to the plugins'
+        kernels; "" (the default) is each backend's own.
+    plugin_options: options for the chosen plugins' kernels,
+        {"<plugin>.<name>": "value"}, as `subgraph run --plugin-option`.
+    allow_fallback: skip a plugin that cannot load, or fails while
+        partitioning, with a line in `warnings`, instead of failing.
+    passes: the pass pipeline run before partitioning: "default", "none",
+        or a list (docs/passes.md). Not run without backends.
+    input_shapes: static sizes for inputs by name, {"input_ids": [1, 128]},
+        filling their symbolic dims (as `--shape`); the session then takes
+        inputs of those shapes only.
+    memory_limit: bytes a request's memory plan may take; None (the
+        default) is three quarters of the machine's memory, 0 no limit.
+    loop_iterations: most iterations of a Loop; None: the runtime's default.
+    loop_seconds: most seconds in one Loop; None: the runtime's default.
+    kernel_work: most work of a kernel whose work the data sets (Range,
+        ConstantOfShape, ...); None: the runtime's default.
+
+Raises:
+    subgraph.NoSuchFile for a model path that is not there,
+    subgraph.InvalidArgument for a bad model, backend, option or name,
+    subgraph.NotImplemented for what subgraph cannot run, subgraph.Fail
+    for a limit or a failing plugin; all are subgraph.Error.
+)doc";
+
+constexpr const char* kRunDoc = R"doc(Runs one request.
+
+Args:
+    inputs: {input name: numpy array}; a C-contiguous array of the declared
+        type is read in place, any other is made contiguous first.
+    output_names: the outputs to return, by name; None (the default)
+        returns every output.
+
+Returns:
+    {output name: numpy array}, in the model's output order (or
+    output_names'). The request runs without the GIL; one session serves
+    several threads at once.
+)doc";
+
+}  // namespace
+
 void bindSession(py::module_& m) {
-  py::class_<PySession>(m, "Session", "A model compiled for its backends; see docs/python.md.")
+  py::class_<PySession>(m, "Session", kSessionDoc)
       .def(py::init([](const py::object& model, const std::vector<std::string>& backends,
                        int64_t threads, const std::string& precision,
                        const std::map<std::string, std::string>& pluginOptions, bool allowFallback,
@@ -183,18 +324,44 @@ void bindSession(py::module_& m) {
            py::arg("input_shapes") = api::InputShapes{}, py::arg("memory_limit") = py::none(),
            py::arg("loop_iterations") = py::none(), py::arg("loop_seconds") = py::none(),
            py::arg("kernel_work") = py::none())
-      .def("run", &run, py::arg("inputs"),
-           "Runs one request: {input name: numpy array} -> {output name: numpy array}.")
-      .def_property_readonly("backends", [](const PySession& s) { return s.s->backends(); })
-      .def_property_readonly("inputs",
-                             [](const PySession& s) { return ioInfo(s.s->session().inputInfo()); })
-      .def_property_readonly("outputs",
-                             [](const PySession& s) { return ioInfo(s.s->session().outputInfo()); })
-      .def_property_readonly("warnings", [](const PySession& s) { return s.s->warnings(); })
-      .def_property_readonly("report", [](const PySession& s) -> py::object {
-        if (!s.s->report()) return py::none();
-        return reportDict(*s.s->report());
-      });
+      .def("run", &run, py::arg("inputs"), py::arg("output_names") = py::none(), kRunDoc)
+      .def(
+          "run_with_profile", &runWithProfile, py::arg("inputs"),
+          py::arg("output_names") = py::none(),
+          "run(), timing each step: returns (outputs, {\"wall_ms\": float, \"steps\": [{\"name\", "
+          "\"op\", \"backend\", \"provider\", \"scope\", \"region\", \"copy\", \"ms\", \"bytes\"}, "
+          "...]}).")
+      .def(
+          "save",
+          [](const PySession& s, const py::object& path, bool inlineConstants) {
+            std::string p = py::str(py::module_::import("os").attr("fspath")(path));
+            check(api::saveModel(s.s->session().graph(), p, inlineConstants));
+          },
+          py::arg("path"), py::arg("inline_constants") = false,
+          "Writes the model as the session runs it (simplified and partitioned: each region one "
+          "node) to `path`: a .sg text graph (constants of 1 KiB and more in `path`.data unless "
+          "inline_constants) or an .onnx model.")
+      .def_property_readonly(
+          "backends", [](const PySession& s) { return s.s->backends(); },
+          "The backends in priority order (after fallback dropped any); [] for the reference "
+          "backend alone.")
+      .def_property_readonly(
+          "inputs", [](const PySession& s) { return ioInfo(s.s->session().inputInfo()); },
+          "The inputs as (name, dtype, dims): a dim is an int, a symbol's name, or None.")
+      .def_property_readonly(
+          "outputs", [](const PySession& s) { return ioInfo(s.s->session().outputInfo()); },
+          "The outputs as (name, dtype, dims), as `inputs`.")
+      .def_property_readonly(
+          "warnings", [](const PySession& s) { return s.s->warnings(); },
+          "Lines about backends fallback skipped and plugin folders left out.")
+      .def_property_readonly(
+          "report",
+          [](const PySession& s) -> py::object {
+            if (!s.s->report()) return py::none();
+            return reportDict(*s.s->report());
+          },
+          "The partition report (the keys of `subgraph partition --json`); None without "
+          "backends.");
 }
 
 }  // namespace subgraph::python

@@ -6,46 +6,71 @@ The same engine as the `subgraph` program (docs/python.md):
     s = subgraph.Session("resnet50.onnx", backends=["onednn"])
     out = s.run({"input": np.zeros((1, 3, 224, 224), np.float32)})
 
+or, for code written for ONNX Runtime, its interface (`import subgraph as
+ort`): InferenceSession, SessionOptions, get_available_providers.
+
 Backends are the program's: built-in names, plugins found by name, plugin
 files, or backends written in Python (register_backend). Every failure
-raises subgraph.Error with the program's one-line message.
+raises a subgraph.Error with the program's one-line message, of the kind
+ONNX Runtime would raise: InvalidArgument, NoSuchFile, NotImplemented or
+Fail. The package finds its plugins and the `subgraph` program through
+subgraph/_layout.py, relative to itself: beside it in a wheel, in the build
+tree, or in the install prefix.
 """
 import os as _os
 import re as _re
+import shutil as _shutil
 import subprocess as _subprocess
 
-from ._subgraph import Error, Graph, Node, Session, Value
+from ._subgraph import Error, Fail, InvalidArgument, NoSuchFile, NotImplemented
+from ._subgraph import Graph, Node, Session, Value
 from ._subgraph import load, partition, plugins
-from . import _subgraph
+from ._subgraph import __version__
+from . import _layout, _subgraph
+from ._inference_session import (
+    ExecutionMode, GraphOptimizationLevel, InferenceSession, NodeArg, RunOptions, SessionOptions,
+    get_all_providers, get_available_providers, get_device, set_default_logger_severity)
 
 __all__ = [
-    "Error", "Graph", "Node", "Value", "Session", "load", "partition", "plugins",
+    "Error", "InvalidArgument", "NoSuchFile", "NotImplemented", "Fail",
+    "Graph", "Node", "Value", "Session", "load", "partition", "plugins",
     "check_plugin", "SubgraphSelector", "SubgraphProperty", "register_backend", "backends",
+    "InferenceSession", "SessionOptions", "RunOptions", "NodeArg", "GraphOptimizationLevel",
+    "ExecutionMode", "get_available_providers", "get_all_providers", "get_device",
+    "set_default_logger_severity", "__version__",
 ]
 
 
-def _package_plugin_dirs():
-    """Plugin folders beside this package: the build tree's
-    (<build>/python/subgraph -> <build>/lib/subgraph/plugins) and an
-    install's (<prefix>/lib/python3/dist-packages/subgraph ->
-    <prefix>/lib/subgraph/plugins)."""
+def _beside_package(relative):
+    """`relative` (from _layout.py) as a path from this package's folder."""
     here = _os.path.dirname(_os.path.abspath(__file__))
-    candidates = [
-        _os.path.join(here, "..", "..", "lib", "subgraph", "plugins"),
-        _os.path.join(here, "..", "..", "..", "subgraph", "plugins"),
-        _os.path.join(here, "..", "..", "..", "..", "lib", "subgraph", "plugins"),
-    ]
-    return [_os.path.normpath(c) for c in candidates if _os.path.isdir(c)]
+    return _os.path.normpath(_os.path.join(here, relative))
 
 
-_subgraph._set_plugin_dirs(_package_plugin_dirs())
+def _plugin_dir():
+    """The package's plugin folder. A package copied without it (the build
+    tree's python/subgraph alone) is told so once, at import, instead of
+    every backend name failing later without a word about why."""
+    folder = _beside_package(_layout.PLUGIN_DIR)
+    if not _os.path.isdir(folder):
+        import warnings
+        warnings.warn("subgraph: this package's plugin folder %s (subgraph/_layout.py) does not "
+                      "exist, so plugins are found only on SUBGRAPH_PLUGIN_PATH; install the "
+                      "package (pip install ., cmake --install) rather than copying its folder"
+                      % folder, stacklevel=3)
+    return folder
+
+
+_subgraph._set_plugin_dirs([_plugin_dir()])
 
 
 class SubgraphSelector:
     """Decides node by node which nodes join a region (MXNet's
     SubgraphSelector). Override what you need; every method gets Node views
-    valid only during the call. A method returns True or False, or
-    (False, "reason") to say why not (the report shows it)."""
+    valid only during the call. A Select* method returns True or False, or
+    (False, "reason") to say why not (the report shows it); anything else
+    (None from a forgotten return, 1, "yes") fails the partition with a
+    subgraph.InvalidArgument naming the method and the node."""
 
     def Select(self, node):
         """Whether `node` may start a region."""
@@ -73,7 +98,11 @@ class SubgraphSelector:
 
 class SubgraphProperty:
     """One fusion rule (MXNet's SubgraphProperty): makes a fresh selector per
-    partitioning pass and decides on each region."""
+    partitioning pass and decides on each region. A subclass's __init__
+    must call super().__init__(name)."""
+
+    inference_only = False
+    min_region_size = 1
 
     def __init__(self, name, inference_only=False, min_region_size=1):
         self.name = name
@@ -82,7 +111,8 @@ class SubgraphProperty:
 
     def CreateSubgraphSelector(self):
         """A new SubgraphSelector for one pass."""
-        raise NotImplementedError("CreateSubgraphSelector")
+        raise NotImplementedError("%s must override CreateSubgraphSelector to return a new "
+                                  "SubgraphSelector" % type(self).__name__)
 
     def CreateSubgraphNode(self, body, region_id):
         """Accept the region whose body is `body` (a Graph): return None, or a
@@ -92,7 +122,9 @@ class SubgraphProperty:
 
 def register_backend(name, properties):
     """Registers `properties` (SubgraphProperty objects, in pass order) as
-    backend `name`, which backends=[...] and partition() then accept."""
+    backend `name`, which backends=[...] and partition() then accept. A name
+    a plugin on the search path has ("onednn") is refused: the registered
+    backend would hide the plugin."""
     _subgraph._register_backend(name, list(properties))
 
 
@@ -102,13 +134,16 @@ def backends():
 
 
 def _program():
-    """The `subgraph` program beside this package (build tree or install)."""
-    here = _os.path.dirname(_os.path.abspath(__file__))
-    for c in (_os.path.join(here, "..", "..", "bin", "subgraph"),
-              _os.path.join(here, "..", "..", "..", "..", "bin", "subgraph")):
-        if _os.access(c, _os.X_OK):
-            return _os.path.normpath(c)
-    return "subgraph"
+    """The `subgraph` program beside this package (_layout.py), else the
+    one on PATH."""
+    beside = _beside_package(_layout.PROGRAM)
+    if _os.access(beside, _os.X_OK):
+        return beside
+    found = _shutil.which("subgraph")
+    if found:
+        return found
+    raise NoSuchFile("the subgraph program is neither beside the package (%s) nor on PATH"
+                     % beside)
 
 
 def check_plugin(target, cases=None, seed=None):

@@ -1,10 +1,29 @@
 """Type stubs of the `subgraph` package (docs/python.md)."""
+import enum
+import os
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+__version__: str
+
 class Error(RuntimeError):
     """Every failure: the same one-line message the `subgraph` program prints."""
+
+class InvalidArgument(Error):
+    """A bad argument, model, option or name (ONNX Runtime's INVALID_ARGUMENT)."""
+
+class NoSuchFile(Error):
+    """A model file that is not there (ONNX Runtime's NO_SUCHFILE)."""
+
+class NotImplemented(Error):
+    """Valid input that subgraph cannot handle (ONNX Runtime's NOT_IMPLEMENTED)."""
+
+class Fail(Error):
+    """A limit, or a failure of a plugin or of subgraph itself (ONNX Runtime's FAIL)."""
+
+Model = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]
+Dims = Optional[List[Union[int, str, None]]]
 
 class Value:
     """A value (tensor) of a graph."""
@@ -53,7 +72,7 @@ class Graph:
     def to_text(self) -> str: ...
     def __len__(self) -> int: ...
 
-def load(path: str, shapes: Mapping[str, Sequence[int]] = ...) -> Graph: ...
+def load(model: Model, shapes: Mapping[str, Sequence[int]] = ...) -> Graph: ...
 def partition(graph: Graph, backends: Sequence[str], allow_fallback: bool = ...,
               passes: str = ...) -> Dict[str, Any]: ...
 def plugins() -> List[Dict[str, Any]]: ...
@@ -62,23 +81,95 @@ def check_plugin(target: str, cases: Optional[int] = ..., seed: Optional[int] = 
 
 class Session:
     """A model compiled for its backends."""
-    def __init__(self, model: Union[str, Graph], backends: Sequence[str] = ..., threads: int = ...,
+    def __init__(self, model: Union[Model, Graph], backends: Sequence[str] = ..., threads: int = ...,
                  precision: str = ..., plugin_options: Mapping[str, str] = ...,
                  allow_fallback: bool = ..., passes: str = ...,
                  input_shapes: Mapping[str, Sequence[int]] = ...,
                  memory_limit: Optional[int] = ..., loop_iterations: Optional[int] = ...,
                  loop_seconds: Optional[float] = ..., kernel_work: Optional[int] = ...) -> None: ...
-    def run(self, inputs: Mapping[str, np.ndarray]) -> Dict[str, np.ndarray]: ...
+    def run(self, inputs: Mapping[str, np.ndarray],
+            output_names: Optional[Sequence[str]] = ...) -> Dict[str, np.ndarray]: ...
+    def run_with_profile(self, inputs: Mapping[str, np.ndarray],
+                         output_names: Optional[Sequence[str]] = ...
+                         ) -> Tuple[Dict[str, np.ndarray], Dict[str, Any]]: ...
+    def save(self, path: Union[str, "os.PathLike[str]"], inline_constants: bool = ...) -> None: ...
     @property
     def backends(self) -> List[str]: ...
     @property
-    def inputs(self) -> List[Tuple[str, str, List[Union[int, str]]]]: ...
+    def inputs(self) -> List[Tuple[str, str, Dims]]: ...
     @property
-    def outputs(self) -> List[Tuple[str, str, List[Union[int, str]]]]: ...
+    def outputs(self) -> List[Tuple[str, str, Dims]]: ...
     @property
     def warnings(self) -> List[str]: ...
     @property
     def report(self) -> Optional[Dict[str, Any]]: ...
+
+# ONNX Runtime's interface (`import subgraph as ort`).
+
+class GraphOptimizationLevel(enum.IntEnum):
+    ORT_DISABLE_ALL = 0
+    ORT_ENABLE_BASIC = 1
+    ORT_ENABLE_EXTENDED = 2
+    ORT_ENABLE_ALL = 99
+
+class ExecutionMode(enum.IntEnum):
+    ORT_SEQUENTIAL = 0
+    ORT_PARALLEL = 1
+
+class SessionOptions:
+    intra_op_num_threads: int
+    graph_optimization_level: GraphOptimizationLevel
+    enable_profiling: bool
+    profile_file_prefix: str
+    optimized_model_filepath: str
+    inter_op_num_threads: int
+    execution_mode: ExecutionMode
+    log_severity_level: int
+    log_verbosity_level: int
+    logid: str
+    enable_cpu_mem_arena: bool
+    enable_mem_pattern: bool
+    enable_mem_reuse: bool
+    def __init__(self) -> None: ...
+
+class RunOptions:
+    log_severity_level: int
+    log_verbosity_level: int
+    logid: str
+    run_tag: str
+    terminate: bool
+    only_execute_path_to_fetches: bool
+    def __init__(self) -> None: ...
+
+class NodeArg:
+    name: str
+    shape: Dims
+    type: str
+
+Provider = Union[str, Tuple[str, Mapping[str, Any]]]
+
+class InferenceSession:
+    def __init__(self, path_or_bytes: Model, sess_options: Optional[SessionOptions] = ...,
+                 providers: Optional[Sequence[Provider]] = ...,
+                 provider_options: Optional[Sequence[Mapping[str, Any]]] = ...,
+                 **kwargs: Any) -> None: ...
+    @property
+    def session(self) -> Session: ...
+    def get_inputs(self) -> List[NodeArg]: ...
+    def get_outputs(self) -> List[NodeArg]: ...
+    def get_overridable_initializers(self) -> List[NodeArg]: ...
+    def get_providers(self) -> List[str]: ...
+    def get_provider_options(self) -> Dict[str, Dict[str, Any]]: ...
+    def get_session_options(self) -> SessionOptions: ...
+    def run(self, output_names: Optional[Sequence[str]], input_feed: Mapping[str, np.ndarray],
+            run_options: Optional[RunOptions] = ...) -> List[np.ndarray]: ...
+    def end_profiling(self) -> str: ...
+    def get_profiling_start_time_ns(self) -> int: ...
+
+def get_available_providers() -> List[str]: ...
+def get_all_providers() -> List[str]: ...
+def get_device() -> str: ...
+def set_default_logger_severity(level: int) -> None: ...
 
 Decision = Union[bool, Tuple[bool, str]]
 

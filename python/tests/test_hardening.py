@@ -204,8 +204,11 @@ subgraph.register_backend("py_hostile", [HostileProperty()])
 
 
 @pytest.mark.parametrize("mode,message", [
-    ("bad-bool", "Select: ValueError: no truth here"),
-    ("int", "Filter: TypeError: Filter returned a int, not a Node"),
+    # An object whose truth raises is not a decision: it is named, never asked.
+    ("bad-bool", r"Hostile\.Select on node '\w+' \(\w+\) returned a Raising \(<.*\); expected "
+                 r"True, False or \(False, \"reason\"\)"),
+    ("int", r"Hostile\.Filter on a region of 1 node \('\w+'\) returned a list holding a int "
+            r"\(1\); expected a list of the Node objects it was given"),
     ("foreign", "not one of the candidates"),
     ("stale", "not one of the candidates"),
 ])

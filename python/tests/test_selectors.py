@@ -89,7 +89,10 @@ def test_an_exception_in_a_selector_fails_the_partition_with_its_message(block):
 
     subgraph.register_backend("py_broken", [Prop("broken")])
     g = subgraph.load(block)
-    with pytest.raises(subgraph.Error, match="Select: ValueError: broken selector"):
+    with pytest.raises(subgraph.InvalidArgument,
+                       match=r"subgraph property py_broken/broken: selection failed: Broken\.Select on "
+                             r"node '\w+' \(\w+\) "
+                             r"raised ValueError: broken selector"):
         subgraph.partition(g, ["py_broken"])
     assert len(g) == 4
 

@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "subgraph/api/output_check.h"
@@ -57,6 +58,21 @@ Status applyInputShapes(Graph& graph, const InputShapes& shapes);
 /// limits and verifies it. One-line errors name the file.
 StatusOr<std::unique_ptr<Graph>> loadModel(const std::string& path,
                                            const ModelOptions& options = {});
+
+/// Reads a model from memory (ONNX Runtime's InferenceSession takes bytes
+/// too): a serialized ONNX ModelProto, or a text graph (bytes that begin,
+/// after blank space and comments, with `graph`), then verifies it. No
+/// external data: a model that refers to any fails. Errors name
+/// `sourceName`.
+StatusOr<std::unique_ptr<Graph>> loadModelBytes(std::string_view bytes,
+                                                const ModelOptions& options = {},
+                                                const std::string& sourceName = "<bytes>");
+
+/// Writes `graph` (a partitioned one too) as an ONNX model (.onnx) or a
+/// text graph (.sg, with its constants of 1 KiB and more in `path`.data
+/// unless `inlineConstants`). Both files of a text graph are replaced
+/// together or not at all.
+Status saveModel(const Graph& graph, const std::string& path, bool inlineConstants = false);
 
 /// The memory limit every front end (the program, the Python package) sets
 /// when the user sets none: three quarters of the machine's memory
