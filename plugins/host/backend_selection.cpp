@@ -22,6 +22,7 @@
 
 #include "subgraph/plugin_abi.h"
 #include "subgraph/plugins/plugin_loader.h"
+#include "subgraph/support/did_you_mean.h"
 
 namespace subgraph::plugins {
 namespace {
@@ -197,6 +198,22 @@ Status checkBackendList(std::string_view list) {
   return Status::ok();
 }
 
+namespace {
+
+// The names a backend list may use: the built-in backends and the plugin
+// files (<name>.so) on the search path, for "did you mean".
+std::vector<std::string> knownBackendNames(const std::vector<std::filesystem::path>& dirs) {
+  std::vector<std::string> names = partition::BackendRegistry::global().names();
+  for (const auto& dir : dirs) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+      if (entry.path().extension() == ".so") names.push_back(entry.path().stem().string());
+  }
+  return names;
+}
+
+}  // namespace
+
 StatusOr<BackendSelection> selectBackends(std::string_view list, const SelectOptions& options) {
   partition::registerBuiltinBackends();
   // The whole list is read before any plugin is loaded: a typo late in it
@@ -237,11 +254,11 @@ StatusOr<BackendSelection> selectBackends(std::string_view list, const SelectOpt
         }
       }
       if (found.empty()) {
-        problem =
-            Status::error(StatusCode::kNotFound,
-                          "unknown backend '" + item + "': not built in (" +
-                              joined(partition::BackendRegistry::global().names()) + ") and no " +
-                              item + ".so in the plugin search path (" + joinedPaths(dirs) + ")");
+        problem = Status::error(
+            StatusCode::kNotFound,
+            "unknown backend '" + item + "'" + didYouMean(item, knownBackendNames(dirs)) +
+                ": not built in (" + joined(partition::BackendRegistry::global().names()) +
+                ") and no " + item + ".so in the plugin search path (" + joinedPaths(dirs) + ")");
       } else {
         StatusOr<std::shared_ptr<LoadedPlugin>> loaded = loadPlugin(found);
         if (loaded.isOk()) {

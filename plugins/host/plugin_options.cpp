@@ -93,15 +93,15 @@ Status LoadedPlugin::checkOptions(const PluginRunOptions& options) const {
     const PluginOption* option = findOption(info_, name);
     if (!option)
       return Status::invalid(fmt::format(
-          "plugin option '{}': backend '{}' has no option '{}'{}; its options: {}", key,
-          info_.name, name, didYouMean(name, names),
+          "plugin option '{}': backend '{}' has no option '{}'{}; its options: {}", key, info_.name,
+          name, didYouMean(name, names),
           names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "))));
     if (option->values.empty() ||
         std::find(option->values.begin(), option->values.end(), value) != option->values.end())
       continue;
-    return Status::invalid(fmt::format("plugin option '{}={}': '{}' is not a value of {}{}; it takes {}",
-                                       key, value, value, key, didYouMean(value, option->values),
-                                       fmt::join(option->values, ", ")));
+    return Status::invalid(fmt::format(
+        "plugin option '{}={}': '{}' is not a value of {}{}; it takes {}", key, value, value, key,
+        didYouMean(value, option->values), fmt::join(option->values, ", ")));
   }
   return Status::ok();
 }

@@ -21,6 +21,7 @@
 #include "subgraph/api/inference_session.h"
 #include "subgraph/partition/partition_report.h"
 #include "subgraph/passes/pass_manager.h"
+#include "subgraph/plugin_abi.h"
 #include "subgraph/plugins/crash_handler.h"
 #include "subgraph/plugins/plugin_loader.h"
 
@@ -206,6 +207,8 @@ py::object* addErrorKind(py::module_& m, const char* name, const char* doc) {
 PYBIND11_MODULE(_subgraph, m) {
   m.doc() = "subgraph's C++ core; use the `subgraph` package.";
   m.attr("__version__") = SUBGRAPH_VERSION;
+  // The plugin ABI this build speaks (subgraph/plugin_abi.h).
+  m.attr("PLUGIN_ABI_VERSION") = SG_PLUGIN_ABI_VERSION;
   gErrorType = new py::object(py::register_exception<Error>(m, "Error", PyExc_RuntimeError));
   gErrorKinds[static_cast<int>(ErrorKind::kInvalidArgument)] =
       addErrorKind(m, "InvalidArgument",

@@ -153,13 +153,35 @@ runtime::WorkLimits workLimits(const PyLimits& l) {
   return work;
 }
 
+// Concurrent requests and dynamic batching (docs/runtime.md).
+struct PyServing {
+  int64_t maxConcurrentRuns = 0;
+  int64_t maxBatch = 0;
+  int64_t maxDelayUs = 1000;
+};
+
+void applyServing(const PyServing& s, api::InferenceOptions& o) {
+  auto bounded = [](int64_t v, int64_t most, const char* name) {
+    if (v < 0 || v > most)
+      raise(Status::invalid(
+          fmt::format("{} must be 0 (off) or more, at most {}, not {}", name, most, v)));
+  };
+  bounded(s.maxConcurrentRuns, 1 << 16, "max_concurrent_runs");
+  bounded(s.maxBatch, 1 << 20, "max_batch");
+  bounded(s.maxDelayUs, 60'000'000, "max_delay_us");
+  o.maxConcurrentRuns = static_cast<int>(s.maxConcurrentRuns);
+  o.batching.maxBatch = s.maxBatch;
+  o.batching.maxDelayUs = s.maxDelayUs;
+}
+
 PySession makeSession(const py::object& model, const std::vector<std::string>& backends,
                       int64_t threads, const std::string& precision,
                       const std::map<std::string, std::string>& pluginOptions, bool allowFallback,
                       const std::string& passes, const api::InputShapes& inputShapes,
-                      const PyLimits& limits) {
+                      const PyLimits& limits, const PyServing& serving) {
   check(runtime::checkThreadCount(threads));
   api::InferenceOptions o;
+  applyServing(serving, o);
   o.backends = fmt::format("{}", fmt::join(backends, ","));
   o.threads = static_cast<int>(threads);
   o.memoryLimitBytes = limits.memory.value_or(api::defaultMemoryLimitBytes());
@@ -281,6 +303,15 @@ Args:
     loop_seconds: most seconds in one Loop; None: the runtime's default.
     kernel_work: most work of a kernel whose work the data sets (Range,
         ConstantOfShape, ...); None: the runtime's default.
+    max_concurrent_runs: requests that run at once when several threads
+        call run(); more wait. 0 (the default): no bound. Each running
+        request uses up to `threads` threads of its own.
+    max_batch: dynamic batching: concurrent requests whose inputs differ
+        only in dim 0 run as one batch of at most this many rows, and each
+        gets its own rows back; 0 (the default) is off. The session refuses
+        a model whose ops mix rows, naming the node.
+    max_delay_us: how long the first request of a batch waits for others,
+        in microseconds (default 1000).
 
 Raises:
     subgraph.NoSuchFile for a model path that is not there,
@@ -312,10 +343,12 @@ void bindSession(py::module_& m) {
                        const std::map<std::string, std::string>& pluginOptions, bool allowFallback,
                        const std::string& passes, const api::InputShapes& inputShapes,
                        std::optional<uint64_t> memoryLimit, std::optional<uint64_t> loopIterations,
-                       std::optional<double> loopSeconds, std::optional<uint64_t> kernelWork) {
+                       std::optional<double> loopSeconds, std::optional<uint64_t> kernelWork,
+                       int64_t maxConcurrentRuns, int64_t maxBatch, int64_t maxDelayUs) {
              return makeSession(model, backends, threads, precision, pluginOptions, allowFallback,
                                 passes, inputShapes,
-                                PyLimits{memoryLimit, loopIterations, kernelWork, loopSeconds});
+                                PyLimits{memoryLimit, loopIterations, kernelWork, loopSeconds},
+                                PyServing{maxConcurrentRuns, maxBatch, maxDelayUs});
            }),
            py::arg("model"), py::arg("backends") = std::vector<std::string>{},
            py::arg("threads") = 0, py::arg("precision") = "",
@@ -323,7 +356,8 @@ void bindSession(py::module_& m) {
            py::arg("allow_fallback") = false, py::arg("passes") = "default",
            py::arg("input_shapes") = api::InputShapes{}, py::arg("memory_limit") = py::none(),
            py::arg("loop_iterations") = py::none(), py::arg("loop_seconds") = py::none(),
-           py::arg("kernel_work") = py::none())
+           py::arg("kernel_work") = py::none(), py::arg("max_concurrent_runs") = 0,
+           py::arg("max_batch") = 0, py::arg("max_delay_us") = 1000)
       .def("run", &run, py::arg("inputs"), py::arg("output_names") = py::none(), kRunDoc)
       .def(
           "run_with_profile", &runWithProfile, py::arg("inputs"),

@@ -25,7 +25,7 @@ import subprocess as _subprocess
 from ._subgraph import Error, Fail, InvalidArgument, NoSuchFile, NotImplemented
 from ._subgraph import Graph, Node, Session, Value
 from ._subgraph import load, partition, plugins
-from ._subgraph import __version__
+from ._subgraph import PLUGIN_ABI_VERSION, __version__
 from . import _layout, _subgraph
 from ._inference_session import (
     ExecutionMode, GraphOptimizationLevel, InferenceSession, NodeArg, RunOptions, SessionOptions,
@@ -37,7 +37,7 @@ __all__ = [
     "check_plugin", "SubgraphSelector", "SubgraphProperty", "register_backend", "backends",
     "InferenceSession", "SessionOptions", "RunOptions", "NodeArg", "GraphOptimizationLevel",
     "ExecutionMode", "get_available_providers", "get_all_providers", "get_device",
-    "set_default_logger_severity", "__version__",
+    "set_default_logger_severity", "__version__", "PLUGIN_ABI_VERSION",
 ]
 
 

@@ -6,6 +6,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 
 __version__: str
+PLUGIN_ABI_VERSION: int
 
 class Error(RuntimeError):
     """Every failure: the same one-line message the `subgraph` program prints."""
@@ -86,7 +87,9 @@ class Session:
                  allow_fallback: bool = ..., passes: str = ...,
                  input_shapes: Mapping[str, Sequence[int]] = ...,
                  memory_limit: Optional[int] = ..., loop_iterations: Optional[int] = ...,
-                 loop_seconds: Optional[float] = ..., kernel_work: Optional[int] = ...) -> None: ...
+                 loop_seconds: Optional[float] = ..., kernel_work: Optional[int] = ...,
+                 max_concurrent_runs: int = ..., max_batch: int = ...,
+                 max_delay_us: int = ...) -> None: ...
     def run(self, inputs: Mapping[str, np.ndarray],
             output_names: Optional[Sequence[str]] = ...) -> Dict[str, np.ndarray]: ...
     def run_with_profile(self, inputs: Mapping[str, np.ndarray],

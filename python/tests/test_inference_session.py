@@ -349,7 +349,7 @@ def test_every_session_argument_has_a_docstring():
     signature = subgraph.Session.__init__.__doc__
     names = [n for n in re.findall(r"(\w+): ", signature.split("(", 1)[1].split(") ->")[0])
              if n != "self"]
-    assert "model" in names and "kernel_work" in names and len(names) == 12
+    assert "model" in names and "max_delay_us" in names and len(names) == 15
     for name in names:
         assert re.search(r"^    %s: \S" % name, subgraph.Session.__doc__, re.MULTILINE), name
     for name in ("inputs", "output_names"):

@@ -30,24 +30,77 @@ const std::set<std::string, std::less<>>& rowwiseOps() {
   // Each output row is a function of the same row of input 0 (element-wise,
   // or one image, one sequence, one row at a time), the other inputs being
   // parameters.
-  static const std::set<std::string, std::less<>> ops = {
-      "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "AveragePool",
-      "BatchNormalization", "Cast", "CastLike", "Ceil", "Celu", "Clip", "Conv", "ConvInteger",
-      "ConvTranspose", "Cos", "Cosh", "DepthToSpace", "DequantizeLinear", "Dropout", "Elu", "Erf",
-      "Exp", "Floor", "Gelu", "GlobalAveragePool", "GlobalLpPool", "GlobalMaxPool", "HardSigmoid",
-      "HardSwish", "Identity", "InstanceNormalization", "IsInf", "IsNaN", "LRN", "LeakyRelu",
-      "Log", "LpPool", "MaxPool", "Mish", "Neg", "Not", "QLinearConv", "QuantizeLinear",
-      "Reciprocal", "Relu", "Round", "Selu", "Shrink", "Sigmoid", "Sign", "Sin", "Sinh",
-      "Softplus", "Softsign", "SpaceToDepth", "Sqrt", "Tan", "Tanh", "ThresholdedRelu"};
+  static const std::set<std::string, std::less<>> ops = {"Abs",
+                                                         "Acos",
+                                                         "Acosh",
+                                                         "Asin",
+                                                         "Asinh",
+                                                         "Atan",
+                                                         "Atanh",
+                                                         "AveragePool",
+                                                         "BatchNormalization",
+                                                         "Cast",
+                                                         "CastLike",
+                                                         "Ceil",
+                                                         "Celu",
+                                                         "Clip",
+                                                         "Conv",
+                                                         "ConvInteger",
+                                                         "ConvTranspose",
+                                                         "Cos",
+                                                         "Cosh",
+                                                         "DepthToSpace",
+                                                         "DequantizeLinear",
+                                                         "Dropout",
+                                                         "Elu",
+                                                         "Erf",
+                                                         "Exp",
+                                                         "Floor",
+                                                         "Gelu",
+                                                         "GlobalAveragePool",
+                                                         "GlobalLpPool",
+                                                         "GlobalMaxPool",
+                                                         "HardSigmoid",
+                                                         "HardSwish",
+                                                         "Identity",
+                                                         "InstanceNormalization",
+                                                         "IsInf",
+                                                         "IsNaN",
+                                                         "LRN",
+                                                         "LeakyRelu",
+                                                         "Log",
+                                                         "LpPool",
+                                                         "MaxPool",
+                                                         "Mish",
+                                                         "Neg",
+                                                         "Not",
+                                                         "QLinearConv",
+                                                         "QuantizeLinear",
+                                                         "Reciprocal",
+                                                         "Relu",
+                                                         "Round",
+                                                         "Selu",
+                                                         "Shrink",
+                                                         "Sigmoid",
+                                                         "Sign",
+                                                         "Sin",
+                                                         "Sinh",
+                                                         "Softplus",
+                                                         "Softsign",
+                                                         "SpaceToDepth",
+                                                         "Sqrt",
+                                                         "Tan",
+                                                         "Tanh",
+                                                         "ThresholdedRelu"};
   return ops;
 }
 
 const std::set<std::string, std::less<>>& broadcastingOps() {
   // Multidirectional broadcasting: the operands' ranks decide the axes.
   static const std::set<std::string, std::less<>> ops = {
-      "Add", "And", "BitShift", "Div", "Equal", "Greater", "GreaterOrEqual", "Less",
-      "LessOrEqual", "Max", "Mean", "Min", "Mod", "Mul", "Or", "PRelu", "Pow", "Sub", "Sum",
-      "Where", "Xor"};
+      "Add",  "And",         "BitShift", "Div",  "Equal", "Greater", "GreaterOrEqual",
+      "Less", "LessOrEqual", "Max",      "Mean", "Min",   "Mod",     "Mul",
+      "Or",   "PRelu",       "Pow",      "Sub",  "Sum",   "Where",   "Xor"};
   return ops;
 }
 
@@ -79,8 +132,7 @@ std::optional<std::vector<int64_t>> axesOf(const Node& node, const char* attr, s
 }
 
 bool touchesBatch(const std::vector<int64_t>& axes, size_t rank) {
-  return std::any_of(axes.begin(), axes.end(),
-                     [&](int64_t a) { return normalized(a, rank) == 0; });
+  return std::any_of(axes.begin(), axes.end(), [&](int64_t a) { return normalized(a, rank) == 0; });
 }
 
 // "" if `node`, some of whose inputs are batched (kinds[i]), keeps rows apart.
@@ -154,8 +206,8 @@ std::string ruleFor(const Node& node, const std::vector<Kind>& kinds) {
   }
   if (op == "Concat" || op == "Split")
     return normalized(node.getInt("axis", 0), rank) == 0 ? "joins or splits along the batch"
-           : op == "Concat" &&
-                   std::any_of(kinds.begin(), kinds.end(), [](Kind k) { return k != Kind::kBatched; })
+           : op == "Concat" && std::any_of(kinds.begin(), kinds.end(),
+                                           [](Kind k) { return k != Kind::kBatched; })
                ? "joins a constant to the batch"
                : "";
   if (op == "Slice") {
@@ -171,14 +223,14 @@ std::string ruleFor(const Node& node, const std::vector<Kind>& kinds) {
     return "";
   }
   if (op == "Gather") {
-    if (batched(0) && !batched(1)) return normalized(node.getInt("axis", 0), rank) == 0
-                                              ? "gathers along the batch"
-                                              : "";
+    if (batched(0) && !batched(1))
+      return normalized(node.getInt("axis", 0), rank) == 0 ? "gathers along the batch" : "";
     if (!batched(0) && batched(1) && normalized(node.getInt("axis", 0), rank) == 0) return "";
     return "gathers from the batch with batched indices";
   }
   if (op == "Pad") {
-    std::vector<int64_t> pads = node.hasAttr("pads") ? node.getInts("pads") : constantInts(node.input(1));
+    std::vector<int64_t> pads =
+        node.hasAttr("pads") ? node.getInts("pads") : constantInts(node.input(1));
     if (pads.empty() || pads[0] != 0 || pads[pads.size() / 2] != 0) return "may pad the batch";
     return "";
   }
@@ -282,8 +334,7 @@ StatusOr<RunResult> Batcher::run(const std::vector<InputView>& inputs, int64_t r
 
 void Batcher::lead(std::unique_lock<std::mutex>& lock, const std::string& key,
                    std::shared_ptr<Batch> batch) {
-  auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::microseconds(options_.maxDelayUs);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(options_.maxDelayUs);
   batch->full.wait_until(lock, deadline, [&] { return batch->rows >= options_.maxBatch; });
   batch->closed = true;
   if (auto it = open_.find(key); it != open_.end() && it->second == batch) open_.erase(it);
@@ -331,17 +382,17 @@ void Batcher::deliver(Batch& batch, StatusOr<RunResult> merged) {
     for (const NamedTensor& out : merged->outputs) {
       const Tensor& t = out.tensor;
       if (t.dims().empty() || t.dims()[0] != batch.rows) {
-        bad = Status::error(StatusCode::kInternal,
-                            "dynamic batching: output '" + out.name + "' has no dim 0 of " +
-                                std::to_string(batch.rows) + " rows");
+        bad = Status::error(StatusCode::kInternal, "dynamic batching: output '" + out.name +
+                                                       "' has no dim 0 of " +
+                                                       std::to_string(batch.rows) + " rows");
         break;
       }
       size_t rowBytes = t.bytes().size() / static_cast<size_t>(batch.rows);
       std::vector<int64_t> dims = t.dims();
       dims[0] = r->rows;
-      std::vector<std::byte> part(t.bytes().begin() + static_cast<ptrdiff_t>(rowBytes * row),
-                                  t.bytes().begin() +
-                                      static_cast<ptrdiff_t>(rowBytes * (row + r->rows)));
+      std::vector<std::byte> part(
+          t.bytes().begin() + static_cast<ptrdiff_t>(rowBytes * row),
+          t.bytes().begin() + static_cast<ptrdiff_t>(rowBytes * (row + r->rows)));
       mine.outputs.push_back({out.name, Tensor(t.dtype(), std::move(dims), std::move(part))});
     }
     row += r->rows;

@@ -516,7 +516,7 @@ StatusOr<RunResult> Session::runInPlace(const std::vector<InputView>& inputs,
 }
 
 StatusOr<RunResult> Session::Impl::runBatched(const std::vector<InputView>& inputs,
-                                              const RunOptions& options) const {
+                                              const RunOptions& ro) const {
   auto start = std::chrono::steady_clock::now();
   {
     // A request that cannot run fails alone, before it joins a batch.
@@ -524,7 +524,7 @@ StatusOr<RunResult> Session::Impl::runBatched(const std::vector<InputView>& inpu
     std::vector<const void*> data;
     std::vector<size_t> outputs;
     std::vector<std::vector<std::byte>> copies;
-    SUBGRAPH_RETURN_IF_ERROR(validate(inputs, options, descs, data, outputs, copies));
+    SUBGRAPH_RETURN_IF_ERROR(validate(inputs, ro, descs, data, outputs, copies));
   }
   int64_t rows = -1;
   for (const InputView& in : inputs) {
@@ -533,12 +533,12 @@ StatusOr<RunResult> Session::Impl::runBatched(const std::vector<InputView>& inpu
     if (rows != -2) rows = r;
   }
   // Inputs whose dim 0 differ (or bools, which runs canonicalise) run alone.
-  if (rows < 1) return runRequest(inputs, options);
+  if (rows < 1) return runRequest(inputs, ro);
   StatusOr<RunResult> got = batcher->run(inputs, rows);
-  if (!got.isOk() || options.outputNames.empty()) return got;
+  if (!got.isOk() || ro.outputNames.empty()) return got;
   RunResult& r = got.value();
   std::vector<NamedTensor> wanted;
-  for (const std::string& name : options.outputNames)
+  for (const std::string& name : ro.outputNames)
     for (NamedTensor& o : r.outputs)
       if (o.name == name) wanted.push_back(std::move(o));
   r.outputs = std::move(wanted);
@@ -548,14 +548,14 @@ StatusOr<RunResult> Session::Impl::runBatched(const std::vector<InputView>& inpu
 }
 
 StatusOr<RunResult> Session::Impl::runRequest(const std::vector<InputView>& inputs,
-                                              const RunOptions& options) const {
+                                              const RunOptions& ro) const {
   const Impl& s = *this;
   auto start = std::chrono::steady_clock::now();
   std::vector<TensorDesc> descs;
   std::vector<const void*> data;
   std::vector<size_t> outputs;
   std::vector<std::vector<std::byte>> canonicalCopies;  // live until the run ends
-  SUBGRAPH_RETURN_IF_ERROR(s.validate(inputs, options, descs, data, outputs, canonicalCopies));
+  SUBGRAPH_RETURN_IF_ERROR(s.validate(inputs, ro, descs, data, outputs, canonicalCopies));
   RunResult result;
   Status st;
   {
@@ -575,7 +575,7 @@ StatusOr<RunResult> Session::Impl::runRequest(const std::vector<InputView>& inpu
     } lease(s);
     // The arena may run the functor on one of its worker threads.
     engine::executeOrdered(*lease.arena,
-                           [&] { st = s.runInFrame(descs, data, outputs, options, result); });
+                           [&] { st = s.runInFrame(descs, data, outputs, ro, result); });
   }
   if (!st.isOk()) return st;
   result.wallMs =

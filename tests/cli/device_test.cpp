@@ -18,6 +18,7 @@
 #include <string>
 
 #include "cli_runner.h"
+#include "subgraph/plugin_abi.h"
 
 namespace subgraph::cli::testing {
 namespace {
@@ -34,7 +35,8 @@ TEST(CliDevice, PluginsCommandShowsTheDevice) {
   if (!haveDevicePlugin()) GTEST_SKIP() << "examples/emulated_device was not built";
   CliResult r = runCli({"plugins"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("emudev 1.0.0 (plugin ABI 4)"));
+  EXPECT_THAT(r.out,
+              HasSubstr("emudev 1.0.0 (plugin ABI " + std::to_string(SG_PLUGIN_ABI_VERSION) + ")"));
   EXPECT_THAT(r.out, HasSubstr("  device:     emu:0 (emulated on the host CPU"));
   // A host plugin's device line is unchanged.
   EXPECT_THAT(r.out, HasSubstr("  device:     host memory"));

@@ -187,6 +187,15 @@ TEST(CliPlugins, PluginOptionsAreListedCheckedAndReachSelection) {
                                2, "which is not chosen (emudev) (did you mean emudev?)"));
 }
 
+/// A mistyped backend name gets a "did you mean" among the built-in
+/// backends and the plugins on the search path; an unrelated one none.
+TEST(CliPlugins, AMistypedBackendNameGetsADidYouMean) {
+  EXPECT_TRUE(failsWithOneLine(runCli({"partition", kBlock, "--backend", "onedn"}), 2,
+                               "unknown backend 'onedn' (did you mean onednn?)"));
+  CliResult far = runCli({"partition", kBlock, "--backend", "tensorrt"});
+  EXPECT_THAT(far.err, HasSubstr("unknown backend 'tensorrt': not built in"));
+}
+
 TEST(CliPlugins, OnednnFusionOptionReachesSelection) {
   CliResult list = runCli({"plugins"});
   EXPECT_THAT(list.out, HasSubstr("    onednn.fusion=all|act|bn|none (default all): "));
