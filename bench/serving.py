@@ -45,10 +45,10 @@ DEFAULT_MODELS = ("distilbert legacy", "gpt2 dynamo", "vit legacy", "roberta qdy
                   "silero_vad v5", "oww embedding")
 
 
-def serve_subgraph(session, feeds, clients, seconds, want):
+def serve_subgraph(session, feeds, clients, seconds, want):  # noqa: C901
     """N threads calling session.run for `seconds`: (requests, wall s,
     latencies ms, mismatches against `want`)."""
-    latencies, mismatches, errors = [], [0], []
+    latencies, mismatches, errors, worst = [], [0], [], [0.0]
     lock = threading.Lock()
     start_line = threading.Barrier(clients + 1)
     end = [0.0]
@@ -61,7 +61,11 @@ def serve_subgraph(session, feeds, clients, seconds, want):
                 t0 = time.perf_counter()
                 out = session.run(feeds)
                 mine.append((time.perf_counter() - t0) * 1e3)
-                bad += sum(not np.array_equal(out[k], v) for k, v in want.items())
+                for k, v in want.items():
+                    if not np.array_equal(out[k], v):
+                        bad += 1
+                        scale = 1.0 + float(np.abs(v).max())
+                        worst[0] = max(worst[0], float(np.abs(out[k] - v).max()) / scale)
         except Exception as e:  # noqa: BLE001 - reported below
             errors.append(str(e))
         with lock:
@@ -79,6 +83,7 @@ def serve_subgraph(session, feeds, clients, seconds, want):
     wall = time.perf_counter() - t0
     if errors:
         sys.exit(f"serving: error: subgraph run failed: {errors[0]}")
+    serve_subgraph.worst = worst[0]  # the largest scaled error of a mismatch
     return len(latencies), wall, latencies, mismatches[0]
 
 
@@ -128,6 +133,55 @@ def measure(label, model, feeds, args, workdir):
     return rows
 
 
+def measure_batching(args, workdir):
+    """Zoo ResNet-50 with a symbolic batch, CLIENTS clients sending batch-1
+    requests to one session, without and with dynamic batching. Both run
+    one request (or batch) at a time on all the cores (threads =
+    --batch-threads, max_concurrent_runs 1), as one model instance
+    serves in Triton: unbatched, the clients queue; batched, they share."""
+    import subgraph
+
+    model = os.path.join(workdir, "resnet50_n.onnx")
+    subprocess.run([args.subgraph, "zoo", "resnet50", "--batch", "0", "-o", model, "-q"],
+                   check=True)
+    image = np.random.default_rng(8).uniform(-1, 1, (1, 3, 224, 224)).astype(np.float32)
+    feeds = {"input": image}
+    rows = {}
+    for label, extra in (("off", {}), (f"max_batch {args.max_batch}, max_delay_us "
+                                       f"{args.max_delay_us}",
+                                       {"max_batch": args.max_batch,
+                                        "max_delay_us": args.max_delay_us})):
+        session = subgraph.Session(model, backends=["onednn"], threads=args.batch_threads,
+                                   max_concurrent_runs=1, **extra)
+        want = subgraph.Session(model, backends=["onednn"], threads=args.batch_threads).run(feeds)
+        rps, ms, bad, differ = [], [], 0.0, 0
+        for r in range(args.rounds):
+            n, wall, lat, mism = serve_subgraph(session, feeds, args.batch_clients, args.seconds,
+                                                want)
+            rps.append(n / wall)
+            ms += lat
+            differ += mism
+            bad = max(bad, serve_subgraph.worst)
+            log(f"  resnet50 batching {label} round {r + 1}: {rps[-1]:.1f}/s")
+        rows[label] = {"rps": statistics.median(rps), "p50": float(np.percentile(ms, 50)),
+                       "p99": float(np.percentile(ms, 99)), "scaled_error": bad,
+                       "differ": differ, "requests": len(ms)}
+    return rows
+
+
+def render_batching(rows, args):
+    lines = [f"| zoo ResNet-50 (batch N), {args.batch_clients} clients of batch-1 requests, "
+             f"threads {args.batch_threads}, one run at a time | images/s | x off | p50 / p99 ms "
+             f"| answers not bit-equal to an unbatched run | largest scaled error |",
+             "|---|---:|---:|---:|---:|---:|"]
+    off = rows["off"]["rps"]
+    for label, r in rows.items():
+        lines.append(f"| batching {label} | {r['rps']:.1f} | {r['rps'] / off:.2f} | "
+                     f"{r['p50']:.1f} / {r['p99']:.1f} | {r['differ']} of {r['requests']} | "
+                     f"{r['scaled_error']:.1e} |")
+    return "\n".join(lines)
+
+
 def render(results, args):
     lines = [
         f"| model | clients | subgraph req/s | x 1 client | p50 / p99 ms | ORT req/s | x 1 client "
@@ -173,6 +227,13 @@ def main():
     ap.add_argument("--models", default=",".join(DEFAULT_MODELS))
     ap.add_argument("--json")
     ap.add_argument("--write-docs", action="store_true")
+    ap.add_argument("--batching", action="store_true",
+                    help="also measure dynamic batching on zoo ResNet-50 (batch N)")
+    ap.add_argument("--batch-clients", type=int, default=8)
+    ap.add_argument("--batch-threads", type=int, default=os.cpu_count())
+    ap.add_argument("--max-batch", type=int, default=8)
+    ap.add_argument("--max-delay-us", type=int, default=2000)
+    ap.add_argument("--subgraph", default=os.path.join(ROOT, "build", "release", "bin", "subgraph"))
     args = ap.parse_args()
     args.clients = [int(c) for c in args.clients.split(",")]
     wanted = [m.strip() for m in args.models.split(",") if m.strip()]
@@ -192,8 +253,11 @@ def main():
                 continue
             log(f"{label}:")
             results[label] = measure(label, path, feeds, args, workdir)
+        batching = measure_batching(args, workdir) if args.batching else None
     loads.append(load_average())
     table = render(results, args)
+    if batching:
+        table += "\n\n" + render_batching(batching, args)
     print(table)
     if args.json:
         with open(args.json, "w") as f:

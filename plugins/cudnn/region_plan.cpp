@@ -213,8 +213,13 @@ class PlanBuilder {
     ValueView x = n.input(0), w = n.input(1);
     if (x.dims().size() != 4) unplannable(describe(n) + ": only 2-D convolutions are planned");
     if (!w || !w.isConstant()) unplannable(describe(n) + ": weights are not constant");
-    if (n.attrInt("group", 1) != 1)
-      unplannable(describe(n) + ": grouped convolution is not planned");
+    // Grouped and depthwise convolutions need nothing more: cuDNN infers
+    // the group count from the filter's dims (K, C/G, R, S) against x's C.
+    const int64_t groups = n.attrInt("group", 1);
+    if (groups < 1 || x.dims()[1] % groups != 0 || w.dims().size() != 4 ||
+        w.dims()[1] * groups != x.dims()[1] || w.dims()[0] % groups != 0)
+      unplannable(describe(n) + ": group " + std::to_string(groups) +
+                  " does not divide the channels as the weights say");
     std::string autoPad = n.attrString("auto_pad", "NOTSET");
     if (autoPad != "NOTSET" && autoPad != "VALID")
       unplannable(describe(n) + ": auto_pad " + autoPad + " is not planned");

@@ -50,10 +50,11 @@ endfunction()
 
 # A .pc file's prefix must be the install's own, and its flags those of
 # subgraph_add_plugin().
+# The .pc files find their prefix from their own folder (relocatable).
 function(expect_pc_prefix pc prefix)
   file(STRINGS ${pc} line REGEX "^prefix=")
-  if(NOT line STREQUAL "prefix=${prefix}")
-    message(FATAL_ERROR "${pc}: expected prefix=${prefix}, found '${line}'")
+  if(NOT line STREQUAL "prefix=\${pcfiledir}/../..")
+    message(FATAL_ERROR "${pc}: expected prefix=\${pcfiledir}/../.., found '${line}'")
   endif()
 endfunction()
 
@@ -158,7 +159,7 @@ find_program(PKG_CONFIG NAMES pkg-config pkgconf REQUIRED)
 set(ENV{PKG_CONFIG_PATH} ${prefix}/lib/pkgconfig)
 run(${PKG_CONFIG} --cflags subgraph)
 string(STRIP "${run_out}" cflags)
-if(NOT cflags MATCHES "-I${prefix}/include" OR NOT cflags MATCHES "-fno-gnu-unique")
+if(NOT cflags MATCHES "-I${prefix}/lib/pkgconfig/../../include" OR NOT cflags MATCHES "-fno-gnu-unique")
   message(FATAL_ERROR "pkg-config --cflags subgraph: ${cflags}")
 endif()
 separate_arguments(cflags UNIX_COMMAND "${cflags}")
@@ -196,6 +197,13 @@ run(${moved}/bin/subgraph plugins)
 if(NOT run_out MATCHES "search path: ${moved}/lib/subgraph/plugins\n"
    OR NOT run_out MATCHES "example_convbn 1.0.0")
   message(FATAL_ERROR "the moved install does not search its own plugin directory:\n${run_out}")
+endif()
+# ... and its pkg-config files point into the moved folder.
+set(ENV{PKG_CONFIG_PATH} ${moved}/lib/pkgconfig)
+run(${PKG_CONFIG} --cflags --libs subgraph-testing)
+if(NOT run_out MATCHES "-I${moved}/lib/pkgconfig/../../include"
+   OR NOT run_out MATCHES "-Wl,-rpath,${moved}/lib")
+  message(FATAL_ERROR "the moved install's pkg-config flags do not follow it:\n${run_out}")
 endif()
 
 message(STATUS "out-of-tree example_convbn: SDK-only and full installs, built with CMake "

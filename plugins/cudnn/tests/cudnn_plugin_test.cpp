@@ -353,6 +353,18 @@ TEST(CudnnPlan, GemmFoldsTransposeAndScales) {
   EXPECT_EQ(p.constants[c.index], (std::vector<float>{0.5f, 0.5f, 0.5f}));
 }
 
+/// Negative: a group count that does not divide the channels as the
+/// weights say is not planned, with the reason.
+TEST(CudnnPlan, DoesNotPlanAGroupThatDoesNotDivideTheChannels) {
+  PlanResult r = planText(R"(graph @g(%x: f32[1, 8, 6, 6]) {
+    %w = const f32[8, 3, 3, 3] splat(0.1)
+    %y: f32[1, 8, 4, 4] = Conv(%x, %w) {group = 3, kernel_shape = [3, 3]} @odd
+    return %y
+  })");
+  EXPECT_FALSE(r.plan);
+  EXPECT_NE(r.reason.find("group 3 does not divide the channels"), std::string::npos) << r.reason;
+}
+
 /// A BatchNormalization alone is not a plan (it is only folded into a Conv).
 TEST(CudnnPlan, DoesNotPlanALoneBatchNorm) {
   PlanResult r = planText(R"(
@@ -396,6 +408,19 @@ TEST(CudnnPlan, CudnnAcceptsTheDescriptorsWithoutADevice) {
       })",
       R"(graph @g(%x: f32[1, 2, 4, 4]) {
         %y: f32[1, 2, 1, 1] = GlobalAveragePool(%x) @gap
+        return %y
+      })",
+      // A depthwise 3x3 (group = C) with its Relu, as in MobileNet.
+      R"(graph @g(%x: f32[1, 8, 6, 6]) {
+        %dw = const f32[8, 1, 3, 3] splat(0.1)
+        %d: f32[1, 8, 6, 6] = Conv(%x, %dw) {group = 8, kernel_shape = [3, 3], pads = [1, 1, 1, 1]} @dw
+        %y: f32[1, 8, 6, 6] = Relu(%d) @relu
+        return %y
+      })",
+      // A grouped convolution: 2 groups of 4 channels.
+      R"(graph @g(%x: f32[1, 8, 6, 6]) {
+        %w = const f32[8, 4, 3, 3] splat(0.1)
+        %y: f32[1, 8, 4, 4] = Conv(%x, %w) {group = 2, kernel_shape = [3, 3]} @grouped
         return %y
       })",
       R"(graph @g(%x: f32[2, 8]) {
