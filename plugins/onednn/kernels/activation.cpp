@@ -98,6 +98,15 @@ bool clampInPlace(std::span<const Activation> activations, float* p, int64_t cou
   return true;
 }
 
+// True if `activations` is one Relu, or one Clip whose range holds 0: it
+// maps 0 to 0.
+bool keepsZero(std::span<const Activation> activations) {
+  using K = Activation::Kind;
+  if (activations.size() != 1) return false;
+  const Activation& a = activations[0];
+  return a.kind == K::kRelu || (a.kind == K::kClip && a.alpha <= 0.0f && 0.0f <= a.beta);
+}
+
 }  // namespace
 
 float Activation::apply(float x) const {
@@ -159,7 +168,17 @@ void applyOnHost(std::span<const Activation> activations, std::span<const int64_
     return;
   }
   auto* p = static_cast<float*>(data);
-  if (format == Format::kPlain || dims.size() != 4 || dims[1] % 16 == 0) {
+  const bool padded = format != Format::kPlain && dims.size() == 4 && dims[1] % 16 != 0;
+  // nChw16c's padding channels hold 0 and must keep it: a clamp that maps
+  // 0 to 0 (Relu; Clip with lo <= 0 <= hi) runs over the whole padded
+  // buffer in the one vectorized loop, not element by element around the
+  // padding (openWakeWord's embedding CNN, whose convs have 24 and 72
+  // channels: 2.08 to 1.26 ms a request with 2 threads).
+  if (padded && keepsZero(activations)) {
+    const int64_t blocks = (dims[1] + 15) / 16;
+    if (clampInPlace(activations, p, dims[0] * blocks * 16 * dims[2] * dims[3])) return;
+  }
+  if (!padded) {
     if (clampInPlace(activations, p, count)) return;
 #pragma omp parallel for schedule(static) if (count >= kParallelElements)
     for (int64_t i = 0; i < count; ++i) p[i] = applyAll(activations, p[i]);

@@ -13,8 +13,10 @@
 #include <cstddef>
 #include <cstdio>
 #include <random>
+#include <span>
 #include <vector>
 
+#include "activation.h"
 #include "concat.h"
 #include "dnnl_context.h"
 #include "eltwise_chain.h"
@@ -596,6 +598,40 @@ TEST(QuantizedGemm, ExtremeOperandsAreExact) {
   for (int64_t p = 0; p < kPixels; ++p) {
     EXPECT_EQ(y[static_cast<size_t>(p)], static_cast<float>(kIn * 255 * 255) * scale + 0.25f);
     EXPECT_EQ(y[static_cast<size_t>(kPixels + p)], 0.0f * scale - 0.25f);
+  }
+}
+
+/// A Relu or a Clip around 0 on an nChw16c tensor whose channels are no
+/// multiple of 16 runs over the padded buffer: the values clamp, NaN stays
+/// NaN, and the padding channels stay 0. A Clip that would move 0 (here to
+/// 1) leaves the padding alone.
+TEST(ApplyOnHost, ClampsOverPaddedBlocksAndKeepsThePaddingZero) {
+  const std::vector<int64_t> dims = {1, 24, 2, 3};  // blocks of 16: 24 + 8 padding
+  const int64_t pixels = 6, padded = 2 * 16 * pixels;
+  auto blocked = [&] {
+    std::vector<float> v(static_cast<size_t>(padded), 0.0f);
+    for (int64_t c = 0; c < 24; ++c)
+      for (int64_t px = 0; px < pixels; ++px)
+        v[static_cast<size_t>((c / 16) * pixels * 16 + px * 16 + c % 16)] =
+            c == 5 && px == 0 ? NAN : static_cast<float>(c - 12) + 0.5f;
+    return v;
+  };
+  for (const Activation& a : {Activation{K::kRelu}, Activation{K::kClip, -1.0f, 3.0f},
+                              Activation{K::kClip, 1.0f, 6.0f}}) {
+    SCOPED_TRACE(a.describe());
+    std::vector<float> v = blocked();
+    applyOnHost(std::span(&a, 1), dims, Format::kBlocked16, v.data());
+    for (int64_t c = 0; c < 32; ++c)
+      for (int64_t px = 0; px < pixels; ++px) {
+        float got = v[static_cast<size_t>((c / 16) * pixels * 16 + px * 16 + c % 16)];
+        if (c >= 24) {
+          EXPECT_EQ(got, 0.0f) << "padding channel " << c;
+        } else if (c == 5 && px == 0) {
+          EXPECT_TRUE(std::isnan(got));
+        } else {
+          EXPECT_EQ(got, a.apply(static_cast<float>(c - 12) + 0.5f)) << "channel " << c;
+        }
+      }
   }
 }
 
