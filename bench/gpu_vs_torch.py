@@ -115,17 +115,13 @@ def main():
     table = "\n".join(lines)
     print(table)
     if args.write_docs:
-        path = os.path.join(ROOT, "docs", "benchmarks.md")
-        text = open(path).read()
-        begin, end = "<!-- gpu-vs-torch:begin -->", "<!-- gpu-vs-torch:end -->"
-        section = (f"{begin}\n`python3 bench/gpu_vs_torch.py` on {card}, "
-                   f"{time.strftime('%Y-%m-%d')}, {args.runs} timed requests each (medians):\n\n"
-                   f"{table}\n{end}")
-        if begin in text:
-            text = text[:text.index(begin)] + section + text[text.index(end) + len(end):]
-        else:
-            text += "\n## GPU: subgraph against PyTorch\n\n" + section + "\n"
-        open(path, "w").write(text)
+        sys.path.insert(0, os.path.join(ROOT, "bench"))
+        from onednn_vs_ort import replace_docs_section
+
+        body = (f"`python3 bench/gpu_vs_torch.py` on {card}, {time.strftime('%Y-%m-%d')}, "
+                f"{args.runs} timed requests each (medians):\n\n{table}")
+        replace_docs_section("<!-- gpu-vs-torch:begin -->", "<!-- gpu-vs-torch:end -->", body,
+                             "GPU: subgraph against PyTorch")
 
 
 if __name__ == "__main__":

@@ -11,25 +11,10 @@
 // Usage: node bench/onednn_ort_timer.js MODEL THREADS NAME=FILE.npy...
 'use strict';
 
-const fs = require('fs');
 const path = require('path');
 const readline = require('readline');
 
-const NPY = { '<f4': ['float32', Float32Array], '<i8': ['int64', BigInt64Array] };
-
-function readNpy(file) {
-  const buf = fs.readFileSync(file);
-  const headerLen = buf[6] === 1 ? buf.readUInt16LE(8) : buf.readUInt32LE(8);
-  const start = (buf[6] === 1 ? 10 : 12) + headerLen;
-  const header = buf.toString('latin1', 0, start);
-  const descr = /'descr':\s*'([^']+)'/.exec(header)[1];
-  const dims = /'shape':\s*\(([^)]*)\)/.exec(header)[1].split(',').map((s) => s.trim())
-    .filter((s) => s).map(Number);
-  const [type, Ctor] = NPY[descr];
-  const data = new Ctor(dims.reduce((a, b) => a * b, 1));
-  Buffer.from(data.buffer).set(buf.subarray(start));
-  return { type, dims, data };
-}
+const { readNpy } = require('./npy');
 
 async function main() {
   const [model, threads, ...inputs] = process.argv.slice(2);

