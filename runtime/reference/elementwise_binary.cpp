@@ -92,35 +92,6 @@ void binaryLoop(const BroadcastLoop& loop, const TA* a, const TB* b, TO* o, F f)
 }
 
 template <typename C>
-C wrapAdd(C x, C y) {
-  if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
-    using U = std::make_unsigned_t<C>;
-    return static_cast<C>(static_cast<U>(x) + static_cast<U>(y));
-  } else {
-    return x + y;
-  }
-}
-template <typename C>
-C wrapSub(C x, C y) {
-  if constexpr (std::is_integral_v<C>) {
-    using U = std::make_unsigned_t<C>;
-    return static_cast<C>(static_cast<U>(x) - static_cast<U>(y));
-  } else {
-    return x - y;
-  }
-}
-template <typename C>
-C wrapMul(C x, C y) {
-  if constexpr (std::is_integral_v<C>) {
-    // Promote first: uint16 * uint16 would otherwise promote to a signed int
-    // and could overflow.
-    using U = std::conditional_t<(sizeof(C) < sizeof(unsigned)), unsigned, std::make_unsigned_t<C>>;
-    return static_cast<C>(static_cast<U>(x) * static_cast<U>(y));
-  } else {
-    return x * y;
-  }
-}
-template <typename C>
 C safeDiv(C x, C y) {
   if constexpr (std::is_integral_v<C>) {
     if (y == 0) return 0;

@@ -111,6 +111,39 @@ inline BFloat16 store(float v) {
   return BFloat16{floatToBFloat16Bits(v)};
 }
 
+/// x + y, x - y and x * y that wrap around for integers (two's complement,
+/// as ONNX Runtime's integer kernels do) instead of overflowing, which C++
+/// leaves undefined; plain arithmetic for floats.
+template <typename C>
+C wrapAdd(C x, C y) {
+  if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
+    using U = std::make_unsigned_t<C>;
+    return static_cast<C>(static_cast<U>(x) + static_cast<U>(y));
+  } else {
+    return x + y;
+  }
+}
+template <typename C>
+C wrapSub(C x, C y) {
+  if constexpr (std::is_integral_v<C>) {
+    using U = std::make_unsigned_t<C>;
+    return static_cast<C>(static_cast<U>(x) - static_cast<U>(y));
+  } else {
+    return x - y;
+  }
+}
+template <typename C>
+C wrapMul(C x, C y) {
+  if constexpr (std::is_integral_v<C>) {
+    // Promote first: uint16 * uint16 would otherwise promote to a signed int
+    // and could overflow.
+    using U = std::conditional_t<(sizeof(C) < sizeof(unsigned)), unsigned, std::make_unsigned_t<C>>;
+    return static_cast<C>(static_cast<U>(x) * static_cast<U>(y));
+  } else {
+    return x * y;
+  }
+}
+
 //===--- Element-type dispatch --------------------------------------------===//
 
 template <typename T>

@@ -64,17 +64,6 @@ struct ReduceGeometry {
   }
 };
 
-template <typename C>
-C wrapAdd(C a, C b) {
-  using U = std::make_unsigned_t<C>;
-  return static_cast<C>(static_cast<U>(a) + static_cast<U>(b));
-}
-template <typename C>
-C wrapMul(C a, C b) {
-  using U = std::conditional_t<(sizeof(C) < sizeof(unsigned)), unsigned, std::make_unsigned_t<C>>;
-  return static_cast<C>(static_cast<U>(a) * static_cast<U>(b));
-}
-
 // Reduces the values f(offset) yields for one output with `op`.
 template <typename C, typename Values>
 C reduceOne(ReduceOp op, int64_t count, Values&& forEach) {
@@ -346,11 +335,13 @@ class CumSumKernel final : public Kernel {
           for (int64_t s = 0; s < len; ++s) {
             const int64_t j = reverse_ ? len - 1 - s : s;
             const C v = load(px[base + j * inner]);
+            // Integer sums wrap, as ONNX Runtime's do (C++ overflow is
+            // undefined).
             if (exclusive_) {
               py[base + j * inner] = store<T>(acc);
-              acc = static_cast<C>(acc + v);
+              acc = wrapAdd<C>(acc, v);
             } else {
-              acc = static_cast<C>(acc + v);
+              acc = wrapAdd<C>(acc, v);
               py[base + j * inner] = store<T>(acc);
             }
           }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <regex>
 #include <string>
 
@@ -155,6 +156,14 @@ TEST(CliCheckPlugin, SelectorProposingACycleFails) {
   CliResult replay = runCli({"check-plugin", plugin, "--seed", f.seed, "--cases", "1"});
   EXPECT_EQ(replay.exitCode, 1) << replay.out;
   EXPECT_THAT(replay.out, HasSubstr("0 passed, 1 failed"));
+
+  // Loaded by a relative path, the replay line still names the file by its
+  // absolute path, so it replays from any folder.
+  std::filesystem::path old = std::filesystem::current_path();
+  std::filesystem::current_path(kCorpus);
+  CliResult relative = runCli({"check-plugin", "./broken_cycle.so", "--cases", cases()});
+  std::filesystem::current_path(old);
+  EXPECT_THAT(relative.out, HasSubstr("replay: subgraph check-plugin " + plugin + " --seed "));
 }
 
 /// A Relu kernel computing y = x fails the numerics, shrunk to one Relu.

@@ -77,10 +77,13 @@ void runCheckPlugin(const CheckPluginOptions& options) {
   check.maxFailuresShown = options.show;
   // A crash inside the plugin ends the process (crash_handler.h); its line
   // then says which case and how to replay it.
-  check.beforeCase = [target](uint64_t seed) {
+  // The replay line names the plugin as loaded (a file by its absolute
+  // path, so the line works from any folder) and the ops the cases used.
+  const std::string replayTarget = target + (options.ops.empty() ? "" : " --ops " + options.ops);
+  check.beforeCase = [replayTarget](uint64_t seed) {
     plugins::setPluginCrashNote(fmt::format(
         "check-plugin case seed {}; replay: subgraph check-plugin {} --seed {} --cases 1", seed,
-        target, seed));
+        replayTarget, seed));
   };
   if (!options.ops.empty()) {
     std::vector<std::string> catalog = testkit::catalogOps();
@@ -137,7 +140,7 @@ void runCheckPlugin(const CheckPluginOptions& options) {
             << fmt::format("  cases:          {}, seeds {}..{}\n", options.cases, options.seed,
                            options.seed + options.cases - (options.cases ? 1 : 0));
   for (const testkit::CaseFailure& f : summary.failures)
-    std::cout << "\n" << testkit::formatFailure(f, options.target);
+    std::cout << "\n" << testkit::formatFailure(f, replayTarget);
   if (summary.failed > summary.failures.size())
     std::cout << fmt::format("\n({} more failing cases not shown; --show N)\n",
                              summary.failed - summary.failures.size());
