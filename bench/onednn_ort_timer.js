@@ -11,24 +11,13 @@
 // Usage: node bench/onednn_ort_timer.js MODEL THREADS NAME=FILE.npy...
 'use strict';
 
-const path = require('path');
 const readline = require('readline');
 
-const { readNpy } = require('./npy');
+const { openSession } = require('./ort_session');
 
 async function main() {
   const [model, threads, ...inputs] = process.argv.slice(2);
-  const ort = require(path.join(__dirname, 'node_modules', 'onnxruntime-node'));
-  const session = await ort.InferenceSession.create(model, {
-    intraOpNumThreads: Number(threads), interOpNumThreads: 1, executionMode: 'sequential',
-    executionProviders: ['cpu'], graphOptimizationLevel: 'all',
-  });
-  const feeds = {};
-  for (const spec of inputs) {
-    const [name, file] = spec.split('=');
-    const t = readNpy(file);
-    feeds[name] = new ort.Tensor(t.type, t.data, t.dims);
-  }
+  const { session, feeds } = await openSession(model, threads, inputs);
   await session.run(feeds);  // first run: allocations, kernel selection
   process.stdout.write(JSON.stringify({ ready: true }) + '\n');
   const rl = readline.createInterface({ input: process.stdin });

@@ -12,23 +12,12 @@
 // Usage: node bench/serving_ort.js MODEL THREADS CLIENTS SECONDS NAME=FILE.npy...
 'use strict';
 
-const path = require('path');
 
-const { readNpy } = require('./npy');
+const { openSession } = require('./ort_session');
 
 async function main() {
   const [model, threads, clients, seconds, ...inputs] = process.argv.slice(2);
-  const ort = require(path.join(__dirname, 'node_modules', 'onnxruntime-node'));
-  const session = await ort.InferenceSession.create(model, {
-    intraOpNumThreads: Number(threads), interOpNumThreads: 1, executionMode: 'sequential',
-    executionProviders: ['cpu'], graphOptimizationLevel: 'all',
-  });
-  const feeds = {};
-  for (const spec of inputs) {
-    const [name, file] = spec.split('=');
-    const t = readNpy(file);
-    feeds[name] = new ort.Tensor(t.type, t.data, t.dims);
-  }
+  const { session, feeds } = await openSession(model, threads, inputs);
   // Warm up every client's path: allocations, kernel selection.
   await Promise.all(Array.from({ length: Number(clients) }, () => session.run(feeds)));
   const ms = [];
