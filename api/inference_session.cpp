@@ -196,23 +196,7 @@ Status saveModel(const Graph& graph, const std::string& path, bool inlineConstan
     return Status::invalid(path + ": unknown model format '" +
                            (ext.empty() ? "(no extension)" : ext) +
                            "'; expected a .sg text graph or an .onnx model");
-  // The text and its data file are one model: both are written before
-  // either replaces its old file, and a failure keeps both old ones, so the
-  // old text never meets the new constants. The data comes first (printing
-  // the text writes it); a model with none removes a stale data file.
-  const std::string dataPath = path + ".data";
-  PrintOptions print;
-  print.externalDataLocation = std::filesystem::path(dataPath).filename().string();
-  std::string text;
-  std::vector<FileToWrite> files;
-  files.push_back({dataPath,
-                   [&](std::ostream& data) {
-                     if (!inlineConstants) print.externalData = &data;
-                     text = printGraph(graph, print);
-                   },
-                   /*removeIfEmpty=*/true});
-  files.push_back({path, [&](std::ostream& os) { os << text; }, false});
-  return writeFilesAtomically(files);
+  return writeGraphFile(graph, path, inlineConstants);
 }
 
 uint64_t defaultMemoryLimitBytes() {

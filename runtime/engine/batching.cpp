@@ -365,7 +365,6 @@ void Batcher::deliver(Batch& batch, StatusOr<RunResult> merged) {
   size_t n = batch.requests.size();
   if (!merged.isOk() || n == 1) {
     if (merged.isOk()) {
-      merged->batchedRequests = 1;
       batch.requests[0]->result.set_value(std::move(merged));
       return;
     }

@@ -8,8 +8,6 @@
 
 #include <oneapi/tbb/task_group.h>
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -297,21 +295,23 @@ Status execute(const Program& p, const Plan& plan, Frame& frame, const ExecuteOp
     return body();
   };
 
-  // What captured work depends on: the plan, and every address and size
-  // its steps were bound to.
-  auto captureKey = [&](std::span<const int> run) {
-    std::string key = plan.signature;
+  // Every address and size the steps of `run` are bound to: with the
+  // plan's signature, what captured work depends on.
+  auto boundOf = [&](std::span<const int> run) {
+    std::vector<uintptr_t> bound;
     for (int si : run) {
       const Step& step = p.steps[static_cast<size_t>(si)];
       size_t first = frame.stepViewOffset_[static_cast<size_t>(si)];
       for (size_t i = 0; i < step.inputs.size() + step.outputs.size(); ++i) {
         const TensorView& v = frame.stepViews_[first + i];
-        key += fmt::format("|{}:{}", v.raw(), v.byteSize());
+        bound.push_back(reinterpret_cast<uintptr_t>(v.raw()));
+        bound.push_back(v.byteSize());
       }
       std::span<std::byte> scratch = frame.scratch_[static_cast<size_t>(si)];
-      key += fmt::format("|{}:{}", static_cast<const void*>(scratch.data()), scratch.size());
+      bound.push_back(reinterpret_cast<uintptr_t>(scratch.data()));
+      bound.push_back(scratch.size());
     }
-    return key;
+    return bound;
   };
 
   // Runs a run of steps that one device queue captures: recorded the first
@@ -322,16 +322,19 @@ Status execute(const Program& p, const Plan& plan, Frame& frame, const ExecuteOp
   auto runCaptured = [&](std::span<const int> run) -> Status {
     WorkQueue& queue =
         p.backends[static_cast<size_t>(p.steps[static_cast<size_t>(run[0])].backend)]->workQueue();
-    std::string key = captureKey(run);
+    std::vector<uintptr_t> bound = boundOf(run);
     Frame::Capture& c = frame.captures_[run[0]];
     auto stepByStep = [&]() -> Status {
       for (int si : run) SUBGRAPH_RETURN_IF_ERROR(runStep(si));
       return Status::ok();
     };
-    if (c.key == key && !c.work) return stepByStep();
-    if (!c.work || c.key != key) {
+    const bool same = c.tried && c.signature == plan.signature && c.bound == bound;
+    if (same && !c.work) return stepByStep();
+    if (!same) {
       c.work.reset();
-      c.key = key;
+      c.tried = true;
+      c.signature = plan.signature;
+      c.bound = std::move(bound);
       if (!queue.beginCapture().isOk()) return stepByStep();
       Status recorded;
       for (int si : run) {

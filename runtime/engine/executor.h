@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <future>
 #include <map>
 #include <memory>
@@ -80,11 +81,13 @@ class Frame {
   std::vector<std::span<std::byte>> scratch_;
   std::vector<TaskCompletion> completions_;
   std::vector<double> stepMs_;
-  /// Work a device queue captured, by the first step of its run of steps;
-  /// `key` names the plan and every address the steps used, so a frame
-  /// whose memory moved, or another plan, captures again.
+  /// Work a device queue captured, by the first step of its run of steps,
+  /// with the plan and every address and size the steps were bound to, so
+  /// a frame whose memory moved, or another plan, captures again.
   struct Capture {
-    std::string key;
+    std::string signature;
+    std::vector<uintptr_t> bound;
+    bool tried = false;  // recorded (work) or found not capturable (null)
     std::shared_ptr<CapturedWork> work;
   };
   std::map<int, Capture> captures_;

@@ -310,10 +310,7 @@ TEST(ConcurrencyTest, MaxConcurrentRunsBoundsTheRequests) {
   SessionOptions bad;
   bad.maxConcurrentRuns = -1;
   Session s(bad);
-  StatusOr<std::unique_ptr<Graph>> g =
-      parseGraph("graph @g(%x: f32[1]) {\n %y = Relu(%x)\n return %y\n}");
-  ASSERT_TRUE(g.isOk());
-  Status st = s.load(std::move(g).value());
+  Status st = s.load(parseGraphOrThrow("graph @g(%x: f32[1]) {\n %y = Relu(%x)\n return %y\n}"));
   EXPECT_THAT(st.message(),
               ::testing::HasSubstr("maxConcurrentRuns must be 0 (no bound) or more, not -1"));
 }

@@ -468,23 +468,7 @@ void writeTextModel(const Graph& graph, const std::string& path, bool inlineCons
     writeOutput(path, [&](std::ostream& os) { printGraph(graph, os); });
     return;
   }
-  const std::string dataPath = path + ".data";
-  PrintOptions print;
-  print.externalDataLocation = std::filesystem::path(dataPath).filename().string();
-  std::string text;
-  // The text and its data file are one model: both are written before
-  // either replaces its old file, and a failure keeps both old ones, so the
-  // old text never meets the new constants. The data comes first (printing
-  // the text writes it); a model with none removes a stale data file.
-  std::vector<FileToWrite> files;
-  files.push_back({dataPath,
-                   [&](std::ostream& data) {
-                     if (!inlineConstants) print.externalData = &data;
-                     text = printGraph(graph, print);
-                   },
-                   /*removeIfEmpty=*/true});
-  files.push_back({path, [&](std::ostream& os) { os << text; }, false});
-  throwIfError(writeFilesAtomically(files));
+  throwIfError(writeGraphFile(graph, path, inlineConstants));
 }
 
 void writeModelFile(const Graph& graph, const std::string& path, bool inlineConstants) {

@@ -84,4 +84,11 @@ void printGraph(const Graph& graph, std::ostream& os, const PrintOptions& option
 /// Prints one node as its text-format line (without indentation).
 std::string printNode(const Node& node, const PrintOptions& options = {});
 
+/// Writes `graph` to the .sg file `path`, with constants of 1 KiB and more
+/// in `path`.data unless `inlineConstants`. The text and its data file are
+/// one model: both are written before either replaces its old file, and a
+/// failure keeps both old ones, so the old text never meets the new
+/// constants; a model with no external data removes a stale data file.
+Status writeGraphFile(const Graph& graph, const std::string& path, bool inlineConstants = false);
+
 }  // namespace subgraph

@@ -1088,6 +1088,13 @@ struct PluginState {
     return guarded(api, message, [&] {
       KernelContext ctx = toKernelContext(session);
       ctx.numThreads = 0;
+      // A session with neither precision nor options is the default one,
+      // whose table finalize() built.
+      if (ctx.precision.empty() && ctx.options.empty()) {
+        *count = self->properties.table.size();
+        *table = self->properties.table.data();
+        return SG_OK;
+      }
       // Length-prefixed, so no value can fake another key.
       std::string key = std::to_string(ctx.precision.size()) + ':' + ctx.precision;
       for (const auto& [name, value] : ctx.options)
