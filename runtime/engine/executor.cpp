@@ -361,14 +361,12 @@ Status execute(const Program& p, const Plan& plan, Frame& frame, const ExecuteOp
     std::mutex errorMutex;
     // oneTBB orders a task after its group.run() and before wait()
     // returns, but inside the library, where ThreadSanitizer cannot see it;
-    // these hints state that order (no-ops outside TSan builds), so TSan
-    // checks this executor instead of reporting every handoff.
+    // OrderedTask and these hints state that order (no-ops outside TSan
+    // builds), so TSan checks this executor instead of every handoff.
     int order = 0;
     tbb::task_group group;
     std::function<void(int)> spawn = [&](int si) {
-      tsanRelease(&order);
-      group.run([&, si] {
-        tsanAcquire(&order);
+      group.run(OrderedTask([&, si] {
         if (!failed.load(std::memory_order_acquire)) {
           Status st = runStep(si);
           if (!st.isOk()) {
@@ -381,7 +379,7 @@ Status execute(const Program& p, const Plan& plan, Frame& frame, const ExecuteOp
           if (pending[static_cast<size_t>(next)].fetch_sub(1, std::memory_order_acq_rel) == 1)
             spawn(next);
         tsanRelease(&order);
-      });
+      }));
     };
     for (int si : plan.runSteps)
       if (plan.numPredecessors[static_cast<size_t>(si)] == 0) spawn(si);

@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <utility>
+
 #if defined(__has_feature)
 #if __has_feature(thread_sanitizer)
 #define SUBGRAPH_TSAN 1
@@ -41,6 +43,32 @@ inline void tsanAcquire([[maybe_unused]] void* token) {
   __tsan_acquire(token);
 #endif
 }
+
+/// A oneTBB task body whose construction happens before its run, as TSan
+/// sees it. task_group::run copies the body into a task object in oneTBB's
+/// pooled memory, and another thread runs it; the hand-off is inside the
+/// uninstrumented library, so reading the body's captures would be reported
+/// against the spawning thread's writes. The body releases its own address
+/// once constructed, and the run acquires that address before it reads any
+/// member: `this` is a register, not memory another thread wrote.
+template <class F>
+class OrderedTask {
+ public:
+  explicit OrderedTask(F f) : f_(std::move(f)) { tsanRelease(this); }
+  OrderedTask(const OrderedTask& other) : f_(other.f_) { tsanRelease(this); }
+  OrderedTask(OrderedTask&& other) noexcept : f_(std::move(other.f_)) { tsanRelease(this); }
+  OrderedTask& operator=(const OrderedTask&) = delete;
+  OrderedTask& operator=(OrderedTask&&) = delete;
+  ~OrderedTask() = default;
+
+  void operator()() const {
+    tsanAcquire(const_cast<OrderedTask*>(this));
+    f_();
+  }
+
+ private:
+  F f_;
+};
 
 /// arena.execute(f), with the order oneTBB guarantees (f, wherever it
 /// runs, finishes before execute returns) stated to TSan.

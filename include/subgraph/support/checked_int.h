@@ -29,14 +29,21 @@ class CheckedInt {
   /// The value when ok(), else nullopt.
   std::optional<int64_t> get() const { return ok_ ? std::optional<int64_t>(value_) : std::nullopt; }
 
+  // The overflow flag is computed before combine() sees `a`: as an
+  // argument beside `a` it would depend on the order in which the compiler
+  // evaluates arguments, and clang (left to right) copies `a` before the
+  // builtin writes the result into it, so every sum was its left operand.
   friend CheckedInt operator+(CheckedInt a, CheckedInt b) {
-    return combine(a, b, __builtin_add_overflow(a.value_, b.value_, &a.value_));
+    const bool overflow = __builtin_add_overflow(a.value_, b.value_, &a.value_);
+    return combine(a, b, overflow);
   }
   friend CheckedInt operator-(CheckedInt a, CheckedInt b) {
-    return combine(a, b, __builtin_sub_overflow(a.value_, b.value_, &a.value_));
+    const bool overflow = __builtin_sub_overflow(a.value_, b.value_, &a.value_);
+    return combine(a, b, overflow);
   }
   friend CheckedInt operator*(CheckedInt a, CheckedInt b) {
-    return combine(a, b, __builtin_mul_overflow(a.value_, b.value_, &a.value_));
+    const bool overflow = __builtin_mul_overflow(a.value_, b.value_, &a.value_);
+    return combine(a, b, overflow);
   }
   /// Truncating division; division by zero is not ok().
   friend CheckedInt operator/(CheckedInt a, CheckedInt b) {
