@@ -285,19 +285,19 @@ Status InferenceSession::build(std::unique_ptr<Graph> model, InferenceOptions& o
     if (!instances.isOk()) return instances.status();
     so.backendInstances = std::move(instances).value();
   }
+  // The session receives the partitioned graph; selectors see only a
+  // graph that passed the checks the session would make.
+  SUBGRAPH_RETURN_IF_ERROR(runtime::verifyForRun(*model));
+  if (!backends_.empty()) {
+    std::vector<std::string> dropped;
+    auto report = selection->partitionWithFallback(model, dropped);
+    for (std::string& w : dropped) warnings_.push_back(std::move(w));
+    if (!report.isOk()) return report.status();
+    report_ = std::move(report).value();
+    if (!model) return Status(StatusCode::kInternal, "partitioning left no graph");
+  }
   session_ = std::make_unique<runtime::Session>(so);
   SUBGRAPH_RETURN_IF_ERROR(session_->load(std::move(model)));
-  if (!backends_.empty()) {
-    plugins::BackendSelection& chosen = selection.value();
-    SUBGRAPH_RETURN_IF_ERROR(session_->partitionOwned([&](std::unique_ptr<Graph>& g) -> Status {
-      std::vector<std::string> dropped;
-      auto report = chosen.partitionWithFallback(g, dropped);
-      for (std::string& w : dropped) warnings_.push_back(std::move(w));
-      if (!report.isOk()) return report.status();
-      report_ = std::move(report).value();
-      return Status::ok();
-    }));
-  }
   return session_->compile();
 }
 

@@ -41,9 +41,10 @@
 #include <system_error>
 #include <vector>
 
-#include "device_adapters.h"
+#include "device_queue.h"
 #include "host_api.h"
-#include "plugin_adapters.h"
+#include "pattern_check.h"
+#include "plugin_tables.h"
 #include "subgraph/ir/op_schema_builder.h"
 #include "subgraph/plugins/plugin_loader.h"
 #include "subgraph/support/file_io.h"

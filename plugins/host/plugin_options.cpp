@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "plugin_adapters.h"
+#include "plugin_tables.h"
 #include "subgraph/plugins/plugin_loader.h"
 #include "subgraph/support/did_you_mean.h"
 

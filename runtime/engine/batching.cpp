@@ -240,6 +240,49 @@ std::string ruleFor(const Node& node, const std::vector<Kind>& kinds) {
 
 }  // namespace
 
+namespace {
+
+/// Marks in `kinds` the values of `graph` computed from the batch (its
+/// batched inputs are marked already); "" if every node keeps the rows
+/// apart, else why one does not. A fused region (a node of a partition
+/// backend's domain with a "body" graph) is judged by its body, whose
+/// inputs and outputs are the node's in order: the partitioner's fused
+/// node hides its ops, and a session receives graphs already partitioned.
+std::string judge(const Graph& graph, std::unordered_map<const Value*, Kind>& kinds) {
+  StatusOr<std::vector<Node*>> order = const_cast<Graph&>(graph).topologicalOrder();
+  if (!order.isOk()) return order.status().message();
+  for (const Node* node : order.value()) {
+    std::vector<Kind> in;
+    bool any = false;
+    for (size_t i = 0; i < node->numInputs(); ++i) {
+      auto it = node->input(i) ? kinds.find(node->input(i)) : kinds.end();
+      in.push_back(it == kinds.end() ? Kind::kConstant : it->second);
+      any = any || in.back() == Kind::kBatched;
+    }
+    if (!any) continue;  // computed from constants alone
+    const Attribute* body = node->domain().empty() ? nullptr : node->attr("body");
+    if (body && body->kind() == AttrKind::kGraph && body->asGraph()) {
+      const Graph& b = *body->asGraph();
+      if (b.inputs().size() != node->numInputs() || b.outputs().size() != node->numOutputs())
+        return fmt::format("{} node '{}' has a body whose inputs or outputs are not the node's",
+                           node->opType(), node->displayName());
+      for (size_t i = 0; i < in.size(); ++i)
+        if (in[i] == Kind::kBatched && b.inputs()[i]) kinds[b.inputs()[i]] = Kind::kBatched;
+      if (std::string why = judge(b, kinds); !why.empty()) return why;
+      for (size_t o = 0; o < node->numOutputs(); ++o)
+        if (node->output(o) && kinds.count(b.outputs()[o])) kinds[node->output(o)] = Kind::kBatched;
+      continue;
+    }
+    if (std::string why = ruleFor(*node, in); !why.empty())
+      return fmt::format("{} node '{}' {}", node->opType(), node->displayName(), why);
+    for (size_t o = 0; o < node->numOutputs(); ++o)
+      if (node->output(o)) kinds[node->output(o)] = Kind::kBatched;
+  }
+  return {};
+}
+
+}  // namespace
+
 std::string batchRefusal(const Graph& loaded) {
   // The rules read ranks, which a loaded text graph may not state yet.
   std::unique_ptr<Graph> inferred = loaded.clone();
@@ -257,22 +300,7 @@ std::string batchRefusal(const Graph& loaded) {
                          d.size());
     kinds[in] = Kind::kBatched;
   }
-  StatusOr<std::vector<Node*>> order = const_cast<Graph&>(graph).topologicalOrder();
-  if (!order.isOk()) return order.status().message();
-  for (const Node* node : order.value()) {
-    std::vector<Kind> in;
-    bool any = false;
-    for (size_t i = 0; i < node->numInputs(); ++i) {
-      auto it = node->input(i) ? kinds.find(node->input(i)) : kinds.end();
-      in.push_back(it == kinds.end() ? Kind::kConstant : it->second);
-      any = any || in.back() == Kind::kBatched;
-    }
-    if (!any) continue;  // computed from constants alone
-    if (std::string why = ruleFor(*node, in); !why.empty())
-      return fmt::format("{} node '{}' {}", node->opType(), node->displayName(), why);
-    for (size_t o = 0; o < node->numOutputs(); ++o)
-      if (node->output(o)) kinds[node->output(o)] = Kind::kBatched;
-  }
+  if (std::string why = judge(graph, kinds); !why.empty()) return why;
   for (const Value* out : graph.outputs())
     if (out && kinds.count(out) == 0)
       return fmt::format("output '{}' does not depend on the batch", out->name());

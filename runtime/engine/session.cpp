@@ -40,7 +40,6 @@ struct Session::Impl {
   /// and compile() report it.
   Status optionsStatus;
   State state = State::kEmpty;
-  std::string partitionReportJson;
   std::unique_ptr<Graph> graph;
   std::vector<std::shared_ptr<Backend>> backends;
   /// Per program device: where frames get their blocks (an arena or the
@@ -344,24 +343,17 @@ struct Session::Impl {
   }
 };
 
-namespace {
-
-/// Checks `graph` before any kernel sees it. Kernels index their inputs and
-/// outputs by the op's schema, so a node missing a required input or with no
-/// outputs would make them read through a null pointer: the verifier's
-/// schema step turns that into one error line. Unknown ops and attributes
-/// are allowed here: fused regions and plugin ops have no schema, and
-/// compile() reports an op that no backend runs.
 Status verifyForRun(const Graph& graph) {
+  // Unknown ops and attributes are allowed: fused regions and plugin ops
+  // have no schema, and compile() reports an op that no backend runs.
   VerifyOptions options;
   options.allowUnknownOps = true;
   options.allowUnknownAttributes = true;
   Status verdict = verify(graph, options);
-  if (verdict.isOk()) return verdict;
-  return Status::error(verdict.code(), "invalid graph: " + verdict.message());
+  if (!verdict.isOk()) return Status::error(verdict.code(), "invalid graph: " + verdict.message());
+  StatusOr<std::vector<Node*>> order = const_cast<Graph&>(graph).topologicalOrder();
+  return order.isOk() ? Status::ok() : order.status();
 }
-
-}  // namespace
 
 Status checkThreadCount(int64_t threads, std::string_view what) {
   if (threads >= 0 && threads <= kMaxThreads) return Status::ok();
@@ -395,9 +387,7 @@ Status Session::load(std::unique_ptr<Graph> graph) {
     return Status::invalid("Session::load: a graph is already loaded");
   if (!graph) return Status::invalid("Session::load: null graph");
   SUBGRAPH_RETURN_IF_ERROR(verifyForRun(*graph));
-  StatusOr<std::vector<Node*>> order = graph->topologicalOrder();
-  if (!order.isOk()) return order.status();
-  // Judged on the graph as loaded: fused regions hide the ops' rules.
+  // Fused regions are judged by their bodies.
   if (impl_->options.batching.maxBatch > 1) impl_->batchRefusal = engine::batchRefusal(*graph);
   impl_->graph = std::move(graph);
   impl_->state = Impl::State::kLoaded;
@@ -405,22 +395,18 @@ Status Session::load(std::unique_ptr<Graph> graph) {
 }
 
 Status Session::partition(const std::function<Status(Graph&)>& partitioner) {
-  return partitionOwned([&](std::unique_ptr<Graph>& graph) { return partitioner(*graph); });
-}
-
-Status Session::partitionOwned(const std::function<Status(std::unique_ptr<Graph>&)>& partitioner) {
   if (impl_->state != Impl::State::kLoaded)
     return Status::invalid(impl_->state == Impl::State::kEmpty
                                ? "Session::partition: no graph loaded"
                                : "Session::partition: the session is already compiled");
-  Status st = partitioner(impl_->graph);
+  Status st = partitioner(*impl_->graph);
   if (!st.isOk()) return st;
-  if (!impl_->graph) return Status(StatusCode::kInternal, "Session::partition: no graph left");
   // A partitioner (a plugin's, too) may leave a broken graph; the kernels
   // must not be the ones to find out.
   SUBGRAPH_RETURN_IF_ERROR(verifyForRun(*impl_->graph));
-  StatusOr<std::vector<Node*>> order = impl_->graph->topologicalOrder();
-  return order.isOk() ? Status::ok() : order.status();
+  if (impl_->options.batching.maxBatch > 1)
+    impl_->batchRefusal = engine::batchRefusal(*impl_->graph);
+  return Status::ok();
 }
 
 Status Session::compile() {
@@ -625,11 +611,5 @@ size_t Session::numFramesCreated() const {
 }
 
 std::vector<std::shared_ptr<Backend>> Session::backends() const { return impl_->backends; }
-
-const std::string& Session::partitionReportJson() const { return impl_->partitionReportJson; }
-
-void Session::setPartitionReportJson(std::string json) {
-  impl_->partitionReportJson = std::move(json);
-}
 
 }  // namespace subgraph::runtime

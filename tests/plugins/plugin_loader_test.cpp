@@ -21,7 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "plugin_adapters.h"
+#include "pattern_check.h"
+#include "plugin_tables.h"
 #include "subgraph/plugins/plugin_loader.h"
 
 namespace subgraph::plugins {

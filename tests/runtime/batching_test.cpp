@@ -133,5 +133,38 @@ TEST(Batching, GraphsThatMixRowsAreRefused) {
               HasSubstr("BatchingOptions::maxDelayUs must be 0 or more, not -1"));
 }
 
+/// A session receives graphs already partitioned: a fused region is judged
+/// by its body, so a CNN whose conv and relu a backend fused still batches,
+/// while a body that mixes rows is refused, naming the node inside it.
+TEST(Batching, FusedRegionsAreJudgedByTheirBodies) {
+  constexpr const char* kFused = R"(
+    graph @g(%x: f32[N, 2, 4, 4]) {
+      %w = const f32[3, 2, 3, 3] splat(0.1)
+      %r = subgraph.toy.ConvRelu(%x, %w) {body = graph @b(%a: f32[N, 2, 4, 4], %k: f32[3, 2, 3, 3]) {
+        %c = Conv(%a, %k) {pads = [1, 1, 1, 1]} @conv
+        %y = Relu(%c) @relu
+        return %y
+      }} @region
+      %p = GlobalAveragePool(%r) @pool
+      %f = Flatten(%p) @flatten
+      %s = Softmax(%f) {axis = AXIS} @softmax_out
+      return %s
+    })";
+  auto with = [&](const char* axis) {
+    std::string text = kFused;
+    text.replace(text.find("AXIS"), 4, axis);
+    return text;
+  };
+  EXPECT_TRUE(compileStatus(with("1"), batched(8, 100)).isOk());
+  std::string mixing = with("1");
+  mixing.replace(mixing.find("%y = Relu(%c) @relu"), 19, "%y = Softmax(%c) {axis = 0} @mix");
+  EXPECT_THAT(compileStatus(mixing, batched(8, 100)).message(),
+              HasSubstr("Softmax node 'mix' works along axis 0, the batch"));
+  // The negative side: the fused node itself is no ONNX op, and must not be
+  // refused as one.
+  EXPECT_THAT(compileStatus(with("1"), batched(8, 100)).message(),
+              Not(HasSubstr("is not an ONNX op")));
+}
+
 }  // namespace
 }  // namespace subgraph::runtime

@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "partition_test_util.h"
 #include "runtime_test_util.h"
 
 namespace subgraph::runtime {
@@ -39,7 +40,6 @@ constexpr const char* kConvBnGraph = R"(
 /// Conv+BN regions executed through their bodies give the unpartitioned
 /// result.
 TEST(PartitionTest, ConvBnRegionsMatchUnpartitioned) {
-  if (!Session::hasPartitioner()) GTEST_SKIP() << "runtime built without the partitioner";
   std::mt19937 rng(11);
   std::vector<NamedTensor> inputs = {{"x", randomF32({2, 3, 8, 8}, rng)},
                                      {"w1", randomF32({4, 3, 3, 3}, rng)},
@@ -47,9 +47,10 @@ TEST(PartitionTest, ConvBnRegionsMatchUnpartitioned) {
   auto plain = compileText(kConvBnGraph);
   Session fused;
   ASSERT_TRUE(fused.load(parseGraphOrThrow(kConvBnGraph)).isOk());
-  Status st = fused.partition(std::vector<std::string>{"convbn"});
+  std::string json;
+  Status st = partitionWith(fused, {"convbn"}, &json);
   ASSERT_TRUE(st.isOk()) << st.message();
-  EXPECT_THAT(fused.partitionReportJson(), HasSubstr("\"regions\""));
+  EXPECT_THAT(json, HasSubstr("\"regions\""));
   ASSERT_TRUE(fused.compile().isOk());
   int regions = 0;
   for (const StepInfo& s : fused.steps())
@@ -67,10 +68,9 @@ TEST(PartitionTest, ConvBnRegionsMatchUnpartitioned) {
 
 /// Unknown partition backends are reported by name.
 TEST(PartitionTest, UnknownPartitionBackendFails) {
-  if (!Session::hasPartitioner()) GTEST_SKIP() << "runtime built without the partitioner";
   Session s;
   ASSERT_TRUE(s.load(parseGraphOrThrow(kConvBnGraph)).isOk());
-  Status st = s.partition(std::vector<std::string>{"no-such-backend"});
+  Status st = partitionWith(s, {"no-such-backend"});
   ASSERT_FALSE(st.isOk());
   EXPECT_THAT(st.message(), HasSubstr("no-such-backend"));
 }

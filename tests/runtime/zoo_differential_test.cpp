@@ -17,6 +17,7 @@
 #include <cmath>
 #include <random>
 
+#include "partition_test_util.h"
 #include "runtime_test_util.h"
 #include "subgraph/zoo/zoo.h"
 
@@ -62,7 +63,7 @@ DiffResult runBothWays(std::unique_ptr<Graph> graph, const std::vector<std::stri
   EXPECT_TRUE(plain.compile().isOk());
   Session fused;
   EXPECT_TRUE(fused.load(std::move(graph)).isOk());
-  Status st = fused.partition(backends);
+  Status st = partitionWith(fused, backends);
   EXPECT_TRUE(st.isOk()) << st.message();
   st = fused.compile();
   EXPECT_TRUE(st.isOk()) << st.message();
@@ -86,7 +87,6 @@ DiffResult runBothWays(std::unique_ptr<Graph> graph, const std::vector<std::stri
 constexpr double kTolerance = 1e-5;
 
 TEST(ZooDifferential, ResNet50ConvBnRegionsMatchReference) {
-  if (!Session::hasPartitioner()) GTEST_SKIP() << "runtime built without the partitioner";
   zoo::ModelOptions options;
   options.batch = 1;
   DiffResult r = runBothWays(zoo::buildResNet50(options), {"convbn"}, 1);
@@ -96,7 +96,6 @@ TEST(ZooDifferential, ResNet50ConvBnRegionsMatchReference) {
 }
 
 TEST(ZooDifferential, MobileNetV2ConvBnRegionsMatchReference) {
-  if (!Session::hasPartitioner()) GTEST_SKIP() << "runtime built without the partitioner";
   zoo::ModelOptions options;
   options.batch = 1;
   DiffResult r = runBothWays(zoo::buildMobileNetV2(options), {"convbn"}, 2);
@@ -108,7 +107,6 @@ TEST(ZooDifferential, MobileNetV2ConvBnRegionsMatchReference) {
 // BERT has no Conv: the Conv+BN backend must claim nothing, and the
 // partitioned session is then the unpartitioned one, bit for bit.
 TEST(ZooDifferential, BertIsLeftWholeByConvBnAndMatchesReference) {
-  if (!Session::hasPartitioner()) GTEST_SKIP() << "runtime built without the partitioner";
   zoo::ModelOptions options;
   options.batch = 1;
   zoo::BertOptions bert;

@@ -3,12 +3,14 @@
 // A Session turns a Graph into something that runs:
 //
 //   Session s(options);
-//   s.load(graph);        // takes a copy of the graph
-//   s.partition({"convbn"});  // optional: fuse regions for partition backends
+//   s.load(graph);        // a copy of the graph, partitioned or not
 //   s.compile();          // kernels, copies, static memory, session prologues
 //   auto out = s.run({{"x", tensor}});
 //
-// compile() assigns every node a kernel: a fused region ("subgraph.*" domain
+// The session never partitions: subgraph::api (api/) loads, simplifies and
+// partitions a model, then hands the session the partitioned graph, so the
+// runtime does not depend on the partitioner. compile() assigns every node
+// a kernel: a fused region ("subgraph.*" domain
 // with a "body" graph) goes to the first backend that has a kernel for it or
 // claims it, and otherwise to the default region executor, which runs the
 // body on the reference backend (MXNet's CachedOp); every other node goes to
@@ -137,6 +139,13 @@ inline constexpr int64_t kMaxThreads = 1024;
 /// (the option the caller exposes, e.g. "--threads") unless 0 <= threads
 /// <= kMaxThreads (0 means one per core).
 Status checkThreadCount(int64_t threads, std::string_view what = "threads");
+
+/// The checks load() makes before any kernel sees `graph`: the verifier
+/// (a node missing a required input or with no outputs would make a kernel
+/// read through a null pointer; unknown ops and attributes are allowed, for
+/// fused regions and plugin ops) and acyclicity. The library runs it before
+/// partitioning too, so selectors never see a broken graph.
+Status verifyForRun(const Graph& graph);
 
 /// What one request may spend besides memory. A hostile model can ask for
 /// unbounded work in a few bytes: a 1 KB Loop nest for 40^6 iterations, a
@@ -272,24 +281,11 @@ class Session {
   /// Takes ownership of `graph`.
   Status load(std::unique_ptr<Graph> graph);
 
-  /// Rewrites the loaded graph with `partitioner` (which fuses regions into
-  /// "subgraph.*" nodes). Must come after load() and before compile().
+  /// Rewrites the loaded graph with `partitioner` (a test's or a tool's
+  /// own rewrite; the library partitions in subgraph::api before load()),
+  /// then checks it as load() does. Must come after load() and before
+  /// compile().
   Status partition(const std::function<Status(Graph&)>& partitioner);
-  /// Like above, for a partitioner that may replace the graph with another
-  /// (one partitioned from a copy, as plugin fallback does).
-  Status partitionOwned(const std::function<Status(std::unique_ptr<Graph>&)>& partitioner);
-  /// Partitions with the built-in partitioner for the partition backends
-  /// named in `backendNames` (highest priority first; see
-  /// subgraph/partition/backend_registry.h). Fused nodes get the domain
-  /// "subgraph.<backend>"; a runtime backend with a kernel for that op runs
-  /// them, else the default region executor does. kUnsupported when the
-  /// runtime was built without the partitioner.
-  Status partition(const std::vector<std::string>& backendNames);
-  /// The partitioner's JSON report of the last partition(names) call, or
-  /// empty.
-  const std::string& partitionReportJson() const;
-  /// True if the runtime was built with the partitioner.
-  static bool hasPartitioner();
 
   /// Creates kernels, inserts copies, plans and fills static memory, runs
   /// session prologues and, when every input shape is known, plans the
@@ -324,8 +320,6 @@ class Session {
   struct Impl;
 
  private:
-  void setPartitionReportJson(std::string json);
-
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,4 +1,4 @@
-//===- plugins/host/device_adapters.h - A plugin's own device (ABI 3) -----===//
+//===- plugins/host/device_queue.h - A plugin's own device (ABI 3) --------===//
 //
 // Internal to subgraph::plugins. A plugin whose SgDeviceDesc names memory
 // the host cannot read (kind "cuda", "emu", ...) becomes a runtime Backend
@@ -8,7 +8,8 @@
 // and inserts copies where a value crosses one; these adapters only make
 // each step a submission to the plugin's queue whose completion is an
 // event, so the host waits where a host step reads a device value and at
-// the end of a run, never between two device steps.
+// the end of a run, never between two device steps. This file has the
+// device and its queues; kernel_adapters.cpp builds the backend on them.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -71,22 +72,6 @@ class PluginQueue final : public runtime::WorkQueue {
   // endCapture (on the capturing thread).
   std::shared_mutex captureMutex_;
   std::unique_lock<std::shared_mutex> capturing_;
-};
-
-/// The backend of a plugin with its own device: runs the plugin's kernels on
-/// one PluginQueue and offers the plugin's copies across the device boundary.
-class AcceleratorBackend final : public runtime::Backend {
- public:
-  AcceleratorBackend(std::shared_ptr<const LoadedPlugin> plugin,
-                     std::shared_ptr<runtime::Allocator> allocator,
-                     std::unique_ptr<PluginQueue> queue);
-  std::unique_ptr<runtime::Kernel> createCopy(const runtime::CopyRequest& request) const override;
-  /// The queue's plugin handle.
-  void* queueHandle() const { return queue_; }
-
- private:
-  std::shared_ptr<const LoadedPlugin> plugin_;
-  void* queue_;
 };
 
 /// The runtime device of an accelerator: its kind and id.

@@ -1,8 +1,11 @@
-//===- plugins/host/plugin_adapters.h - Plugin tables as in-process APIs --===//
+//===- plugins/host/plugin_tables.h - Reading a plugin's C tables --------===//
 //
-// Internal to subgraph::plugins: turns a plugin's C tables into the
-// in-process interfaces the partitioner and the runtime already drive, so
-// neither layer knows plugins exist.
+// Internal to subgraph::plugins: what every adapter reads from a plugin's
+// C tables (which slots a table's ABI version has, the kernel context, the
+// plugin's layouts) and the load-time checks of those tables. The adapters
+// build on it, one file per concern, with no include between them except
+// downward: pattern_check.h <- selection_adapters.cpp for selection;
+// device_queue.h <- kernel_adapters.cpp for kernels, copies and backends.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -13,7 +16,6 @@
 #include <string_view>
 #include <vector>
 
-#include "subgraph/partition/pattern_selector.h"
 #include "subgraph/plugin_abi.h"
 #include "subgraph/plugins/plugin_loader.h"
 #include "subgraph/runtime/tensor_view.h"
@@ -28,6 +30,11 @@ inline bool hasV2Slots(const SgKernelDesc& k) {
 /// True if `k` has the since-3 slot run_on_queue (it may still be null).
 inline bool hasV3Slots(const SgKernelDesc& k) {
   return k.abi_version >= 3 && k.struct_size >= SG_KERNEL_DESC_V3_SIZE;
+}
+/// True if the copy table `c` has the since-3 slots: direction and
+/// run_on_queue.
+inline bool hasV3Slots(const SgCopyDesc& c) {
+  return c.abi_version >= 3 && c.struct_size >= SG_COPY_DESC_V3_SIZE;
 }
 /// True if `k` (a kernel or copy table) has the since-5 concurrent_requests
 /// field and sets it, for a kernel or copy with its own threads.
@@ -134,18 +141,5 @@ class PluginLayout final : public runtime::Layout {
   const SgLayoutDesc* desc_;
   std::string name_;
 };
-
-/// The host Pattern for a plugin's declarative pattern. Plugin predicates
-/// call into `plugin`, which they keep loaded; with a null `plugin` (the
-/// load-time check) they are left out.
-StatusOr<partition::Pattern> buildPattern(const SgPatternDesc& desc,
-                                          std::shared_ptr<const LoadedPlugin> plugin);
-
-/// The op types a selector property declares for its seeds
-/// (SgPropertyDesc::seed_op_types), or none (every node may seed) where
-/// the table predates the field or leaves it NULL. An error where they
-/// could never seed anything as written: an empty list, an op no registry
-/// knows, or seeds on a pattern property.
-StatusOr<std::vector<std::string>> seedOpTypes(const SgPropertyDesc& desc);
 
 }  // namespace subgraph::plugins::adapters

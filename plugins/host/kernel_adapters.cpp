@@ -1,284 +1,33 @@
-//===- plugins/host/plugin_adapters.cpp - Plugin tables as in-process APIs -===//
-//
-// Properties: a declarative pattern runs on the host's PatternSelector; a
-// callback selector is wrapped as a SubgraphSelector. The partitioner's
-// Decision cannot carry an error, so a failing plugin callback answers "no"
-// and the property remembers the error, which SelectionStatus then returns:
-// the partition fails with the plugin's message, naming the call and the
-// node, instead of going on with a half-answered selector.
+//===- plugins/host/kernel_adapters.cpp - A plugin's kernels and copies --===//
 //
 // Kernels: each creator becomes a runtime KernelCreator of a Provider on a
 // Backend named after the plugin. A creator answering SG_UNSUPPORTED maps to
 // kUnsupported, which makes the session try the next backend and finally
-// its default region executor.
+// its default region executor. Host and device are one code path: a kernel
+// or copy with a device queue calls run_on_queue, one without calls run.
+// Backends: the host CPU (PluginBackend) or the plugin's own device
+// (AcceleratorBackend, on device_queue.h's queue), each offering the
+// plugin's copies between its layouts and plain memory.
 //
 //===----------------------------------------------------------------------===//
-#include "plugin_adapters.h"
-
-#include "subgraph/plugins/crash_handler.h"
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
 #include <algorithm>
-#include <cctype>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "device_adapters.h"
+#include "device_queue.h"
 #include "host_api.h"
-#include "subgraph/ir/op_schema.h"
-#include "subgraph/partition/fused_name.h"
+#include "plugin_tables.h"
+#include "subgraph/plugins/crash_handler.h"
 #include "subgraph/runtime/allocator.h"
 #include "subgraph/runtime/session.h"
 #include "subgraph/runtime/work_queue.h"
-#include "subgraph/support/did_you_mean.h"
 
 namespace subgraph::plugins {
 namespace adapters {
 namespace {
-
-using partition::Decision;
-
-std::vector<std::string> splitOps(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t bar = s.find('|', start);
-    if (bar == std::string::npos) bar = s.size();
-    if (bar > start) out.push_back(s.substr(start, bar - start));
-    start = bar + 1;
-  }
-  return out;
-}
-
-// The first error a plugin callback reported during one partitioning run.
-class ErrorSlot {
- public:
-  void record(const std::string& message) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (first_.empty()) first_ = message;
-  }
-  std::string first() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return first_;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::string first_;
-};
-
-// A callback selector of a plugin, as MXNet's SubgraphSelector.
-class PluginSelector final : public partition::SubgraphSelector {
- public:
-  PluginSelector(std::shared_ptr<const LoadedPlugin> plugin, const SgPropertyDesc* desc,
-                 void* handle, std::shared_ptr<ErrorSlot> errors)
-      : plugin_(std::move(plugin)), desc_(desc), handle_(handle), errors_(std::move(errors)) {}
-  ~PluginSelector() override { desc_->destroy_selector(desc_->user, handle_); }
-
-  Decision Select(const Node& node) override {
-    return ask("select", node, [&](int32_t* accept, SgMessage* m) {
-      return desc_->select(handle_, host::toC(&node), accept, m);
-    });
-  }
-  Decision SelectInput(const Node& node, const Node& producer) override {
-    if (!desc_->select_input) return Decision::no();
-    return ask("select_input", node, [&](int32_t* accept, SgMessage* m) {
-      return desc_->select_input(handle_, host::toC(&node), host::toC(&producer), accept, m);
-    });
-  }
-  Decision SelectOutput(const Node& node, const Node& consumer) override {
-    if (!desc_->select_output) return Decision::no();
-    return ask("select_output", node, [&](int32_t* accept, SgMessage* m) {
-      return desc_->select_output(handle_, host::toC(&node), host::toC(&consumer), accept, m);
-    });
-  }
-  std::vector<const Node*> Filter(std::span<const Node* const> candidates) override {
-    std::vector<const Node*> all(candidates.begin(), candidates.end());
-    if (!desc_->filter) return all;
-    std::vector<const SgNode*> in;
-    for (const Node* n : candidates) in.push_back(host::toC(n));
-    std::vector<uint8_t> keep(in.size(), 1);
-    SgMessage m;
-    SgStatus st;
-    {
-      PluginCallScope scope(plugin_->name(), "filter",
-                            candidates.empty() ? nullptr : &candidates.front()->name());
-      st = desc_->filter(handle_, in.data(), in.size(), keep.data(), &m);
-    }
-    if (st != SG_OK) {
-      errors_->record(prefix("filter") + host::messageOr(m, "failed"));
-      return {};
-    }
-    std::vector<const Node*> out;
-    for (size_t i = 0; i < all.size(); ++i)
-      if (keep[i]) out.push_back(all[i]);
-    return out;
-  }
-  // The partitioner's line already says "dropped by Filter of <property>";
-  // this adds the plugin's reason, if it gives one.
-  std::string FilterReason(const Node& node) const override {
-    if (desc_->struct_size <= SG_PROPERTY_DESC_V2_SIZE || !desc_->filter_reason) return {};
-    SgMessage m;
-    SgStatus st;
-    {
-      PluginCallScope scope(plugin_->name(), "filter_reason", &node.name());
-      st = desc_->filter_reason(handle_, host::toC(&node), &m);
-    }
-    if (st != SG_OK) {
-      errors_->record(prefix("filter_reason") + host::messageOr(m, "failed"));
-      return {};
-    }
-    return host::messageOr(m, "");
-  }
-  void Reset() override {
-    if (!desc_->reset) return;
-    SgMessage m;
-    PluginCallScope scope(plugin_->name(), "reset", nullptr);
-    if (desc_->reset(handle_, &m) != SG_OK)
-      errors_->record(prefix("reset") + host::messageOr(m, "failed"));
-  }
-
- private:
-  std::string prefix(const char* slot) const {
-    return "plugin '" + plugin_->name() + "' property '" + desc_->name + "' " + slot + ": ";
-  }
-  template <typename Call>
-  Decision ask(const char* slot, const Node& node, Call&& call) {
-    SgMessage m;
-    int32_t accept = 0;
-    SgStatus st;
-    {
-      PluginCallScope scope(plugin_->name(), slot, &node.name());
-      st = call(&accept, &m);
-    }
-    if (st != SG_OK) {
-      errors_->record("plugin '" + plugin_->name() + "' property '" + desc_->name + "' " + slot +
-                      " on node '" + node.name() + "': " + host::messageOr(m, "failed"));
-      return Decision::no("plugin error");
-    }
-    return accept ? Decision::yes() : Decision::no(std::move(m.text));
-  }
-
-  std::shared_ptr<const LoadedPlugin> plugin_;
-  const SgPropertyDesc* desc_;
-  void* handle_;
-  std::shared_ptr<ErrorSlot> errors_;
-};
-
-// A selector that only refuses, for a property whose create_selector
-// failed (the error is already recorded).
-class RefusingSelector final : public partition::SubgraphSelector {
- public:
-  Decision Select(const Node&) override { return Decision::no("plugin selector unavailable"); }
-  Decision SelectInput(const Node&, const Node&) override { return Decision::no(); }
-  Decision SelectOutput(const Node&, const Node&) override { return Decision::no(); }
-};
-
-class PluginProperty final : public partition::SubgraphProperty {
- public:
-  PluginProperty(std::shared_ptr<const LoadedPlugin> plugin, const SgPropertyDesc* desc)
-      : plugin_(std::move(plugin)), desc_(desc), errors_(std::make_shared<ErrorSlot>()) {
-    partition::PropertyOptions options;
-    options.inferenceOnly = desc->inference_only != 0;
-    options.minRegionSize = desc->min_region_size ? desc->min_region_size : 1;
-    setOptions(options);
-    if (desc->pattern) {
-      StatusOr<partition::Pattern> p = buildPattern(*desc->pattern, plugin_);
-      // Checked at load time; a failure here cannot happen, but keep it an
-      // error rather than a crash.
-      if (p.isOk())
-        pattern_ = std::make_shared<const partition::Pattern>(std::move(p).value());
-      else
-        errors_->record(p.status().message());
-    }
-    // Checked at load time too.
-    if (StatusOr<std::vector<std::string>> seeds = seedOpTypes(*desc); seeds.isOk())
-      seeds_ = std::move(seeds).value();
-    else
-      errors_->record(seeds.status().message());
-  }
-
-  std::string name() const override { return desc_->name; }
-
-  std::unique_ptr<partition::SubgraphSelector> CreateSubgraphSelector() const override {
-    void* handle = nullptr;
-    SgMessage m;
-    PluginCallScope scope(plugin_->name(), "create_selector", nullptr);
-    if (desc_->create_selector(desc_->user, &handle, &m) != SG_OK) {
-      errors_->record("plugin '" + plugin_->name() + "' property '" + desc_->name +
-                      "' create_selector: " + host::messageOr(m, "failed"));
-      return std::make_unique<RefusingSelector>();
-    }
-    return std::make_unique<PluginSelector>(plugin_, desc_, handle, errors_);
-  }
-
-  std::unique_ptr<partition::SubgraphSelectorV2> CreateSubgraphSelectorV2() const override {
-    if (desc_->pattern) {
-      if (!pattern_) return partition::adaptSelector(std::make_unique<RefusingSelector>());
-      return std::make_unique<partition::PatternSelector>(pattern_);
-    }
-    return SubgraphProperty::CreateSubgraphSelectorV2();
-  }
-
-  // A declarative pattern runs on the host's PatternSelector, which says a
-  // reasonless no to every node but its anchor's ops; a selector says so
-  // where it declares seed_op_types.
-  std::vector<std::string> SeedOpTypes() const override {
-    return pattern_ ? pattern_->nodes()[0].opTypes() : seeds_;
-  }
-
-  // A property without create_subgraph_node accepts every region as
-  // defaultFusedNode() would, so the partitioner builds no body to ask it
-  // and moves the members into the bodies after partitioning.
-  bool FusesWithoutBody() const override { return !desc_->create_subgraph_node; }
-  // The ABI has no per-property hooks (a plugin's transforms run before
-  // and after all partitioning).
-  bool HasPartitionHooks() const override { return false; }
-
-  partition::SubgraphNodeResult CreateSubgraphNode(
-      std::shared_ptr<Graph> subgraph, const partition::RegionInfo& region) const override {
-    const Graph* body = subgraph.get();
-    partition::FusedNode node = partition::defaultFusedNode(std::move(subgraph), region);
-    if (!desc_->create_subgraph_node) return node;
-    SgFusedNode fused;
-    fused.node = &node;
-    fused.defaultDomain = partition::fusedDomain(region.backend);
-    fused.defaultOp = region.property;
-    SgMessage m;
-    int32_t accept = 1;
-    SgStatus st;
-    {
-      PluginCallScope scope(plugin_->name(), "create_subgraph_node", nullptr);
-      st =
-          desc_->create_subgraph_node(desc_->user, host::toC(body), region.id, &fused, &accept, &m);
-    }
-    if (st != SG_OK) {
-      errors_->record("plugin '" + plugin_->name() + "' property '" + desc_->name +
-                      "' create_subgraph_node: " + host::messageOr(m, "failed"));
-      return partition::SubgraphNodeResult::reject("plugin error");
-    }
-    if (!accept) return partition::SubgraphNodeResult::reject(m.text);
-    return node;
-  }
-
-  Status SelectionStatus() const override {
-    std::string e = errors_->first();
-    return e.empty() ? Status::ok() : Status::invalid(e);
-  }
-
- private:
-  std::shared_ptr<const LoadedPlugin> plugin_;
-  const SgPropertyDesc* desc_;
-  std::shared_ptr<ErrorSlot> errors_;
-  std::shared_ptr<const partition::Pattern> pattern_;
-  std::vector<std::string> seeds_;  // a selector's declared seed ops
-};
 
 // The plugin's device memory as an Allocator, with the same counters the
 // host allocator keeps.
@@ -488,12 +237,16 @@ class PluginKernel final : public runtime::Kernel {
   std::vector<const runtime::Layout*> outputLayouts_;
 };
 
-// One of a plugin's copies (SgCopyDesc) as a runtime copy kernel.
+// One of a plugin's copies (SgCopyDesc) as a runtime copy kernel: on the
+// host (no queue) through run, across or within a device through
+// run_on_queue on the backend's queue.
 class PluginCopyKernel final : public runtime::Kernel {
  public:
-  PluginCopyKernel(std::shared_ptr<const LoadedPlugin> plugin, const SgCopyDesc* desc)
+  PluginCopyKernel(std::shared_ptr<const LoadedPlugin> plugin, const SgCopyDesc* desc,
+                   void* queue = nullptr)
       : plugin_(std::move(plugin)),
         desc_(desc),
+        queue_(queue),
         from_(plugin_->layoutFor(desc->from)),
         to_(plugin_->layoutFor(desc->to)) {}
 
@@ -515,7 +268,9 @@ class PluginCopyKernel final : public runtime::Kernel {
     SgTensor src = toTensor(ctx.input(0)), dst = toTensor(ctx.output(0));
     SgMessage m;
     PluginCallScope scope(plugin_->name(), "copy", nullptr);
-    if (desc_->run(desc_->user, &src, &dst, &m) != SG_OK)
+    SgStatus st = queue_ ? desc_->run_on_queue(desc_->user, queue_, &src, &dst, &m)
+                         : desc_->run(desc_->user, &src, &dst, &m);
+    if (st != SG_OK)
       return ctx.fail("plugin '" + plugin_->name() + "' copy: " + host::messageOr(m, "failed"));
     return Status::ok();
   }
@@ -527,6 +282,7 @@ class PluginCopyKernel final : public runtime::Kernel {
  private:
   std::shared_ptr<const LoadedPlugin> plugin_;
   const SgCopyDesc* desc_;
+  void* queue_;
   const runtime::Layout* from_;
   const runtime::Layout* to_;
 };
@@ -624,171 +380,64 @@ class PluginBackend final : public runtime::Backend {
   }
 };
 
-}  // namespace
 
-namespace {
+// The plugin's device copy in `direction` between `from` and `to`.
+const SgCopyDesc* findDeviceCopy(const SgPlugin& p, int32_t direction, const SgLayoutDesc* from,
+                                 const SgLayoutDesc* to, DataType dtype) {
+  for (size_t i = 0; i < p.num_copies; ++i) {
+    const SgCopyDesc* c = p.copies[i];
+    if (hasV3Slots(*c) && c->direction == direction && c->from == from && c->to == to &&
+        (c->dtype == SG_DTYPE_UNDEFINED || c->dtype == static_cast<SgDataType>(dtype)))
+      return c;
+  }
+  return nullptr;
+}
 
-// What an MXNet selector calls the ops that ONNX names otherwise.
-std::string_view mxnetEquivalent(std::string_view name) {
-  static const std::pair<std::string_view, std::string_view> kNames[] = {
-      {"Convolution", "Conv"},
-      {"Deconvolution", "ConvTranspose"},
-      {"FullyConnected", "Gemm or MatMul"},
-      {"BatchNorm", "BatchNormalization"},
-      {"LayerNorm", "LayerNormalization"},
-      {"Activation", "Relu, Sigmoid or Tanh"},
-      {"LeakyReLU", "LeakyRelu"},
-      {"Pooling", "MaxPool or AveragePool"},
-      {"elemwise_add", "Add"},
-      {"broadcast_add", "Add"},
-      {"elemwise_mul", "Mul"},
-      {"SoftmaxOutput", "Softmax"},
-      {"softmax", "Softmax"},
-      {"SliceChannel", "Split"},
-      {"Reshape", "Reshape"},
+// The backend of a plugin with its own device: runs the plugin's kernels on
+// one PluginQueue and offers the plugin's copies across the device boundary.
+class AcceleratorBackend final : public runtime::Backend {
+ public:
+  AcceleratorBackend(std::shared_ptr<const LoadedPlugin> plugin,
+                     std::shared_ptr<runtime::Allocator> allocator,
+                     std::unique_ptr<PluginQueue> queue);
+  std::unique_ptr<runtime::Kernel> createCopy(const runtime::CopyRequest& request) const override;
+  /// The queue's plugin handle.
+  void* queueHandle() const { return queue_; }
+
+ private:
+  std::shared_ptr<const LoadedPlugin> plugin_;
+  void* queue_;
+};
+
+AcceleratorBackend::AcceleratorBackend(std::shared_ptr<const LoadedPlugin> plugin,
+                                       std::shared_ptr<runtime::Allocator> allocator,
+                                       std::unique_ptr<PluginQueue> queue)
+    : runtime::Backend(plugin->name(), deviceOf(*plugin->table().device), std::move(allocator),
+                       std::move(queue)),
+      plugin_(std::move(plugin)),
+      queue_(static_cast<PluginQueue&>(workQueue()).handle()) {}
+
+std::unique_ptr<runtime::Kernel> AcceleratorBackend::createCopy(
+    const runtime::CopyRequest& request) const {
+  const runtime::Device& self = device();
+  int32_t direction = -1;
+  if (request.from.isHost() && request.to == self) direction = SG_COPY_HOST_TO_DEVICE;
+  if (request.from == self && request.to.isHost()) direction = SG_COPY_DEVICE_TO_HOST;
+  if (request.from == self && request.to == self) direction = SG_COPY_ON_DEVICE;
+  if (direction < 0) return nullptr;
+  // Only this plugin's layouts (or plain) can be on either side.
+  auto own = [&](const runtime::Layout* l, const SgLayoutDesc*& desc) {
+    auto* pl = dynamic_cast<const PluginLayout*>(l);
+    desc = pl && &pl->owner() == plugin_.get() ? pl->desc() : nullptr;
+    return !l || desc;
   };
-  for (const auto& [mxnet, onnx] : kNames)
-    if (mxnet == name) return onnx;
-  return {};
+  const SgLayoutDesc *from = nullptr, *to = nullptr;
+  if (!own(request.fromLayout, from) || !own(request.toLayout, to)) return nullptr;
+  const SgCopyDesc* c = findDeviceCopy(plugin_->table(), direction, from, to, request.dtype);
+  if (!c) return nullptr;
+  return std::make_unique<PluginCopyKernel>(plugin_, c, queue_);
 }
 
-// "" when `op` names an op the registry knows (a plain name is an ONNX op; a
-// dotted one, a plugin-defined op, is not checked here), else why not, with
-// the MXNet equivalent or the nearest ONNX names.
-std::string unknownOp(std::string_view op) {
-  if (op.find('.') != std::string_view::npos || OpRegistry::global().lookup("", op)) return {};
-  std::string why = "'" + std::string(op) + "', which is not an ONNX op";
-  if (std::string_view onnx = mxnetEquivalent(op); !onnx.empty())
-    return why + " (MXNet's name; ONNX calls it " + std::string(onnx) + ")";
-  std::vector<std::string> near;
-  for (const OpSchema* schema : OpRegistry::global().schemas())
-    if (schema->domain.empty() && editDistance(op, schema->name) <= 2) near.push_back(schema->name);
-  if (!near.empty()) why += " (did you mean " + fmt::format("{}", fmt::join(near, " or ")) + "?)";
-  return why;
-}
-
-}  // namespace
-
-StatusOr<partition::Pattern> buildPattern(const SgPatternDesc& desc,
-                                          std::shared_ptr<const LoadedPlugin> plugin) {
-  if (desc.abi_version < SG_PLUGIN_ABI_MIN_VERSION || desc.abi_version > SG_PLUGIN_ABI_VERSION ||
-      desc.struct_size < sizeof(SgPatternDesc))
-    return Status::invalid("pattern has plugin ABI version " + std::to_string(desc.abi_version) +
-                           " or a short struct_size; this subgraph's is " +
-                           std::to_string(SG_PLUGIN_ABI_VERSION));
-  if (desc.num_nodes == 0 || !desc.nodes) return Status::invalid("pattern has no nodes");
-  if (desc.num_edges && !desc.edges) return Status::invalid("pattern has a null edge array");
-  partition::PatternBuilder builder(desc.name ? desc.name : "pattern");
-  for (size_t i = 0; i < desc.num_nodes; ++i) {
-    const SgPatternNode& n = desc.nodes[i];
-    if (n.struct_size < sizeof(SgPatternNode) || !n.op_types || !*n.op_types)
-      return Status::invalid("pattern node " + std::to_string(i) + " has no op types");
-    std::string ops = n.op_types;
-    if (ops != "*")
-      for (const std::string& op : splitOps(ops))
-        if (std::string why = unknownOp(op); !why.empty())
-          return Status::invalid("pattern node " + std::to_string(i) + " names op " + why +
-                                 ", so it can never match");
-    partition::OpMatcher m = ops == "*" ? partition::OpMatcher::anyOp()
-                             : ops.find('|') != std::string::npos
-                                 ? partition::OpMatcher::anyOf(splitOps(ops))
-                                 : partition::OpMatcher(ops);
-    if (n.flags & SG_PATTERN_OPTIONAL) m.optional();
-    if (n.flags & SG_PATTERN_ONE_USE) m.where(partition::predicates::hasOneUse());
-    if (n.flags & SG_PATTERN_STATIC_SHAPES) m.where(partition::predicates::staticShapes());
-    if (n.flags & SG_PATTERN_NO_ZERO_DIMS) m.where(partition::predicates::noZeroSizeDims());
-    if (n.flags & SG_PATTERN_USES_INSIDE) m.usesStayInside();
-    if (n.flags & SG_PATTERN_ONLY_FEEDS_NEXT) m.onlyFeedsNext();
-    for (uint32_t bit = 0; bit < 32; ++bit)
-      if (n.constant_inputs & (1u << bit)) m.where(partition::predicates::inputIsConstant(bit));
-    if (n.predicate && plugin) {
-      auto fn = n.predicate;
-      void* user = n.predicate_user;
-      m.where([plugin, fn, user](const Node& node) -> Decision {
-        SgMessage msg;
-        int32_t accept = 0;
-        PluginCallScope scope(plugin->name(), "pattern predicate", &node.name());
-        if (fn(user, host::toC(&node), &accept, &msg) != SG_OK)
-          return Decision::no("plugin '" + plugin->name() +
-                              "' predicate failed: " + host::messageOr(msg, "no message"));
-        return accept ? Decision::yes() : Decision::no(std::move(msg.text));
-      });
-    }
-    builder.add(std::move(m));
-  }
-  for (size_t e = 0; e < desc.num_edges; ++e) {
-    const SgPatternEdge& edge = desc.edges[e];
-    if (edge.producer >= desc.num_nodes || edge.consumer >= desc.num_nodes)
-      return Status::invalid("pattern edge " + std::to_string(e) + " names a missing node");
-    builder.connect(edge.producer, edge.consumer, edge.input, edge.output);
-  }
-  return builder.build();
-}
-
-StatusOr<std::vector<std::string>> seedOpTypes(const SgPropertyDesc& desc) {
-  if (desc.struct_size <= SG_PROPERTY_DESC_V4_SIZE || !desc.seed_op_types)
-    return std::vector<std::string>{};
-  if (desc.pattern)
-    return Status::invalid(
-        "sets seed_op_types, which only a selector property takes "
-        "(a pattern's seeds are its anchor's ops)");
-  std::vector<std::string> ops = splitOps(desc.seed_op_types);
-  if (ops.empty())
-    return Status::invalid(
-        "has an empty seed_op_types, so nothing could seed it "
-        "(NULL offers every node)");
-  if (ops.size() == 1 && ops[0] == "*") return std::vector<std::string>{};
-  for (const std::string& op : ops)
-    if (std::string why = unknownOp(op); !why.empty())
-      return Status::invalid("seed_op_types names op " + why + ", so it can never seed a region");
-  return ops;
-}
-
-}  // namespace adapters
-
-partition::SubgraphBackend LoadedPlugin::instantiateBackend() const {
-  partition::SubgraphBackend backend;
-  backend.name = info_.name;
-  for (size_t i = 0; i < plugin_->num_properties; ++i)
-    backend.properties.push_back(
-        std::make_unique<adapters::PluginProperty>(shared_from_this(), plugin_->properties[i]));
-  return backend;
-}
-
-StatusOr<partition::SubgraphBackend> LoadedPlugin::instantiateBackend(
-    const PluginRunOptions& options) const {
-  if (!adapters::hasV5Slots(*plugin_) || !plugin_->properties_for) return instantiateBackend();
-  // Selection sees the session as kernels will: its precision and its
-  // options, never a thread count.
-  PluginRunOptions session = options;
-  session.threads = 0;
-  adapters::KernelContextData data(session, info_.name);
-  SgKernelContext context = data.toC();
-  size_t count = 0;
-  const SgPropertyDesc* const* table = nullptr;
-  SgMessage m;
-  SgStatus st;
-  {
-    PluginCallScope scope(info_.name, "properties_for", nullptr);
-    st = plugin_->properties_for(plugin_->user, &context, &count, &table, &m);
-  }
-  std::string who = "plugin '" + info_.name + "' properties_for";
-  if (st != SG_OK) return Status::invalid(who + ": " + host::messageOr(m, "failed"));
-  if (count && !table) return Status::invalid(who + ": a count with a null table");
-  if (std::string why = adapters::checkPropertyTable(table, count); !why.empty())
-    return Status::invalid(who + ": " + why);
-  partition::SubgraphBackend backend;
-  backend.name = info_.name;
-  for (size_t i = 0; i < count; ++i)
-    backend.properties.push_back(
-        std::make_unique<adapters::PluginProperty>(shared_from_this(), table[i]));
-  return backend;
-}
-
-bool LoadedPlugin::hasKernels() const { return plugin_->num_kernels > 0; }
-
-namespace adapters {
-namespace {
 
 // The layouts a new kernel reads and writes, resolved to the plugin's
 // runtime layouts; "" or why one is not the plugin's.
@@ -847,8 +496,11 @@ runtime::KernelCreator makeCreator(std::shared_ptr<const LoadedPlugin> self,
   };
 }
 
+
 }  // namespace
 }  // namespace adapters
+
+bool LoadedPlugin::hasKernels() const { return plugin_->num_kernels > 0; }
 
 std::shared_ptr<runtime::Backend> LoadedPlugin::createRuntimeBackend(int threads) const {
   PluginRunOptions options;
@@ -883,20 +535,6 @@ StatusOr<std::shared_ptr<runtime::Backend>> LoadedPlugin::createRuntimeBackend(
                   adapters::makeCreator(self, plugin_->kernels[i], data));
   backend->addProvider(std::move(provider));
   return backend;
-}
-
-Status LoadedPlugin::runTransforms(Graph& graph, int stage) const {
-  for (size_t i = 0; i < plugin_->num_transforms; ++i) {
-    const SgTransformDesc* t = plugin_->transforms[i];
-    if (t->stage != stage) continue;
-    SgMessage m;
-    int32_t changed = 0;
-    PluginCallScope scope(info_.name, "transform", nullptr);
-    if (t->run(t->user, host::toMutableC(&graph), &changed, &m) != SG_OK)
-      return Status::invalid("plugin '" + info_.name + "' transform '" + t->name +
-                             "': " + host::messageOr(m, "failed"));
-  }
-  return Status::ok();
 }
 
 }  // namespace subgraph::plugins

@@ -1,13 +1,13 @@
-//===- plugins/host/device_adapters.cpp - A plugin's own device (ABI 3) ---===//
+//===- plugins/host/device_queue.cpp - A plugin's own device (ABI 3) ------===//
 //
-// See device_adapters.h. A submission's completion is a deferred future:
+// See device_queue.h. A submission's completion is a deferred future:
 // whoever first needs the step's result (a host step reading a device
 // value, the end of the run) synchronizes the event recorded after it. An
 // event is destroyed with the last copy of its completion, so a completion
 // nobody waits for does not leak one.
 //
 //===----------------------------------------------------------------------===//
-#include "device_adapters.h"
+#include "device_queue.h"
 
 #include <cctype>
 #include <cstring>
@@ -15,7 +15,7 @@
 #include <shared_mutex>
 
 #include "host_api.h"
-#include "plugin_adapters.h"
+#include "plugin_tables.h"
 #include "subgraph/plugins/crash_handler.h"
 
 namespace subgraph::plugins::adapters {
@@ -43,62 +43,6 @@ runtime::TaskCompletion ready(Status status) {
   std::promise<Status> p;
   p.set_value(std::move(status));
   return p.get_future().share();
-}
-
-// A copy of the plugin's across the device boundary (or within the device),
-// submitted to the backend's queue.
-class DeviceCopyKernel final : public runtime::Kernel {
- public:
-  DeviceCopyKernel(std::shared_ptr<const LoadedPlugin> plugin, const SgCopyDesc* desc, void* queue)
-      : plugin_(std::move(plugin)),
-        desc_(desc),
-        queue_(queue),
-        from_(plugin_->layoutFor(desc->from)),
-        to_(plugin_->layoutFor(desc->to)) {}
-
-  const runtime::Layout* inputLayout(size_t) const override { return from_; }
-  const runtime::Layout* outputLayout(size_t) const override { return to_; }
-
-  Status resize(runtime::ResizeContext& ctx) const override {
-    runtime::TensorDesc out = ctx.inputDesc(0);
-    out.layout = to_;
-    if (std::string why = cannotHold(out); !why.empty())
-      return ctx.fail("plugin '" + plugin_->name() + "' copy: " + why);
-    ctx.setOutput(0, std::move(out));
-    return Status::ok();
-  }
-
-  Status run(runtime::RunContext& ctx) const override {
-    SgTensor src = toTensor(ctx.input(0)), dst = toTensor(ctx.output(0));
-    SgMessage m;
-    PluginCallScope scope(plugin_->name(), "copy", nullptr);
-    if (desc_->run_on_queue(desc_->user, queue_, &src, &dst, &m) != SG_OK)
-      return ctx.fail("plugin '" + plugin_->name() + "' copy: " + host::messageOr(m, "failed"));
-    return Status::ok();
-  }
-
- private:
-  std::shared_ptr<const LoadedPlugin> plugin_;
-  const SgCopyDesc* desc_;
-  void* queue_;
-  const runtime::Layout* from_;
-  const runtime::Layout* to_;
-};
-
-bool hasV3Slots(const SgCopyDesc& c) {
-  return c.abi_version >= 3 && c.struct_size >= SG_COPY_DESC_V3_SIZE;
-}
-
-// The plugin's device copy in `direction` between `from` and `to`.
-const SgCopyDesc* findDeviceCopy(const SgPlugin& p, int32_t direction, const SgLayoutDesc* from,
-                                 const SgLayoutDesc* to, DataType dtype) {
-  for (size_t i = 0; i < p.num_copies; ++i) {
-    const SgCopyDesc* c = p.copies[i];
-    if (hasV3Slots(*c) && c->direction == direction && c->from == from && c->to == to &&
-        (c->dtype == SG_DTYPE_UNDEFINED || c->dtype == static_cast<SgDataType>(dtype)))
-      return c;
-  }
-  return nullptr;
 }
 
 }  // namespace
@@ -310,35 +254,6 @@ runtime::TaskCompletion PluginQueue::launch(const runtime::CapturedWork& work) {
         return Status::ok();
       },
       nullptr);
-}
-
-AcceleratorBackend::AcceleratorBackend(std::shared_ptr<const LoadedPlugin> plugin,
-                                       std::shared_ptr<runtime::Allocator> allocator,
-                                       std::unique_ptr<PluginQueue> queue)
-    : runtime::Backend(plugin->name(), deviceOf(*plugin->table().device), std::move(allocator),
-                       std::move(queue)),
-      plugin_(std::move(plugin)),
-      queue_(static_cast<PluginQueue&>(workQueue()).handle()) {}
-
-std::unique_ptr<runtime::Kernel> AcceleratorBackend::createCopy(
-    const runtime::CopyRequest& request) const {
-  const runtime::Device& self = device();
-  int32_t direction = -1;
-  if (request.from.isHost() && request.to == self) direction = SG_COPY_HOST_TO_DEVICE;
-  if (request.from == self && request.to.isHost()) direction = SG_COPY_DEVICE_TO_HOST;
-  if (request.from == self && request.to == self) direction = SG_COPY_ON_DEVICE;
-  if (direction < 0) return nullptr;
-  // Only this plugin's layouts (or plain) can be on either side.
-  auto own = [&](const runtime::Layout* l, const SgLayoutDesc*& desc) {
-    auto* pl = dynamic_cast<const PluginLayout*>(l);
-    desc = pl && &pl->owner() == plugin_.get() ? pl->desc() : nullptr;
-    return !l || desc;
-  };
-  const SgLayoutDesc *from = nullptr, *to = nullptr;
-  if (!own(request.fromLayout, from) || !own(request.toLayout, to)) return nullptr;
-  const SgCopyDesc* c = findDeviceCopy(plugin_->table(), direction, from, to, request.dtype);
-  if (!c) return nullptr;
-  return std::make_unique<DeviceCopyKernel>(plugin_, c, queue_);
 }
 
 }  // namespace subgraph::plugins::adapters
