@@ -607,11 +607,11 @@ StatusOr<std::unique_ptr<Graph>> importOnnxFile(const std::string& path,
   std::string source = options.sourceName.empty() ? path : options.sourceName;
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
-    return oneLine(Status(StatusCode::kNotFound, source + ": no such model file"));
+    return oneLine(Status(StatusCode::kIo, source + ": no such model file"));
   if (!std::filesystem::is_regular_file(path, ec))
     return oneLine(Status::invalid(source + ": not a regular file"));
   auto size = std::filesystem::file_size(path, ec);
-  if (ec) return oneLine(Status(StatusCode::kNotFound, source + ": cannot read: " + ec.message()));
+  if (ec) return oneLine(Status(StatusCode::kIo, source + ": cannot read: " + ec.message()));
   // Checked before reading so a huge file is never loaded into memory.
   if (size > options.maxModelBytes)
     return oneLine(

@@ -60,8 +60,7 @@ StatusOr<std::string> readRegularFile(const std::string& path, uint64_t maxBytes
   // writer forever. It has no effect on the regular files accepted below.
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
   if (fd.get() < 0)
-    return Status(errno == ENOENT ? StatusCode::kNotFound : StatusCode::kInvalidArgument,
-                  path + ": cannot open the " + what + ": " + errnoText());
+    return Status(StatusCode::kIo, path + ": cannot open the " + what + ": " + errnoText());
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0)
     return Status::invalid(path + ": cannot stat the " + what + ": " + errnoText());

@@ -15,6 +15,9 @@ const char* statusCodeName(StatusCode code) {
     case StatusCode::kUnsupported: return "unsupported";
     case StatusCode::kLimitExceeded: return "limit-exceeded";
     case StatusCode::kInternal: return "internal";
+    case StatusCode::kUsage: return "usage";
+    case StatusCode::kIo: return "io";
+    case StatusCode::kPluginFailure: return "plugin-failure";
   }
   return "unknown";
 }

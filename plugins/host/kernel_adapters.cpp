@@ -380,7 +380,6 @@ class PluginBackend final : public runtime::Backend {
   }
 };
 
-
 // The plugin's device copy in `direction` between `from` and `to`.
 const SgCopyDesc* findDeviceCopy(const SgPlugin& p, int32_t direction, const SgLayoutDesc* from,
                                  const SgLayoutDesc* to, DataType dtype) {
@@ -438,7 +437,6 @@ std::unique_ptr<runtime::Kernel> AcceleratorBackend::createCopy(
   return std::make_unique<PluginCopyKernel>(plugin_, c, queue_);
 }
 
-
 // The layouts a new kernel reads and writes, resolved to the plugin's
 // runtime layouts; "" or why one is not the plugin's.
 std::string resolveLayouts(const LoadedPlugin& plugin, const SgKernelDesc& desc, void* handle,
@@ -495,7 +493,6 @@ runtime::KernelCreator makeCreator(std::shared_ptr<const LoadedPlugin> self,
         device ? device->queueHandle() : nullptr));
   };
 }
-
 
 }  // namespace
 }  // namespace adapters

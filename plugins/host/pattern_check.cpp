@@ -35,7 +35,6 @@ std::vector<std::string> splitOps(const std::string& s) {
   return out;
 }
 
-
 // What an MXNet selector calls the ops that ONNX names otherwise.
 std::string_view mxnetEquivalent(std::string_view name) {
   static const std::pair<std::string_view, std::string_view> kNames[] = {

@@ -92,16 +92,19 @@ Status LoadedPlugin::checkOptions(const PluginRunOptions& options) const {
     std::string name = key.substr(prefix.size());
     const PluginOption* option = findOption(info_, name);
     if (!option)
-      return Status::invalid(fmt::format(
-          "plugin option '{}': backend '{}' has no option '{}'{}; its options: {}", key, info_.name,
-          name, didYouMean(name, names),
-          names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "))));
+      return Status(
+          StatusCode::kUsage,
+          fmt::format(
+              "plugin option '{}': backend '{}' has no option '{}'{}; its options: {}", key,
+              info_.name, name, didYouMean(name, names),
+              names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "))));
     if (option->values.empty() ||
         std::find(option->values.begin(), option->values.end(), value) != option->values.end())
       continue;
-    return Status::invalid(fmt::format(
-        "plugin option '{}={}': '{}' is not a value of {}{}; it takes {}", key, value, value, key,
-        didYouMean(value, option->values), fmt::join(option->values, ", ")));
+    return Status(StatusCode::kUsage,
+                  fmt::format("plugin option '{}={}': '{}' is not a value of {}{}; it takes {}",
+                              key, value, value, key, didYouMean(value, option->values),
+                              fmt::join(option->values, ", ")));
   }
   return Status::ok();
 }
@@ -112,12 +115,14 @@ Status BackendSelection::setRunOptions(const PluginRunOptions& options) {
     size_t dot = key.find('.');
     std::string backend = key.substr(0, dot);
     if (dot == std::string::npos || dot == 0 || dot + 1 == key.size())
-      return Status::invalid("plugin option '" + key + "' is not PLUGIN.NAME");
+      return Status(StatusCode::kUsage, "plugin option '" + key + "' is not PLUGIN.NAME");
     if (std::find(chosen.begin(), chosen.end(), backend) == chosen.end())
-      return Status::invalid(fmt::format(
-          "plugin option '{}' is for backend '{}', which is not chosen ({}){}", key, backend,
-          chosen.empty() ? std::string("none") : fmt::format("{}", fmt::join(chosen, ",")),
-          didYouMean(backend, chosen)));
+      return Status(
+          StatusCode::kUsage,
+          fmt::format(
+              "plugin option '{}' is for backend '{}', which is not chosen ({}){}", key, backend,
+              chosen.empty() ? std::string("none") : fmt::format("{}", fmt::join(chosen, ",")),
+              didYouMean(backend, chosen)));
   }
   for (const SelectedBackend& b : backends_)
     if (b.plugin) SUBGRAPH_RETURN_IF_ERROR(b.plugin->checkOptions(options));

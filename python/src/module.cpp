@@ -72,14 +72,20 @@ py::object errorType(ErrorKind kind) { return *gErrorKinds[static_cast<int>(kind
 
 ErrorKind errorKindOf(StatusCode code) {
   switch (code) {
-    // A name that resolves to nothing (a backend, an input, an op) is the
-    // caller's mistake, as in ONNX Runtime; a missing model file is
-    // NoSuchFile, raised where a path is read (loadModelArgument).
+    // A name that resolves to nothing (a backend, an input, an op) or a
+    // wrong argument is the caller's mistake, as in ONNX Runtime; a file
+    // that cannot be read is NoSuchFile (ONNX Runtime's NO_SUCHFILE).
     case StatusCode::kInvalidArgument:
+    case StatusCode::kUsage:
     case StatusCode::kNotFound: return ErrorKind::kInvalidArgument;
+    case StatusCode::kIo: return ErrorKind::kNoSuchFile;
     case StatusCode::kUnsupported: return ErrorKind::kNotImplemented;
-    default: return ErrorKind::kFail;
+    case StatusCode::kOk:
+    case StatusCode::kLimitExceeded:
+    case StatusCode::kInternal:
+    case StatusCode::kPluginFailure: return ErrorKind::kFail;
   }
+  return ErrorKind::kFail;
 }
 
 void raise(const Status& status) { raise(errorKindOf(status.code()), status.message()); }
@@ -105,8 +111,6 @@ std::unique_ptr<Graph> loadModelArgument(
             "not a " +
                 std::string(py::str(py::type::of(model).attr("__name__"))));
     std::string path = py::str(py::module_::import("os").attr("fspath")(model));
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) raise(ErrorKind::kNoSuchFile, path + ": no such file");
     return api::loadModel(path, options);
   }();
   check(graph.status());

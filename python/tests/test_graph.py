@@ -40,7 +40,7 @@ def test_load_errors_are_one_line(tmp_path):
     assert "\n" not in str(e.value)
     other = tmp_path / "model.txt"
     other.write_text("x")
-    with pytest.raises(subgraph.Error, match="unknown model file extension"):
+    with pytest.raises(subgraph.Error, match="unknown model format '.txt'"):
         subgraph.load(str(other))
 
 

@@ -184,6 +184,22 @@ def test_error_kinds(tmp_path, mlp):
         subgraph.InferenceSession(42)
 
 
+def test_error_classes_follow_the_library_kind(tmp_path, mlp):
+    """The class comes from the library's error kind, never from a check of
+    the package's own: a folder is as unreadable as a missing file, and a
+    session option the library refuses is the caller's mistake."""
+    with pytest.raises(subgraph.NoSuchFile, match="is a directory"):
+        subgraph.load(str(tmp_path))
+    with pytest.raises(subgraph.InvalidArgument, match="unknown model format"):
+        subgraph.load(str(tmp_path / "model.txt")) if (tmp_path / "model.txt").write_text("x") else None
+    with pytest.raises(subgraph.InvalidArgument, match="precision must be"):
+        subgraph.Session(mlp, backends=["convbn"], precision="int8")
+    with pytest.raises(subgraph.InvalidArgument, match="passes: "):
+        subgraph.Session(mlp, backends=["convbn"], passes="nope")
+    # The negative side: a good model with good options raises nothing.
+    subgraph.Session(mlp, backends=["convbn"], precision="fp32")
+
+
 def test_not_implemented(mlp):
     """Strings are valid ONNX inputs that subgraph does not run."""
     s = subgraph.InferenceSession(mlp)

@@ -357,8 +357,9 @@ Status verifyForRun(const Graph& graph) {
 
 Status checkThreadCount(int64_t threads, std::string_view what) {
   if (threads >= 0 && threads <= kMaxThreads) return Status::ok();
-  return Status::invalid(std::string(what) + " must be between 0 (one per core) and " +
-                         std::to_string(kMaxThreads) + ", not " + std::to_string(threads));
+  return Status(StatusCode::kUsage, std::string(what) + " must be between 0 (one per core) and " +
+                                        std::to_string(kMaxThreads) + ", not " +
+                                        std::to_string(threads));
 }
 
 Session::Session(SessionOptions options) : impl_(std::make_unique<Impl>()) {

@@ -116,7 +116,7 @@ TEST(CliDevice, PluginOptionMistakesAreUsageErrors) {
   const std::string block = std::string(SUBGRAPH_SOURCE_DIR) + "/tests/data/graphs/resnet_block.sg";
   EXPECT_TRUE(failsWithOneLine(
       runCli({"run", block, "--backend", "convbn", "--plugin-option", "precision"}), 2,
-      "--plugin-option 'precision' is not PLUGIN.NAME=VALUE"));
+      "plugin option 'precision' is not PLUGIN.NAME=VALUE"));
   EXPECT_TRUE(failsWithOneLine(
       runCli({"run", block, "--backend", "convbn", "--plugin-option", "onednn.precision=bf16"}), 2,
       "is for backend 'onednn', which is not chosen (convbn)"));

@@ -176,7 +176,7 @@ TEST(CliPlugins, PluginOptionsAreListedCheckedAndReachSelection) {
       runCli({"run", kBlock, "--backend", "emudev", "--random-inputs", "1", "--plugin-option",
               "emudev.dely_us=1"}),
       2,
-      "--plugin-option 'emudev.dely_us': backend 'emudev' has no option 'dely_us' (did you mean "
+      "plugin option 'emudev.dely_us': backend 'emudev' has no option 'dely_us' (did you mean "
       "delay_us?); its options: delay_us"));
   EXPECT_TRUE(failsWithOneLine(runCli({"partition", kBlock, "--backend", "example_convbn",
                                        "--plugin-option", "example_convbn.fuse=1"}),

@@ -335,7 +335,7 @@ TEST(OnnxMalformed, MissingFileOrFolderIsRejected) {
   TempDir dir;
   auto missing = importOnnxFile((dir / "absent.onnx").string());
   ASSERT_FALSE(missing.isOk());
-  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(missing.status().code(), StatusCode::kIo);
   EXPECT_THAT(missing.status().message(), HasSubstr("absent.onnx: no such model file"));
   auto folder = importOnnxFile(dir.path().string());
   ASSERT_FALSE(folder.isOk());

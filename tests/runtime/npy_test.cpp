@@ -67,7 +67,7 @@ TEST(NpyTest, RejectsMalformedFiles) {
   std::string be = good;
   be.replace(be.find("<f4"), 3, ">f4");
   EXPECT_THAT(decodeNpy(be, "x.npy").status().message(), HasSubstr("big-endian"));
-  EXPECT_EQ(readNpyFile("/nonexistent/q.npy").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(readNpyFile("/nonexistent/q.npy").status().code(), StatusCode::kIo);
   EXPECT_EQ(encodeNpy(Tensor::fromVector<uint16_t>(DataType::kBFloat16, {1}, {0})).status().code(),
             StatusCode::kUnsupported);
 }

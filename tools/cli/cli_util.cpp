@@ -29,13 +29,7 @@
 #include "subgraph/passes/pass_manager.h"
 #include "subgraph/support/file_io.h"
 
-#ifdef SUBGRAPH_CLI_HAVE_ONNX
-#include "subgraph/onnx/onnx_export.h"
-#include "subgraph/onnx/onnx_import.h"
-#endif
-#ifdef SUBGRAPH_CLI_HAVE_API
 #include "subgraph/api/inference_session.h"
-#endif
 #ifdef SUBGRAPH_CLI_HAVE_PLUGINS
 #include "subgraph/plugins/plugin_loader.h"
 #endif
@@ -45,118 +39,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// The name used for `path` in messages; stdin has no path of its own.
-std::string displayPath(const std::string& path) { return path == "-" ? "<stdin>" : path; }
-
 std::string lowerExtension(const std::string& path) {
   std::string ext = fs::path(path).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return ext;
 }
-
-/// Checks that `path` names an existing regular file and returns its size.
-/// Run before anything else looks at the path, so that a typo or a
-/// directory is reported as such rather than as an unknown format, and so
-/// that a device such as /dev/zero is never read.
-uint64_t statRegularFile(const std::string& path) {
-  std::error_code ec;
-  fs::file_status status = fs::status(path, ec);
-  if (status.type() == fs::file_type::not_found)
-    throw Error(StatusCode::kNotFound, fmt::format("{}: no such file", path));
-  if (ec)
-    throw Error(StatusCode::kNotFound, fmt::format("{}: cannot access: {}", path, ec.message()));
-  if (fs::is_directory(status))
-    throw Error(fmt::format("{}: is a directory, not a model file", path));
-  if (!fs::is_regular_file(status))
-    throw Error(fmt::format("{}: not a regular file (a device, pipe or socket)", path));
-  uint64_t size = fs::file_size(path, ec);
-  if (ec) throw Error(fmt::format("{}: cannot read its size: {}", path, ec.message()));
-  return size;
-}
-
-/// Fails when a `size`-byte file is over `maxBytes`; `what` ("a text graph",
-/// "an ONNX model") says which limit applies.
-void checkSizeLimit(const std::string& path, uint64_t size, uint64_t maxBytes,
-                    std::string_view what) {
-  if (size > maxBytes)
-    throw Error(StatusCode::kLimitExceeded,
-                fmt::format("{}: file is {}, over the {} limit for {} (raise it with --limit "
-                            "model-bytes=N)",
-                            path, formatBytes(size), formatBytes(maxBytes), what));
-}
-
-/// Reads at most `maxBytes` bytes from `in`, failing if there is more. The
-/// size reported by stat is not trusted (files in /proc report 0, and a
-/// file may grow while we read), so the cap is enforced on what is read.
-std::string readStreamCapped(std::istream& in, const std::string& name, uint64_t maxBytes) {
-  std::string data;
-  constexpr size_t kChunk = size_t{1} << 20;
-  std::vector<char> buffer(kChunk);
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    size_t got = static_cast<size_t>(in.gcount());
-    if (data.size() + got > maxBytes)
-      throw Error(StatusCode::kLimitExceeded,
-                  fmt::format("{}: more than {}, the limit for a text graph (raise it with --limit "
-                              "model-bytes=N)",
-                              name, formatBytes(maxBytes)));
-    data.append(buffer.data(), got);
-  }
-  if (in.bad()) throw Error(fmt::format("{}: read error: {}", name, std::strerror(errno)));
-  return data;
-}
-
-std::unique_ptr<Graph> loadTextGraph(const std::string& path, const LoadOptions& options) {
-  std::string name = displayPath(path);
-  const CliLimits& limits = cliLimits();
-  uint64_t maxBytes = options.maxTextBytes;
-  if (limits.modelBytes) maxBytes = limits.modelBytes;
-  std::string text = readFileCapped(path, maxBytes);
-  if (text.empty()) throw Error(fmt::format("{}: file is empty; expected a text graph", name));
-  // The text format never contains NUL, while every binary format (ONNX
-  // included) does within its first bytes; naming that is clearer than
-  // whatever token the parser would trip over.
-  if (size_t nul = text.find('\0'); nul != std::string::npos)
-    throw Error(fmt::format("{}: binary data at byte {}; not a text graph (.sg)", name, nul));
-  ParseOptions parse;
-  parse.sourceName = name;
-  if (path != "-") {
-    std::filesystem::path parent = std::filesystem::path(path).parent_path();
-    parse.externalDataDir = parent.empty() ? "." : parent.string();
-  }
-  if (limits.tensorBytes) parse.maxConstantBytes = limits.tensorBytes;
-  if (limits.nodes) parse.maxNodes = limits.nodes;
-  // The parser counts the main graph as level 1; `depth` counts the levels
-  // of subgraphs below it, as the ONNX importer's maxSubgraphDepth does.
-  if (limits.depth) parse.maxGraphDepth = static_cast<int>(limits.depth) + 1;
-  auto parsed = parseGraph(text, parse);
-  if (!parsed.isOk()) throw Error(parsed.status().code(), withLimitHint(parsed.status()));
-  std::unique_ptr<Graph> graph = std::move(parsed).value();
-  applyInputShapes(*graph, options.inputShapes);
-  return graph;
-}
-
-#ifdef SUBGRAPH_CLI_HAVE_ONNX
-std::unique_ptr<Graph> loadOnnxModel(const std::string& path, const LoadOptions& options) {
-  const CliLimits& limits = cliLimits();
-  uint64_t maxBytes = limits.modelBytes ? limits.modelBytes : options.maxOnnxBytes;
-  uint64_t size = statRegularFile(path);
-  checkSizeLimit(path, size, maxBytes, "an ONNX model");
-  if (size == 0) throw Error(fmt::format("{}: file is empty; expected an ONNX model", path));
-  ImportOptions importOptions;
-  importOptions.maxModelBytes = maxBytes;
-  if (limits.tensorBytes) importOptions.maxTensorBytes = limits.tensorBytes;
-  if (limits.nodes) importOptions.maxNodes = limits.nodes;
-  if (limits.depth) importOptions.maxSubgraphDepth = static_cast<int>(limits.depth);
-  importOptions.allowUnknownOps = options.allowUnknownOps;
-  importOptions.inputShapes = options.inputShapes;
-  importOptions.sourceName = path;
-  auto imported = importOnnxFile(path, importOptions);
-  if (!imported.isOk()) throw Error(imported.status().code(), withLimitHint(imported.status()));
-  return std::move(imported).value();
-}
-#endif
 
 /// Parses one non-negative dim of a `--shape` value.
 int64_t parseDim(std::string_view token, std::string_view spec) {
@@ -268,6 +156,7 @@ std::string withLimitHint(const Status& status) {
       {"maxSubgraphDepth limit", "depth"},
       {"nested deeper than the limit", "depth"},
       {"maxModelBytes limit", "model-bytes"},
+      {"ModelLimits::modelBytes", "model-bytes"},
       {"maxTensorBytes limit", "tensor-bytes"},
       {"exceeds the limit of", "tensor-bytes"},
       {"over the memory limit", "memory"},
@@ -293,85 +182,20 @@ ModelFormat modelFormatForPath(const std::string& path) {
                   path, ext.empty() ? "(no extension)" : ext));
 }
 
-bool onnxImportAvailable() {
-#ifdef SUBGRAPH_CLI_HAVE_ONNX
-  return true;
-#else
-  return false;
-#endif
-}
-
 VerifyOptions cliVerifyOptions(bool allowUnknownOps) {
-  VerifyOptions options;
-  options.allowUnknownOps = allowUnknownOps;
-  options.allowUnknownAttributes = true;
-  return options;
+  return api::modelVerifyOptions(allowUnknownOps);
 }
 
 std::unique_ptr<Graph> loadModel(const std::string& path, const LoadOptions& options) {
-  if (path != "-") statRegularFile(path);
-  std::unique_ptr<Graph> graph;
-  switch (modelFormatForPath(path)) {
-    case ModelFormat::kText: graph = loadTextGraph(path, options); break;
-    case ModelFormat::kOnnx:
-#ifdef SUBGRAPH_CLI_HAVE_ONNX
-      graph = loadOnnxModel(path, options);
-      break;
-#else
-      throw Error(StatusCode::kUnsupported,
-                  fmt::format("{}: this subgraph was built without the ONNX importer; "
-                              "convert the model to a .sg text graph",
-                              path));
-#endif
-  }
-  if (!graph) throw Error(StatusCode::kInternal, fmt::format("{}: unhandled model format", path));
-  if (options.verify) {
-    // Every command verifies before any pass, partition or kernel sees
-    // the graph: a node missing a required input or with no outputs would
-    // otherwise reach code that indexes them.
-    Status verdict = verify(*graph, cliVerifyOptions(options.allowUnknownOps));
-    if (!verdict.isOk())
-      throw Error(verdict.code(),
-                  fmt::format("{}: invalid graph: {}", displayPath(path), verdict.message()));
-  }
-  return graph;
-}
-
-void applyInputShapes(Graph& graph, const InputShapes& shapes) {
-  for (const auto& [name, dims] : shapes) {
-    Value* input = graph.findValue(name);
-    if (input == nullptr || !input->isGraphInput()) {
-      std::string inputs;
-      for (const Value* v : graph.inputs()) inputs += (inputs.empty() ? "" : ", ") + v->name();
-      throw Error(StatusCode::kNotFound,
-                  fmt::format("--shape {}: graph '{}' has no input named '{}' (inputs: {})", name,
-                              graph.name(), name, inputs.empty() ? "none" : inputs));
-    }
-    const TensorType& type = input->type();
-    if (type.hasRank() && type.rank() != dims.size())
-      throw Error(fmt::format("--shape {}: input '{}' has rank {}, but {} dims were given", name,
-                              name, type.rank(), dims.size()));
-    Shape shape(dims.begin(), dims.end());
-    if (type.hasRank()) {
-      for (size_t i = 0; i < dims.size(); ++i) {
-        const Dim& old = (*type.shape)[i];
-        if (old.isStatic() && old.size() != dims[i])
-          throw Error(fmt::format("--shape {}: dim {} of input '{}' is {}, not {}", name, i, name,
-                                  old.size(), dims[i]));
-      }
-    }
-    input->setType(TensorType(type.dtype, std::move(shape)));
-  }
-}
-
-std::string readFileCapped(const std::string& path, uint64_t maxBytes) {
-  if (path == "-") return readStreamCapped(std::cin, displayPath(path), maxBytes);
-  checkSizeLimit(path, statRegularFile(path), maxBytes, "a text graph");
-  // Read through a descriptor checked to be a regular file: the path may
-  // have become a FIFO or a device since the stat above.
-  StatusOr<std::string> data = readRegularFile(path, maxBytes, "text graph");
-  if (!data.isOk()) throw Error(data.status().code(), withLimitHint(data.status()));
-  return std::move(data).value();
+  api::ModelOptions model;
+  model.inputShapes = options.inputShapes;
+  model.allowUnknownOps = options.allowUnknownOps;
+  model.verify = options.verify;
+  const CliLimits& limits = cliLimits();
+  model.limits = {limits.modelBytes, limits.tensorBytes, limits.nodes, limits.depth};
+  StatusOr<std::unique_ptr<Graph>> graph = api::loadModel(path, model);
+  if (!graph.isOk()) throw Error(graph.status().code(), withLimitHint(graph.status()));
+  return std::move(graph).value();
 }
 
 std::pair<std::string, std::vector<int64_t>> parseShapeSpec(std::string_view spec) {
@@ -472,16 +296,8 @@ void writeTextModel(const Graph& graph, const std::string& path, bool inlineCons
 }
 
 void writeModelFile(const Graph& graph, const std::string& path, bool inlineConstants) {
-  if (modelFormatForPath(path) == ModelFormat::kText) {
-    writeTextModel(graph, path, inlineConstants);
-    return;
-  }
-#ifdef SUBGRAPH_CLI_HAVE_ONNX
-  throwIfError(exportOnnxFile(graph, path));
-#else
-  throw Error(StatusCode::kUnsupported,
-              path + ": this subgraph was built without ONNX export; write a .sg text graph");
-#endif
+  modelFormatForPath(path);  // an unknown extension is a usage error, before any work
+  throwIfError(api::saveModel(graph, path, inlineConstants));
 }
 
 std::string oneLine(std::string_view message) {
@@ -502,18 +318,6 @@ std::string oneLine(std::string_view message) {
   }
   while (!line.empty() && (line.back() == ' ' || line.back() == ';')) line.pop_back();
   return line;
-}
-
-std::string formatBytes(uint64_t bytes) {
-  if (bytes < 1024) return fmt::format("{} B", bytes);
-  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
-  double value = static_cast<double>(bytes) / 1024.0;
-  size_t unit = 0;
-  while (value >= 1024.0 && unit + 1 < std::size(kUnits)) {
-    value /= 1024.0;
-    ++unit;
-  }
-  return fmt::format("{:.1f} {}", value, kUnits[unit]);
 }
 
 void warnAboutDroppedPluginDirs() {

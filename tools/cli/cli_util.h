@@ -23,17 +23,20 @@
 #include <utility>
 #include <vector>
 
+#include "subgraph/api/model.h"
 #include "subgraph/ir/graph.h"
 #include "subgraph/ir/verifier.h"
+#include "subgraph/support/bytes.h"
 #include "subgraph/support/status.h"
 
 namespace subgraph::cli {
 
 /// A mistake in how the command was invoked (a malformed option value),
-/// as opposed to a failure while doing the work. main() exits 2 for it.
+/// as opposed to a failure while doing the work: an Error of kind kUsage,
+/// for which main() exits 2, as for a library error of that kind.
 class UsageError : public Error {
  public:
-  explicit UsageError(const std::string& message) : Error(StatusCode::kInvalidArgument, message) {}
+  explicit UsageError(const std::string& message) : Error(StatusCode::kUsage, message) {}
 };
 
 /// The model file formats the CLI reads, chosen by file extension.
@@ -47,21 +50,8 @@ enum class ModelFormat {
 /// supported extensions otherwise.
 ModelFormat modelFormatForPath(const std::string& path);
 
-/// True when this build links the ONNX importer, i.e. `.onnx` files load.
-bool onnxImportAvailable();
-
 /// Static sizes for graph inputs, by input name, from `--shape` options.
-/// They replace symbolic or unknown dims when an importer supports it.
-using InputShapes = std::map<std::string, std::vector<int64_t>>;
-
-/// Largest text graph loadModel() reads. Text graphs with every constant
-/// spelled out reach a few hundred MiB for the biggest zoo models; anything
-/// beyond this is a mistake and would only exhaust memory while parsing.
-inline constexpr uint64_t kMaxTextModelBytes = uint64_t{1} << 30;
-/// Largest ONNX file loadModel() accepts: protobuf cannot parse a single
-/// message over 2 GiB, so a larger file fails anyway, only later and less
-/// clearly.
-inline constexpr uint64_t kMaxOnnxModelBytes = (uint64_t{2} << 30) - 1;
+using InputShapes = api::InputShapes;
 
 /// The largest `--limit depth`: 255 levels below the main graph, the
 /// deepest nesting the text parser accepts whatever it is asked (deeper
@@ -112,46 +102,24 @@ std::string withLimitHint(const Status& status);
 
 /// How loadModel() reads a file.
 struct LoadOptions {
-  /// Fixed input shapes (`--shape`). ONNX files hand them to the importer;
-  /// text graphs get them through applyInputShapes().
+  /// Fixed input shapes (`--shape`).
   InputShapes inputShapes;
-  /// Keep nodes whose op has no schema instead of failing the ONNX import
-  /// (text graphs always keep them; the verifier decides).
+  /// Keep nodes whose op has no schema (--allow-unknown-ops).
   bool allowUnknownOps = false;
-  /// Size limit for text graphs, in bytes.
-  uint64_t maxTextBytes = kMaxTextModelBytes;
-  /// Size limit for ONNX files, in bytes.
-  uint64_t maxOnnxBytes = kMaxOnnxModelBytes;
-  /// Verify the graph (cliVerifyOptions()) before returning it, so that no
-  /// pass, partitioner or kernel sees a malformed one. Only commands that
-  /// report the verdict themselves (`inspect`) or are told to skip it
-  /// (`convert --no-verify`) turn this off.
+  /// Verify the graph (api::modelVerifyOptions()) before returning it.
+  /// Only commands that report the verdict themselves (`inspect`) or are
+  /// told to skip it (`convert --no-verify`) turn this off.
   bool verify = true;
 };
 
-/// The verifier's options every command uses, so that `run`, `partition`,
-/// `dot` and `convert` accept exactly the graphs `inspect` accepts. Unknown
-/// attributes are allowed (older opsets carry attributes the schemas do not
-/// model); unknown ops only when `allowUnknownOps` (--allow-unknown-ops).
+/// The verifier's options every command uses: api::modelVerifyOptions, so
+/// that the commands and the Python package accept the same models.
 VerifyOptions cliVerifyOptions(bool allowUnknownOps);
 
-/// Loads a model from `path`, dispatching on its extension (see
-/// modelFormatForPath). Throws `Error` with one line naming the file when it
-/// is missing, not a regular file, empty, binary where text is expected,
-/// over the size limit, malformed, or (with LoadOptions::verify) rejected
-/// by the verifier.
+/// Loads a model with api::loadModel, the `--limit` values as its limits.
+/// Throws `Error` with the library's line (and which `--limit` raises a
+/// limit it reports) and its kind.
 std::unique_ptr<Graph> loadModel(const std::string& path, const LoadOptions& options = {});
-
-/// Gives the named graph inputs the static shapes in `shapes`. Each name
-/// must be a graph input, the rank must match, and a dim that is already
-/// static must agree; symbolic and unknown dims are replaced. Throws `Error`
-/// naming the input otherwise.
-void applyInputShapes(Graph& graph, const InputShapes& shapes);
-
-/// Reads a whole regular file (or stdin for "-") into memory. Throws `Error`
-/// naming the file for a missing path, a directory or other non-regular
-/// file, a read error, or more than `maxBytes` bytes.
-std::string readFileCapped(const std::string& path, uint64_t maxBytes);
 
 /// Parses one `--shape` value, "NAME=DIMS", where DIMS is a comma- or
 /// 'x'-separated list of non-negative integers ("input=1,3,224,224" or
@@ -229,8 +197,5 @@ void writeModelFile(const Graph& graph, const std::string& path, bool inlineCons
 /// usage error (exit 2); a plugin that exists but cannot be used is a
 /// failure (exit 1).
 [[noreturn]] void throwSelectionError(std::string_view list, const Status& status);
-
-/// A byte count for people: "812 B", "3.4 KiB", "97.5 MiB".
-std::string formatBytes(uint64_t bytes);
 
 }  // namespace subgraph::cli

@@ -3,7 +3,8 @@
 // Builds the command-line app from the self-registered commands (see
 // command.h), sets up logging, and turns every failure into exactly one line
 // on stderr, "subgraph: error: <message>", with exit status 2 for a usage
-// error, 1 for a failure, and 3 when plugin code crashed (crash_handler.h).
+// error (an error of kind kUsage, from the program or the library), 1 for
+// a failure, and 3 when plugin code crashed (crash_handler.h).
 // Progress output goes through spdlog to stderr so that stdout carries only
 // a command's result (a report, JSON, a .dot file).
 //
@@ -180,12 +181,11 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == 0) return app.exit(e);
     printError(describeParseError(app, e, argc, argv));
     return kExitUsage;
-  } catch (const subgraph::cli::UsageError& e) {
-    printError(e.what());
-    return kExitUsage;
   } catch (const subgraph::Error& e) {
+    // The error's kind decides, wherever it was raised: the program's own
+    // option checks and the library's alike.
     printError(e.what());
-    return kExitFailure;
+    return e.code() == subgraph::StatusCode::kUsage ? kExitUsage : kExitFailure;
   } catch (const std::bad_alloc&) {
     printError("out of memory");
     return kExitFailure;

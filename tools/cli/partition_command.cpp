@@ -231,9 +231,7 @@ void setSessionOptions(plugins::BackendSelection& selection,
     run.options = std::move(parsed).value();
     st = selection.setRunOptions(run);
   }
-  if (!st.isOk())
-    throw UsageError("--plugin-option " +
-                     st.message().substr(std::string("plugin option ").size()));
+  if (!st.isOk()) throw Error(st);  // of kind kUsage: exit 2
 }
 #endif
 

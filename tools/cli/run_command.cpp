@@ -437,22 +437,16 @@ Prepared prepare(const RunCommandOptions& options) {
   p.rule = validateOptions(options);
   std::optional<plugins::BackendSelection> selection = chosenSelection(options);
   p.backends = selection ? selection->names() : std::vector<std::string>{};
+  // The library's errors here are of kind kUsage: main() exits 2.
   auto pluginOptions = api::parsePluginOptions(options.pluginOptions, p.backends);
-  if (!pluginOptions.isOk()) {
-    // The library says "plugin option '...'": the CLI names its flag.
-    std::string m = pluginOptions.status().message();
-    throw UsageError("--plugin-option " + m.substr(std::string("plugin option ").size()));
-  }
+  if (!pluginOptions.isOk()) throw Error(pluginOptions.status());
   if (selection) {
     // An option the plugin does not declare, or a value it does not take,
     // is a mistyped command line: say so before loading the model.
     plugins::PluginRunOptions run;
     run.precision = options.precision;
     run.options = pluginOptions.value();
-    if (Status st = selection->setRunOptions(run); !st.isOk()) {
-      std::string m = st.message();
-      throw UsageError("--plugin-option " + m.substr(std::string("plugin option ").size()));
-    }
+    if (Status st = selection->setRunOptions(run); !st.isOk()) throw Error(st);
   }
 
   LoadOptions load;
@@ -484,11 +478,7 @@ Prepared prepare(const RunCommandOptions& options) {
   io.memoryLimitBytes = memoryLimit();  // 0: none known
   io.work = workLimits();
   auto made = api::InferenceSession::create(std::move(graph), std::move(io));
-  if (!made.isOk()) {
-    if (made.status().message().rfind("passes: ", 0) == 0)
-      throw UsageError("--" + made.status().message());
-    throwWithHint(made.status());
-  }
+  if (!made.isOk()) throwWithHint(made.status());
   p.session = std::move(made).value();
   for (const std::string& warning : p.session->warnings()) spdlog::warn("{}", oneLine(warning));
   if (auto [before, after] = p.session->passNodes(); before != after)

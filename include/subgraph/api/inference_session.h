@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "subgraph/api/model.h"
 #include "subgraph/api/output_check.h"
 #include "subgraph/ir/graph.h"
 #include "subgraph/partition/partition_report.h"
@@ -37,42 +38,6 @@
 #include "subgraph/support/status.h"
 
 namespace subgraph::api {
-
-/// Static sizes for graph inputs by name (replacing symbolic dims).
-using InputShapes = std::map<std::string, std::vector<int64_t>>;
-
-/// How a model file is read.
-struct ModelOptions {
-  /// Fixed input shapes; ONNX files hand them to the importer.
-  InputShapes inputShapes;
-  /// Keep ops without a schema instead of failing.
-  bool allowUnknownOps = false;
-};
-
-/// Fixes the dims of the named graph inputs: a size fills in a symbolic or
-/// unknown dim, never changes a static one (kInvalidArgument); an unknown
-/// name is kNotFound.
-Status applyInputShapes(Graph& graph, const InputShapes& shapes);
-
-/// Reads a `.onnx` or `.sg` model with the importers' default resource
-/// limits and verifies it. One-line errors name the file.
-StatusOr<std::unique_ptr<Graph>> loadModel(const std::string& path,
-                                           const ModelOptions& options = {});
-
-/// Reads a model from memory (ONNX Runtime's InferenceSession takes bytes
-/// too): a serialized ONNX ModelProto, or a text graph (bytes that begin,
-/// after blank space and comments, with `graph`), then verifies it. No
-/// external data: a model that refers to any fails. Errors name
-/// `sourceName`.
-StatusOr<std::unique_ptr<Graph>> loadModelBytes(std::string_view bytes,
-                                                const ModelOptions& options = {},
-                                                const std::string& sourceName = "<bytes>");
-
-/// Writes `graph` (a partitioned one too) as an ONNX model (.onnx) or a
-/// text graph (.sg, with its constants of 1 KiB and more in `path`.data
-/// unless `inlineConstants`). Both files of a text graph are replaced
-/// together or not at all.
-Status saveModel(const Graph& graph, const std::string& path, bool inlineConstants = false);
 
 /// The memory limit every front end (the program, the Python package) sets
 /// when the user sets none: three quarters of the machine's memory

@@ -15,14 +15,21 @@
 
 namespace subgraph {
 
-/// Broad category of a failure, so callers can react without parsing text.
+/// Broad category of a failure, so callers can react without parsing text:
+/// the program maps it to its exit status (kUsage: 2, others: 1), the
+/// Python package to an exception class (kUsage, kInvalidArgument and
+/// kNotFound: InvalidArgument; kIo: NoSuchFile; kUnsupported:
+/// NotImplemented; the rest: Fail).
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,  ///< Malformed input: a bad graph, file or option.
-  kNotFound,         ///< A named thing (op, value, plugin, file) is missing.
+  kInvalidArgument,  ///< Malformed input: a bad graph or model file's contents.
+  kNotFound,         ///< A named thing (op, value, input, backend) is missing.
   kUnsupported,      ///< Valid input that subgraph cannot handle.
-  kLimitExceeded,    ///< A configured resource limit was hit.
+  kLimitExceeded,    ///< A resource limit (memory, work, a file's size) was hit.
   kInternal,         ///< A broken invariant inside subgraph.
+  kUsage,            ///< A caller's option or argument is wrong (a flag, a name, a value).
+  kIo,               ///< A file cannot be found, opened, read or written.
+  kPluginFailure,    ///< A plugin's call failed, or the plugin cannot be used.
 };
 
 /// Returns a stable lower-case name for `code`, e.g. "invalid-argument".
