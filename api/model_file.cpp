@@ -87,8 +87,8 @@ StatusOr<std::unique_ptr<Graph>> parseText(std::string_view text, const std::str
   // included) does within its first bytes; naming that is clearer than
   // whatever token the parser would trip over.
   if (size_t nul = text.find('\0'); nul != std::string_view::npos)
-    return Status::invalid(fmt::format("{}: binary data at byte {}; not a text graph (.sg)", name,
-                                       nul));
+    return Status::invalid(
+        fmt::format("{}: binary data at byte {}; not a text graph (.sg)", name, nul));
   ParseOptions parse;
   parse.sourceName = name;
   parse.externalDataDir = externalDataDir;  // empty: external data is refused
@@ -106,8 +106,8 @@ StatusOr<std::unique_ptr<Graph>> parseText(std::string_view text, const std::str
 
 StatusOr<std::unique_ptr<Graph>> readTextFile(const std::string& path,
                                               const ModelOptions& options) {
-  const uint64_t maxBytes = options.limits.modelBytes ? options.limits.modelBytes
-                                                      : kMaxTextModelBytes;
+  const uint64_t maxBytes =
+      options.limits.modelBytes ? options.limits.modelBytes : kMaxTextModelBytes;
   if (path == "-") {
     StatusOr<std::string> text = readStdin(maxBytes);
     if (!text.isOk()) return text.status();
@@ -147,8 +147,9 @@ StatusOr<std::unique_ptr<Graph>> readOnnxFile(const std::string& path,
 #else
   (void)options;
   return Status::error(StatusCode::kUnsupported,
-                       path + ": this subgraph was built without the ONNX importer; convert "
-                              "the model to a .sg text graph");
+                       path +
+                           ": this subgraph was built without the ONNX importer; convert "
+                           "the model to a .sg text graph");
 #endif
 }
 
@@ -238,8 +239,7 @@ StatusOr<std::unique_ptr<Graph>> loadModelBytes(std::string_view bytes, const Mo
   if (looksLikeTextGraph(bytes)) {
     const uint64_t maxBytes = limit ? limit : kMaxTextModelBytes;
     if (bytes.size() > maxBytes)
-      return overLimit(sourceName, formatBytes(bytes.size()), maxBytes,
-                       "a text graph");
+      return overLimit(sourceName, formatBytes(bytes.size()), maxBytes, "a text graph");
     return verified(parseText(bytes, sourceName, "", options), sourceName, options);
   }
 #ifdef SUBGRAPH_API_HAVE_ONNX

@@ -149,10 +149,12 @@ runtime::TaskCompletion PluginQueue::submitImpl(std::function<Status()> task, do
     void* handle = nullptr;
     PluginCallScope scope(plugin_->name(), "event_record", nullptr);
     if (device_->event_create(device_->user, &handle, &m) != SG_OK || !handle)
-      return Status::invalid(prefix() + "event_create: " + host::messageOr(m, "failed"));
+      return Status(StatusCode::kPluginFailure,
+                    prefix() + "event_create: " + host::messageOr(m, "failed"));
     auto e = std::make_shared<Event>(plugin_, handle);
     if (device_->event_record(device_->user, handle, queue_, &m) != SG_OK)
-      return Status::invalid(prefix() + "event_record: " + host::messageOr(m, "failed"));
+      return Status(StatusCode::kPluginFailure,
+                    prefix() + "event_record: " + host::messageOr(m, "failed"));
     return e;
   };
   std::shared_ptr<Event> start;
@@ -218,7 +220,8 @@ Status PluginQueue::beginCapture() {
     st = device_->queue_begin_capture(device_->user, queue_, &m);
   }
   if (st != SG_OK)
-    return Status::invalid(prefix() + "queue_begin_capture: " + host::messageOr(m, "failed"));
+    return Status(StatusCode::kPluginFailure,
+                  prefix() + "queue_begin_capture: " + host::messageOr(m, "failed"));
   capturing_ = std::move(lock);
   return Status::ok();
 }
@@ -239,7 +242,8 @@ StatusOr<std::shared_ptr<runtime::CapturedWork>> PluginQueue::endCapture() {
     st = device_->queue_end_capture(device_->user, queue_, &graph, &m);
   }
   if (st != SG_OK || !graph)
-    return Status::invalid(prefix() + "queue_end_capture: " + host::messageOr(m, "no graph"));
+    return Status(StatusCode::kPluginFailure,
+                  prefix() + "queue_end_capture: " + host::messageOr(m, "no graph"));
   return std::shared_ptr<runtime::CapturedWork>(std::make_shared<PluginGraph>(plugin_, graph));
 }
 
@@ -250,7 +254,8 @@ runtime::TaskCompletion PluginQueue::launch(const runtime::CapturedWork& work) {
         SgMessage m;
         PluginCallScope scope(plugin_->name(), "graph_launch", nullptr);
         if (device_->graph_launch(device_->user, graph, queue_, &m) != SG_OK)
-          return Status::invalid(prefix() + "graph_launch: " + host::messageOr(m, "failed"));
+          return Status(StatusCode::kPluginFailure,
+                        prefix() + "graph_launch: " + host::messageOr(m, "failed"));
         return Status::ok();
       },
       nullptr);

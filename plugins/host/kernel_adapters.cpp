@@ -126,7 +126,8 @@ class PluginKernel final : public runtime::Kernel {
     SgMessage m;
     PluginCallScope scope(plugin_->name(), "session_prologue", &node_->name());
     if (desc_->session_prologue(handle_, &m) != SG_OK)
-      return Status::invalid(prefix() + "session prologue: " + host::messageOr(m, "failed"));
+      return Status(StatusCode::kPluginFailure,
+                    prefix() + "session prologue: " + host::messageOr(m, "failed"));
     return Status::ok();
   }
 
@@ -143,7 +144,7 @@ class PluginKernel final : public runtime::Kernel {
       SgMessage m;
       PluginCallScope scope(plugin_->name(), "scratch_size", &node_->name());
       if (desc_->scratch_size(handle_, in.data(), in.size(), &bytes, &m) != SG_OK)
-        return ctx.fail(prefix() + "scratch_size: " + host::messageOr(m, "failed"));
+        return pluginFailure(ctx.fail(prefix() + "scratch_size: " + host::messageOr(m, "failed")));
       ctx.requestScratch(bytes);
     }
     return Status::ok();
@@ -180,7 +181,7 @@ class PluginKernel final : public runtime::Kernel {
     } else {
       st = desc_->run(handle_, in.data(), in.size(), out.data(), out.size(), &m);
     }
-    if (st != SG_OK) return ctx.fail(prefix() + host::messageOr(m, "run failed"));
+    if (st != SG_OK) return pluginFailure(ctx.fail(prefix() + host::messageOr(m, "run failed")));
     return Status::ok();
   }
 
@@ -211,7 +212,7 @@ class PluginKernel final : public runtime::Kernel {
         return Status::ok();
       }
       if (st != SG_UNSUPPORTED)
-        return ctx.fail(prefix() + "resize: " + host::messageOr(m, "failed"));
+        return pluginFailure(ctx.fail(prefix() + "resize: " + host::messageOr(m, "failed")));
     }
     for (size_t o = 0; o < ctx.numOutputs(); ++o) {
       const Value* v = node_->output(o);
@@ -271,7 +272,8 @@ class PluginCopyKernel final : public runtime::Kernel {
     SgStatus st = queue_ ? desc_->run_on_queue(desc_->user, queue_, &src, &dst, &m)
                          : desc_->run(desc_->user, &src, &dst, &m);
     if (st != SG_OK)
-      return ctx.fail("plugin '" + plugin_->name() + "' copy: " + host::messageOr(m, "failed"));
+      return pluginFailure(
+          ctx.fail("plugin '" + plugin_->name() + "' copy: " + host::messageOr(m, "failed")));
     return Status::ok();
   }
 
@@ -478,7 +480,8 @@ runtime::KernelCreator makeCreator(std::shared_ptr<const LoadedPlugin> self,
     if (st == SG_UNSUPPORTED)
       return Status::error(StatusCode::kUnsupported, who + "declined: " + m.text);
     if (st != SG_OK || !handle)
-      return Status::invalid(who + "kernel creator failed: " + host::messageOr(m, "no message"));
+      return Status(StatusCode::kPluginFailure,
+                    who + "kernel creator failed: " + host::messageOr(m, "no message"));
     // The layouts are asked for once and checked here, so a kernel naming a
     // layout that is not its plugin's fails to compile instead of handing
     // the runtime a pointer it cannot size.

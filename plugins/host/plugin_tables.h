@@ -90,6 +90,13 @@ struct KernelContextData {
   }
 };
 
+/// `st` as a plugin's failure (StatusCode::kPluginFailure), its message
+/// kept: what a plugin's call reports is neither the model's fault nor the
+/// caller's, and front ends say so (the Python package raises Fail).
+inline Status pluginFailure(Status st) {
+  return st.isOk() ? st : Status(StatusCode::kPluginFailure, st.message());
+}
+
 /// "" if `count` property descriptions in `table` are usable (each
 /// checked as at load time, names unique), else why not.
 std::string checkPropertyTable(const SgPropertyDesc* const* table, size_t count);

@@ -240,7 +240,7 @@ class PluginProperty final : public partition::SubgraphProperty {
 
   Status SelectionStatus() const override {
     std::string e = errors_->first();
-    return e.empty() ? Status::ok() : Status::invalid(e);
+    return e.empty() ? Status::ok() : Status(StatusCode::kPluginFailure, e);
   }
 
  private:
@@ -281,7 +281,8 @@ StatusOr<partition::SubgraphBackend> LoadedPlugin::instantiateBackend(
     st = plugin_->properties_for(plugin_->user, &context, &count, &table, &m);
   }
   std::string who = "plugin '" + info_.name + "' properties_for";
-  if (st != SG_OK) return Status::invalid(who + ": " + host::messageOr(m, "failed"));
+  if (st != SG_OK)
+    return Status(StatusCode::kPluginFailure, who + ": " + host::messageOr(m, "failed"));
   if (count && !table) return Status::invalid(who + ": a count with a null table");
   if (std::string why = adapters::checkPropertyTable(table, count); !why.empty())
     return Status::invalid(who + ": " + why);
@@ -301,8 +302,8 @@ Status LoadedPlugin::runTransforms(Graph& graph, int stage) const {
     int32_t changed = 0;
     PluginCallScope scope(info_.name, "transform", nullptr);
     if (t->run(t->user, host::toMutableC(&graph), &changed, &m) != SG_OK)
-      return Status::invalid("plugin '" + info_.name + "' transform '" + t->name +
-                             "': " + host::messageOr(m, "failed"));
+      return Status(StatusCode::kPluginFailure, "plugin '" + info_.name + "' transform '" +
+                                                    t->name + "': " + host::messageOr(m, "failed"));
   }
   return Status::ok();
 }

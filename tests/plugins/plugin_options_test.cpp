@@ -170,6 +170,8 @@ TEST(PluginOptions, PlanningAndRunningInDifferentPrecisionsFails) {
   ASSERT_FALSE(mixed.run.isOk());
   EXPECT_THAT(mixed.run.message(),
               HasSubstr("was planned for precision 'fp16' but the session runs in 'fp32'"));
+  // A plugin's refusal is its failure, not the model's or the caller's.
+  EXPECT_EQ(mixed.run.code(), StatusCode::kPluginFailure);
 }
 
 /// Options reach selection too: fusion=off keeps the Sigmoid out, and
