@@ -86,18 +86,20 @@ Verdict Backend::compareWithReference(const std::string& graphText, uint64_t see
   return {true, "outputs agree with the reference"};
 }
 
-Verdict Backend::conformance(size_t cases, uint64_t seed) const {
+Verdict Backend::conformance(size_t cases, uint64_t seed,
+                             const std::vector<std::string>& ops) const {
   CheckOptions options;
   options.cases = cases;
   options.seed = seed;
+  options.ops = ops;
   CheckSummary summary = runConformance(impl_->backend, options);
   std::string text = std::to_string(summary.passed) + " passed, " + std::to_string(summary.failed) +
                      " failed; " + std::to_string(summary.casesWithRegions) + " of " +
                      std::to_string(cases) + " cases formed regions";
   for (const CaseFailure& f : summary.failures) text += "\n" + formatFailure(f, name());
-  // A run in which nothing was fused tested nothing.
-  if (summary.failed == 0 && summary.casesWithRegions == 0)
-    return {false, text + ": the plugin was not exercised (its selectors fused no case)"};
+  // A run in which nothing was fused, or no kernel ran, tested nothing.
+  if (std::string why = unexercised(summary, name()); !why.empty())
+    return {false, text + ": " + why};
   return {summary.failed == 0, text};
 }
 

@@ -146,21 +146,40 @@ def _program():
                      % beside)
 
 
-def check_plugin(target, cases=None, seed=None):
+def check_plugin(target, cases=None, seed=None, ops=None, numerics=True):
     """Runs `subgraph check-plugin TARGET` (each case in a worker process, so a
-    crashing plugin fails a case, not Python). Returns {"passed": N,
-    "failed": M, "ok": M == 0, "report": the program's text}. Raises Error
-    with the program's one-line message when it cannot check the target."""
+    crashing plugin fails a case, not Python).
+
+    ops: catalog op names to build the random graphs from (a list, or
+    "MatMul,Add"), as --ops; default: the ops its selectors are found to
+    fuse. numerics=False checks partitioning only (--no-numerics).
+
+    Returns {"passed": N, "failed": M, "ok": ..., "problem": ..., "report":
+    the program's text}. ok is False when a case failed, and also when the
+    run proved nothing: no case formed a region, or the plugin's kernels
+    declined every one; "problem" then says which (None when ok). Raises
+    Error with the program's one-line message when it cannot check the
+    target."""
     args = [_program(), "check-plugin", target]
     if cases is not None:
         args += ["--cases", str(cases)]
     if seed is not None:
         args += ["--seed", str(seed)]
+    if ops:
+        args += ["--ops", ops if isinstance(ops, str) else ",".join(ops)]
+    if not numerics:
+        args.append("--no-numerics")
     done = _subprocess.run(args, capture_output=True, text=True)
     match = _re.search(r"^(\d+) passed, (\d+) failed", done.stdout, _re.MULTILINE)
+    lines = (done.stderr.strip() or done.stdout.strip()).splitlines()
+    last = lines[-1].removeprefix("subgraph: error: ") if lines else (
+        "check-plugin ended with status %d" % done.returncode)
     if not match:
-        lines = (done.stderr.strip() or done.stdout.strip()).splitlines()
-        message = lines[-1] if lines else "check-plugin ended with status %d" % done.returncode
-        raise Error(message.removeprefix("subgraph: error: "))
+        raise Error(last)
     passed, failed = int(match.group(1)), int(match.group(2))
-    return {"passed": passed, "failed": failed, "ok": failed == 0, "report": done.stdout}
+    ok = done.returncode == 0 and failed == 0
+    problem = None
+    if not ok:
+        problem = "%d of %d cases failed" % (failed, passed + failed) if failed else last
+    return {"passed": passed, "failed": failed, "ok": ok, "problem": problem,
+            "report": done.stdout}

@@ -1,5 +1,6 @@
 """subgraph.partition: the report as a dict, with the CLI's keys and reasons."""
 import json
+import os
 import subprocess
 
 import pytest
@@ -45,8 +46,33 @@ def test_plugins_lists_the_examples_with_their_devices():
     assert found["emudev"]["device"].startswith("emu:0 (emulated")
 
 
+def corpus_plugin(name):
+    build = os.path.dirname(os.path.dirname(os.environ["SUBGRAPH_TEST_BIN"]))
+    path = os.path.join(build, "tests", "plugins", "check_plugin_corpus", name + ".so")
+    assert os.path.exists(path), "%s was not built (tests/plugins/CMakeLists.txt)" % path
+    return path
+
+
+def test_check_plugin_fails_a_run_that_proves_nothing():
+    """Passing cases prove nothing when no region formed or every kernel
+    declined: check_plugin says not ok, and why, as the program does."""
+    never = subgraph.check_plugin(corpus_plugin("broken_never_fuses"), cases=5)
+    assert never["failed"] == 0 and not never["ok"]
+    assert "was not exercised" in never["problem"]
+    declines = subgraph.check_plugin(corpus_plugin("broken_declines"), cases=5)
+    assert declines["failed"] == 0 and not declines["ok"]
+    assert "kernels ran in none" in declines["problem"]
+    # Partitioning only: the same plugin passes, its kernels not asked for.
+    assert subgraph.check_plugin(corpus_plugin("broken_declines"), cases=5, numerics=False)["ok"]
+    # ops reach the run (--ops): graphs of Relu alone all form regions.
+    relu = subgraph.check_plugin(corpus_plugin("broken_declines"), cases=5, ops=["Relu"],
+                                 numerics=False)
+    assert "selectors fuse: Relu (--ops)" in relu["report"]
+
+
 def test_check_plugin_runs_the_conformance_check():
     result = subgraph.check_plugin("example_convbn", cases=3, seed=1)
-    assert result == {"passed": 3, "failed": 0, "ok": True, "report": result["report"]}
+    assert result == {"passed": 3, "failed": 0, "ok": True, "problem": None,
+                      "report": result["report"]}
     with pytest.raises(subgraph.Error, match="unknown backend 'nosuch'"):
         subgraph.check_plugin("nosuch", cases=1)

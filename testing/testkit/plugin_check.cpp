@@ -232,9 +232,48 @@ StatusOr<partition::PartitionReport> BackendUnderTest::partitionLikeTheProgram(G
   return selection_.partition(graph);
 }
 
+std::vector<std::string> BackendUnderTest::declaredSeedEntries() const {
+  std::set<std::string> declared;
+  StatusOr<std::vector<partition::SubgraphBackend>> made = instantiate();
+  if (made.isOk())
+    for (const auto& p : made->front().properties)
+      for (const std::string& op : p->SeedOpTypes()) declared.insert(op);
+  std::vector<std::string> entries;
+  for (const std::string& e : catalogOps())
+    if (declared.count(e) || (e == "BiasAdd" && declared.count("Add"))) entries.push_back(e);
+  return entries;
+}
+
+namespace {
+
+// The fused regions of `partitioned` that `output` depends on, nearest
+// first, as "'<node>' (backend <b>)", at most three; "" if none.
+std::string regionsComputing(const Graph& partitioned, const std::string& output) {
+  const Value* v = nullptr;
+  for (const Value* out : partitioned.outputs())
+    if (out && out->name() == output) v = out;
+  std::vector<const Node*> queue, regions;
+  std::set<const Node*> seen;
+  if (v && v->producer()) queue.push_back(v->producer());
+  for (size_t i = 0; i < queue.size() && regions.size() < 3; ++i) {
+    const Node* n = queue[i];
+    if (!seen.insert(n).second) continue;
+    if (n->domain().starts_with("subgraph.")) regions.push_back(n);
+    for (size_t k = 0; k < n->numInputs(); ++k)
+      if (n->input(k) && n->input(k)->producer()) queue.push_back(n->input(k)->producer());
+  }
+  std::string out;
+  for (const Node* r : regions)
+    out += fmt::format("{}'{}' (backend {})", out.empty() ? "" : ", ", r->displayName(),
+                       r->domain().substr(std::string("subgraph.").size()));
+  return out;
+}
+
+}  // namespace
+
 std::string BackendUnderTest::compareWithReference(const Graph& graph,
                                                    const std::vector<runtime::NamedTensor>& inputs,
-                                                   double tolerance) const {
+                                                   double tolerance, size_t* kernelSteps) const {
   runtime::SessionOptions refOptions;
   refOptions.threads = 1;
   refOptions.useArena = false;
@@ -261,6 +300,11 @@ std::string BackendUnderTest::compareWithReference(const Graph& graph,
     });
   if (s.isOk()) s = session.compile();
   if (!s.isOk()) return "numerics: the partitioned graph cannot run: " + s.message();
+  if (kernelSteps) {
+    *kernelSteps = 0;
+    for (const runtime::StepInfo& step : session.steps())
+      if (step.isRegion && step.backend == name_) ++*kernelSteps;
+  }
   StatusOr<runtime::RunResult> actual = session.run(inputs);
   if (!actual.isOk())
     return "numerics: the partitioned graph cannot run: " + actual.status().message();
@@ -273,11 +317,14 @@ std::string BackendUnderTest::compareWithReference(const Graph& graph,
       return "numerics: output %" + want.name + " has another shape or type than the reference's";
     for (int64_t i = 0; i < want.tensor.numElements(); ++i) {
       double a = got->tensor.elementAsDouble(i), b = want.tensor.elementAsDouble(i);
-      if (!(std::fabs(a - b) <= tolerance * (1 + std::fabs(b))))
+      if (!(std::fabs(a - b) <= tolerance * (1 + std::fabs(b)))) {
+        std::string regions = regionsComputing(session.graph(), want.name);
         return fmt::format(
             "numerics: output %{} element {} is {:.6g}, the reference computes {:.6g} "
-            "(tolerance {:g})",
-            want.name, i, a, b, tolerance);
+            "(tolerance {:g}){}",
+            want.name, i, a, b, tolerance,
+            regions.empty() ? std::string() : "; computed by region " + regions);
+      }
     }
   }
   return {};
@@ -516,8 +563,8 @@ std::unique_ptr<Graph> randomCatalogGraph(uint64_t seed, const std::vector<std::
 std::vector<std::string> probeTouchedOps(const BackendUnderTest& backend) {
   std::set<std::string> touched;
   const std::vector<std::string> ops = catalogOps();
-  auto probe = [&](const std::vector<std::string>& chain) {
-    SeededRandom rng(7);
+  auto probe = [&](const std::vector<std::string>& chain, uint64_t variant) {
+    SeededRandom rng(7 + variant);
     Graph g("probe");
     Value* x = g.addInput("x", dataType());
     Value* v = x;
@@ -538,10 +585,32 @@ std::vector<std::string> probeTouchedOps(const BackendUnderTest& backend) {
             touched.insert(chain[i]);
   };
   for (const std::string& a : ops) {
-    probe({a});
-    for (const std::string& b : ops) probe({a, b});
+    probe({a}, 0);
+    for (const std::string& b : ops) probe({a, b}, 0);
   }
+  // From what the selectors declare they start at: other random operands
+  // (constant or run-time weights, other broadcasts) and one more step.
+  for (const std::string& seed : backend.declaredSeedEntries())
+    for (const std::string& b : ops) {
+      for (uint64_t variant = 1; variant < 3; ++variant) probe({seed, b}, variant);
+      for (const std::string& c : ops) probe({seed, b, c}, 0);
+    }
   return {touched.begin(), touched.end()};
+}
+
+std::string unexercised(const CheckSummary& summary, const std::string& backendName) {
+  if (summary.failed != 0) return {};
+  if (summary.casesWithRegions == 0)
+    return fmt::format(
+        "no case formed a region, so '{}' was not exercised (its selectors fuse: {}); name the "
+        "ops it fuses with --ops",
+        backendName, joinedOrNone(summary.touchedOps));
+  if (summary.numerics && summary.casesWithKernels == 0)
+    return fmt::format(
+        "regions formed in {} cases but '{}''s kernels ran in none (each declined, so the "
+        "regions ran their bodies on the reference backend): its kernels were not exercised",
+        summary.casesWithRegions, backendName);
+  return {};
 }
 
 std::string checkGraph(const BackendUnderTest& backend, const Graph& graph, uint64_t inputSeed,
@@ -557,16 +626,20 @@ std::string checkGraph(const BackendUnderTest& backend, const Graph& graph, uint
   if (std::string e = checkPartition(graph, *work, *report); !e.empty()) return "invariant: " + e;
   for (const partition::RejectedNode& r : report->rejected)
     if (r.kind == "cycle")
-      return "cycle: a region the selector proposed would create a cycle (the partitioner had to "
-             "cut it): node '" +
-             r.node + "': " + r.reason;
+      return "cycle: a region the selector proposed would create a cycle, and the partitioner had "
+             "to cut node '" +
+             r.node + "' (" + r.op + ") out of it: " + r.reason +
+             ". Fix the selector: a region must be convex, so SelectInput/SelectOutput must not "
+             "add a node that reads, through nodes left outside, a value the region produces "
+             "(answer no there, or also select the nodes in between)";
   if (!resetProblems.empty()) return resetProblems.front();
   const bool formed = !report->regions.empty();
   if (stats) stats->formedRegions = formed;
   if (options.numerics && backend.hasKernels()) {
-    std::string failure =
-        backend.compareWithReference(graph, randomInputs(graph, inputSeed), options.tolerance);
-    if (stats) stats->ranKernels = formed && failure.empty();
+    size_t kernelSteps = 0;
+    std::string failure = backend.compareWithReference(graph, randomInputs(graph, inputSeed),
+                                                       options.tolerance, &kernelSteps);
+    if (stats) stats->ranKernels = formed && failure.empty() && kernelSteps > 0;
     return failure;
   }
   return {};

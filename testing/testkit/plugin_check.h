@@ -63,10 +63,18 @@ class BackendUnderTest {
   StatusOr<partition::PartitionReport> partitionLikeTheProgram(Graph& graph) const;
   /// Runs `graph` partitioned for this backend, and unpartitioned on the
   /// reference backend, on `inputs`; "" if every output agrees within
-  /// `tolerance` (absolute plus relative), else one line.
+  /// `tolerance` (absolute plus relative), else one line naming the output
+  /// and the regions (with their backends) that computed it.
+  /// `kernelSteps`, when given, receives how many fused regions ran on this
+  /// backend's kernels: a region whose kernel declined runs its body on the
+  /// reference backend and counts none.
   std::string compareWithReference(const Graph& graph,
                                    const std::vector<runtime::NamedTensor>& inputs,
-                                   double tolerance) const;
+                                   double tolerance, size_t* kernelSteps = nullptr) const;
+  /// The catalogOps() entries for the op types its properties declare as
+  /// seeds (a pattern's anchor ops included): the graphs its selectors
+  /// start from.
+  std::vector<std::string> declaredSeedEntries() const;
 
  private:
   std::string name_;
@@ -139,9 +147,17 @@ struct CheckSummary {
   std::vector<CaseFailure> failures;  ///< Up to maxFailuresShown.
 };
 
-/// The ops of catalogOps() the backend fuses in small probe graphs (one
-/// node, and every chain of two).
+/// The ops of catalogOps() the backend fuses in small probe graphs: one
+/// node, every chain of two, and, from each op its properties declare as a
+/// seed, chains of two with three draws of random operands and chains of
+/// three, so that a selector that only grows from a MatMul with constant
+/// weights into an Add is found without --ops.
 std::vector<std::string> probeTouchedOps(const BackendUnderTest& backend);
+
+/// "" if the run exercised the backend, else why it proves nothing (one
+/// line; a failure for every front end): no case formed a region, or
+/// regions formed but the backend's kernels ran in none (each declined).
+std::string unexercised(const CheckSummary& summary, const std::string& backendName);
 
 /// Builds the random graph of case `seed` from `ops` (70% of nodes) and
 /// `others`; deterministic in its arguments.

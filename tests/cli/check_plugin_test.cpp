@@ -30,6 +30,7 @@ namespace subgraph::cli::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string cases() {
   const char* env = std::getenv("SUBGRAPH_CHECK_PLUGIN_CASES");
@@ -128,7 +129,10 @@ TEST(CliCheckPlugin, CudnnPassesWhereBuilt) {
     GTEST_SKIP() << r.err;
   if (r.exitCode != 0 && r.err.find("unavailable on this machine") != std::string::npos) {
     setenv("SUBGRAPH_CUDNN_SELECTION_ONLY", "1", 1);
-    r = runCli({"check-plugin", "cudnn", "--cases", "200"});
+    // Its kernels decline without a GPU: they are not what is checked here.
+    CliResult all = runCli({"check-plugin", "cudnn", "--cases", "20"});
+    EXPECT_TRUE(failsWithOneLine(all, 1, "kernels ran in none")) << all.out;
+    r = runCli({"check-plugin", "cudnn", "--cases", "200", "--no-numerics"});
     unsetenv("SUBGRAPH_CUDNN_SELECTION_ONLY");
   }
   ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
@@ -318,6 +322,31 @@ TEST(CliCheckPlugin, PluginThatNeverFusesFails) {
   EXPECT_TRUE(
       failsWithOneLine(r, 1, "no case formed a region, so 'never_fuses' was not exercised"));
   EXPECT_THAT(r.out, HasSubstr("0 of 20 cases formed regions"));
+}
+
+/// A plugin whose kernel creators decline every region passes every case
+/// on the reference backend's bodies; check-plugin fails it, saying that
+/// its kernels ran in no case.
+TEST(CliCheckPlugin, PluginWhoseKernelsAllDeclineFails) {
+  if (kCorpus.empty()) GTEST_SKIP() << "built without the plugin corpus";
+  CliResult r = runCli({"check-plugin", kCorpus + "/broken_declines.so", "--cases", "20"});
+  EXPECT_TRUE(failsWithOneLine(r, 1, "'declines''s kernels ran in none (each declined"));
+  EXPECT_THAT(r.out, HasSubstr(", 0 ran the plugin's kernels"));
+  // The negative side: a plugin whose kernels run is not refused for it
+  // (broken_kernel fails on its numerics, not on this).
+  CliResult ran = runCli({"check-plugin", kCorpus + "/broken_kernel.so", "--cases", "20"});
+  EXPECT_THAT(ran.err, Not(HasSubstr("ran in none")));
+}
+
+/// A selector seeded on MatMul with constant weights that grows into an Add
+/// of a constant is found by the default probe, from its declared seed:
+/// the run forms regions without --ops and passes.
+TEST(CliCheckPlugin, ProbeFindsMatMulAddFromDeclaredSeeds) {
+  if (kCorpus.empty()) GTEST_SKIP() << "built without the plugin corpus";
+  CliResult r = runCli({"check-plugin", kCorpus + "/broken_matmul_add.so", "--cases", "30"});
+  EXPECT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("BiasAdd, MatMul (probed)"));
+  EXPECT_THAT(r.out, Not(HasSubstr(" 0 of 30 cases formed regions")));
 }
 
 /// A selector that declares Relu as its seed op but also takes a Sigmoid

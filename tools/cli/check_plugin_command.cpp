@@ -49,6 +49,7 @@ struct CheckPluginOptions {
   uint64_t seed = 1;
   std::string ops;
   double tolerance = 1e-3;
+  bool noNumerics = false;  // selection only: the kernels are not run
   size_t show = 3;
   bool inProcess = false;
   int caseTimeout = 60;
@@ -74,12 +75,14 @@ void runCheckPlugin(const CheckPluginOptions& options) {
   check.cases = options.cases;
   check.seed = options.seed;
   check.tolerance = options.tolerance;
+  check.numerics = !options.noNumerics;
   check.maxFailuresShown = options.show;
   // A crash inside the plugin ends the process (crash_handler.h); its line
   // then says which case and how to replay it.
   // The replay line names the plugin as loaded (a file by its absolute
   // path, so the line works from any folder) and the ops the cases used.
-  const std::string replayTarget = target + (options.ops.empty() ? "" : " --ops " + options.ops);
+  const std::string replayTarget = target + (options.ops.empty() ? "" : " --ops " + options.ops) +
+                                   (options.noNumerics ? " --no-numerics" : "");
   check.beforeCase = [replayTarget](uint64_t seed) {
     plugins::setPluginCrashNote(fmt::format(
         "check-plugin case seed {}; replay: subgraph check-plugin {} --seed {} --cases 1", seed,
@@ -111,10 +114,10 @@ void runCheckPlugin(const CheckPluginOptions& options) {
   // Each case in a worker process: a crash or a hang fails the case.
   std::unique_ptr<CaseWorker> worker;
   if (!options.inProcess) {
-    worker = std::make_unique<CaseWorker>(
-        std::vector<std::string>{"check-plugin", target, "--worker", "--tolerance",
-                                 fmt::format("{:.17g}", options.tolerance)},
-        std::chrono::seconds(options.caseTimeout));
+    std::vector<std::string> args = {"check-plugin", target, "--worker", "--tolerance",
+                                     fmt::format("{:.17g}", options.tolerance)};
+    if (options.noNumerics) args.push_back("--no-numerics");
+    worker = std::make_unique<CaseWorker>(args, std::chrono::seconds(options.caseTimeout));
     check.runCase = [&worker](const Graph& graph, uint64_t seed, testkit::CaseStats* stats) {
       return worker->check(graph, seed, stats);
     };
@@ -152,12 +155,9 @@ void runCheckPlugin(const CheckPluginOptions& options) {
   std::cout.flush();
   if (summary.failed) requestedExitCode() = 1;
   // Passing cases prove nothing about a plugin whose selectors fused none
-  // of them: say so, as a failure.
-  if (summary.casesWithRegions == 0 && summary.failed == 0)
-    throw Error(Status::invalid(fmt::format(
-        "check-plugin: no case formed a region, so '{}' was not exercised (its selectors fuse: "
-        "{}); name the ops it fuses with --ops",
-        backend.name(), testkit::joinedOrNone(summary.touchedOps))));
+  // of them, or whose kernels declined every region: say so, as a failure.
+  if (std::string why = testkit::unexercised(summary, backend.name()); !why.empty())
+    throw Error(Status::invalid("check-plugin: " + why));
 }
 #endif
 
@@ -184,6 +184,9 @@ const CommandRegistration kCheckPlugin("check-plugin", [](CLI::App& app) {
                   "Absolute plus relative tolerance of the numerics (default 1e-3)")
       ->type_name("T")
       ->check(CLI::Range(0.0, 1e9));
+  cmd->add_flag("--no-numerics", options->noNumerics,
+                "Check partitioning only: do not run the plugin's kernels against the reference "
+                "(a run that forms regions then passes without its kernels)");
   cmd->add_option("--show", options->show, "Failing cases to shrink and print (default 3)")
       ->type_name("N")
       ->check(CLI::Range(size_t{0}, size_t{1000}));

@@ -100,7 +100,7 @@ class Backend {
   Verdict compareWithReference(const std::string& graphText, uint64_t seed, double tolerance) const;
   /// The `subgraph check-plugin` run: `cases` random graphs from seed
   /// `seed` on; ok if all pass, else the smallest failing graph and seed.
-  Verdict conformance(size_t cases, uint64_t seed) const;
+  Verdict conformance(size_t cases, uint64_t seed, const std::vector<std::string>& ops = {}) const;
 
  private:
   struct Impl;
@@ -186,10 +186,12 @@ class PluginTest : public ::testing::Test {
     if (!backend_) return ::testing::AssertionFailure() << "no plugin loaded";
     return toAssertion(backend_->compareWithReference(graphText, seed, tolerance));
   }
-  /// EXPECT_TRUE(PassesConformance(200)): `subgraph check-plugin` in a test.
-  ::testing::AssertionResult PassesConformance(size_t cases, uint64_t seed = 1) {
+  /// EXPECT_TRUE(PassesConformance(200)): `subgraph check-plugin` in a test;
+  /// `ops` (catalog names, as --ops takes) instead of the probed ones.
+  ::testing::AssertionResult PassesConformance(size_t cases, uint64_t seed = 1,
+                                               const std::vector<std::string>& ops = {}) {
     if (!backend_) return ::testing::AssertionFailure() << "no plugin loaded";
-    return toAssertion(backend_->conformance(cases, seed));
+    return toAssertion(backend_->conformance(cases, seed, ops));
   }
 
  private:

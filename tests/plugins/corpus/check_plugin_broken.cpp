@@ -38,6 +38,14 @@
 //  * BROKEN_NEVER_FUSES, backend `never_fuses`: a selector that accepts no
 //    node, so check-plugin's cases all pass without testing anything.
 //    check-plugin must fail it, saying the plugin was not exercised.
+//  * BROKEN_DECLINES, backend `declines`: fuses each Relu alone, and its
+//    kernel creator declines every region, so the regions run their bodies
+//    on the reference backend and every case passes without its kernel.
+//    check-plugin must fail it, saying its kernels were not exercised;
+//  * BROKEN_MATMUL_ADD, backend `matmul_add`: a correct selector (no
+//    kernels) that starts at a MatMul with constant weights, declared as
+//    its seed, and grows into an Add of a constant reading it. The default
+//    probe must find MatMul and the Add without --ops;
 //  * BROKEN_SEEDS, backend `broken_seeds`: a selector that declares Relu as
 //    its only seed op but also says yes to Sigmoid. The host never offers
 //    it a Sigmoid, so those regions silently never form; check-plugin must
@@ -74,7 +82,32 @@ namespace sdk = subgraph::sdk;
   return overflow(depth + 1) + frame[0];
 }
 
-#if defined(BROKEN_CYCLE)
+#if defined(BROKEN_MATMUL_ADD)
+bool constantInput(const sdk::NodeView& node, size_t i) {
+  return node.numInputs() > i && node.input(i) && node.input(i).isConstant();
+}
+
+class MatMulAddSelector final : public sdk::SubgraphSelector {
+ public:
+  sdk::Decision Select(const sdk::NodeView& node) override {
+    return node.is("MatMul") && constantInput(node, 1);
+  }
+  sdk::Decision SelectInput(const sdk::NodeView&, const sdk::NodeView&) override { return false; }
+  sdk::Decision SelectOutput(const sdk::NodeView& node, const sdk::NodeView& consumer) override {
+    return node.is("MatMul") && consumer.is("Add") &&
+           (constantInput(consumer, 0) || constantInput(consumer, 1));
+  }
+};
+
+class MatMulAddProperty final : public sdk::SubgraphProperty {
+ public:
+  MatMulAddProperty() : SubgraphProperty("matmul_add") {}
+  std::unique_ptr<sdk::SubgraphSelector> CreateSubgraphSelector() const override {
+    return std::make_unique<MatMulAddSelector>();
+  }
+  std::vector<std::string> SeedOpTypes() const override { return {"MatMul"}; }
+};
+#elif defined(BROKEN_CYCLE)
 class ReluToAddSelector final : public sdk::SubgraphSelector {
  public:
   sdk::Decision Select(const sdk::NodeView& node) override { return node.is("Relu"); }
@@ -145,7 +178,20 @@ class ForgetfulReluKernel final : public sdk::Kernel {
 
 }  // namespace
 
-#if defined(BROKEN_CYCLE)
+#if defined(BROKEN_MATMUL_ADD)
+SUBGRAPH_PLUGIN("matmul_add", "0.0.1", "test fixture: MatMul with constant weights, then Add") {
+  plugin.addProperty<MatMulAddProperty>();
+}
+#elif defined(BROKEN_DECLINES)
+SUBGRAPH_PLUGIN("declines", "0.0.1", "test fixture: a Relu kernel creator that always declines") {
+  plugin.addProperty<ReluProperty>();
+  plugin.addKernel(
+      "subgraph.declines.relu",
+      [](const sdk::NodeView&, const sdk::KernelContext&) -> std::unique_ptr<sdk::Kernel> {
+        return nullptr;
+      });
+}
+#elif defined(BROKEN_CYCLE)
 SUBGRAPH_PLUGIN("broken_cycle", "0.0.1", "test fixture: a selector that proposes cycles") {
   plugin.addProperty<ReluAddProperty>();
 }
