@@ -16,6 +16,7 @@
 #include <fstream>
 
 #include "subgraph/api/output_check.h"
+#include "subgraph/api/pipeline.h"
 #include "subgraph/ir/verifier.h"
 #include "subgraph/passes/pass_manager.h"
 #include "subgraph/support/did_you_mean.h"
@@ -105,12 +106,8 @@ Status InferenceSession::build(std::unique_ptr<Graph> model, InferenceOptions& o
   run.options = options.pluginOptions;
   SUBGRAPH_RETURN_IF_ERROR(selection->setRunOptions(run));
   passNodes_ = {model->numNodes(), model->numNodes()};
-  if (!backends_.empty() && options.passes != "none") {
-    StatusOr<PassManager> pipeline =
-        parsePassPipeline(options.passes, PassManagerOptions{.runToFixedPoint = true});
-    if (!pipeline.isOk())
-      return Status(StatusCode::kUsage, "passes: " + pipeline.status().message());
-    StatusOr<PipelineReport> ran = pipeline.value().run(*model);
+  if (!backends_.empty()) {
+    StatusOr<PipelineReport> ran = simplify(*model, options.passes);
     if (!ran.isOk()) return ran.status();
     passNodes_.second = model->numNodes();
   }
@@ -125,16 +122,12 @@ Status InferenceSession::build(std::unique_ptr<Graph> model, InferenceOptions& o
     if (!instances.isOk()) return instances.status();
     so.backendInstances = std::move(instances).value();
   }
-  // The session receives the partitioned graph; selectors see only a
-  // graph that passed the checks the session would make.
-  SUBGRAPH_RETURN_IF_ERROR(runtime::verifyForRun(*model));
+  // The session receives the partitioned graph.
   if (!backends_.empty()) {
-    std::vector<std::string> dropped;
-    auto report = selection->partitionWithFallback(model, dropped);
-    for (std::string& w : dropped) warnings_.push_back(std::move(w));
-    if (!report.isOk()) return report.status();
-    report_ = std::move(report).value();
-    if (!model) return Status(StatusCode::kInternal, "partitioning left no graph");
+    StatusOr<Partitioned> parts = partition(*selection, model);
+    if (!parts.isOk()) return parts.status();
+    for (std::string& w : parts->warnings) warnings_.push_back(std::move(w));
+    report_ = std::move(parts->report);
   }
   session_ = std::make_unique<runtime::Session>(so);
   SUBGRAPH_RETURN_IF_ERROR(session_->load(std::move(model)));

@@ -19,6 +19,7 @@
 
 #include "bindings.h"
 #include "subgraph/api/inference_session.h"
+#include "subgraph/api/pipeline.h"
 #include "subgraph/partition/partition_report.h"
 #include "subgraph/passes/pass_manager.h"
 #include "subgraph/plugin_abi.h"
@@ -145,28 +146,26 @@ GraphBox load(const py::object& model, const std::map<std::string, std::vector<i
 
 py::object partitionGraph(GraphBox& box, const std::vector<std::string>& backends,
                           bool allowFallback, const std::string& passes) {
-  plugins::SelectOptions select;
-  select.allowFallback = allowFallback;
-  select.searchPath = pluginDirs();
-  std::string list = backends.empty() ? "NONE" : fmt::format("{}", fmt::join(backends, ","));
-  StatusOr<plugins::BackendSelection> selection = plugins::selectBackends(list, select);
+  api::BackendRequest request;
+  request.backends = fmt::format("{}", fmt::join(backends, ","));
+  request.allowFallback = allowFallback;
+  request.pluginSearchPath = pluginDirs();
+  StatusOr<plugins::BackendSelection> selection = api::selectBackends(request);
   check(selection.status());
   std::unique_ptr<Graph> copy = box.graph->clone();
-  std::vector<std::string> warnings;
-  StatusOr<partition::PartitionReport> report = [&]() -> StatusOr<partition::PartitionReport> {
+  StatusOr<api::Partitioned> parts = [&]() -> StatusOr<api::Partitioned> {
     py::gil_scoped_release release;  // Python selectors take it back per call
-    if (passes != "none" && !backends.empty()) {
-      auto pipeline = parsePassPipeline(passes, PassManagerOptions{.runToFixedPoint = true});
-      if (!pipeline.isOk()) return pipeline.status();
-      auto ran = pipeline.value().run(*copy);
+    if (!backends.empty()) {
+      StatusOr<PipelineReport> ran = api::simplify(*copy, passes);
       if (!ran.isOk()) return ran.status();
     }
-    return selection->partitionWithFallback(copy, warnings);
+    return api::partition(*selection, copy);
   }();
-  check(report.status());
+  check(parts.status());
   box.graph = std::shared_ptr<Graph>(std::move(copy));
-  py::object dict = py::module_::import("json").attr("loads")(partition::reportToJson(*report));
-  dict["warnings"] = warnings;
+  py::object dict =
+      py::module_::import("json").attr("loads")(partition::reportToJson(parts->report));
+  dict["warnings"] = parts->warnings;
   return dict;
 }
 

@@ -30,9 +30,7 @@
 #include "subgraph/support/file_io.h"
 
 #include "subgraph/api/inference_session.h"
-#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
 #include "subgraph/plugins/plugin_loader.h"
-#endif
 
 namespace subgraph::cli {
 namespace {
@@ -68,11 +66,7 @@ CliLimits& cliLimits() {
 }
 
 uint64_t defaultMemoryLimit() {
-#ifdef SUBGRAPH_CLI_HAVE_API
   return api::defaultMemoryLimitBytes();  // the Python package's default too
-#else
-  return 0;  // nothing here runs a model
-#endif
 }
 
 uint64_t memoryLimit() { return cliLimits().memory ? cliLimits().memory : defaultMemoryLimit(); }
@@ -258,23 +252,6 @@ CLI::Option* addPassesOption(CLI::App& command, std::string& spec) {
       });
 }
 
-void simplifyBeforePartition(Graph& graph, const std::string& spec) {
-  if (spec == "none") return;
-  StatusOr<PassManager> pipeline =
-      parsePassPipeline(spec, PassManagerOptions{.runToFixedPoint = true});
-  if (!pipeline.isOk()) throw UsageError("--passes: " + pipeline.status().message());
-  StatusOr<PipelineReport> ran = pipeline.value().run(graph);
-  if (!ran.isOk()) throw Error(ran.status());
-  if (ran.value().changed())
-    spdlog::info("passes before partitioning: nodes {} -> {} in {:.2f} ms",
-                 ran.value().nodesBefore(), ran.value().nodesAfter(),
-                 ran.value().totalMilliseconds());
-  else
-    spdlog::debug("passes before partitioning changed nothing, in {:.2f} ms",
-                  ran.value().totalMilliseconds());
-  spdlog::trace("passes before partitioning:\n{}", ran.value().toString());
-}
-
 void writeOutput(const std::string& path, const std::function<void(std::ostream&)>& write) {
   if (path == "-") {
     write(std::cout);
@@ -321,22 +298,16 @@ std::string oneLine(std::string_view message) {
 }
 
 void warnAboutDroppedPluginDirs() {
-#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
   static bool warned = false;
   if (warned) return;
   warned = true;
   for (const std::string& line : plugins::resolvePluginSearchPath().dropped)
     spdlog::warn("{}", oneLine(line));
-#endif
 }
 
 void throwSelectionError(std::string_view list, const Status& status) {
   bool usage = status.code() == StatusCode::kNotFound;
-#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
   usage = usage || !plugins::checkBackendList(list).isOk();
-#else
-  (void)list;
-#endif
   if (usage) throw UsageError(status.message());
   throw Error(status);
 }

@@ -141,11 +141,6 @@ CLI::Option* addShapeOption(CLI::App& command, std::vector<std::string>& specs);
 /// the constants they need. "none" skips it.
 CLI::Option* addPassesOption(CLI::App& command, std::string& spec);
 
-/// Runs the `--passes` pipeline `spec` on `graph` to a fixed point ("none":
-/// nothing) and logs what changed. Throws UsageError for an unknown pass
-/// and Error when a pass fails.
-void simplifyBeforePartition(Graph& graph, const std::string& spec);
-
 /// Calls `write` with a stream for `path` ("-" is stdout) and checks that
 /// everything reached the file. A regular file is written atomically
 /// (writeFileAtomically: a new file renamed over the old one), so a failed

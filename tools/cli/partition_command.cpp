@@ -45,13 +45,12 @@
 #include "cli_util.h"
 #include "command.h"
 #include "subgraph/analysis/graphviz.h"
+#include "subgraph/api/inference_session.h"
+#include "subgraph/api/pipeline.h"
 #include "subgraph/ir/text_format.h"
 #include "subgraph/partition/partitioner.h"
-#include "subgraph/support/file_io.h"
-#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
-#include "subgraph/api/inference_session.h"
 #include "subgraph/plugins/plugin_loader.h"
-#endif
+#include "subgraph/support/file_io.h"
 
 extern char** environ;
 
@@ -117,14 +116,6 @@ std::string backendList(const PartitionCommandOptions& options, std::string& ori
         ", or a plugin name (see `subgraph plugins`)");
   origin = "SUBGRAPH_BACKEND";
   return env;
-}
-
-[[maybe_unused]] std::vector<std::string> backendNames(const PartitionCommandOptions& options) {
-  std::string origin;
-  std::string list = backendList(options, origin);
-  auto names = partition::parseBackendList(list);
-  if (!names) throw UsageError(origin + ": " + names.status().message());
-  return names.value();
 }
 
 DotOptions regionPicture(const PartitionReport& report) {
@@ -217,7 +208,6 @@ void writePicture(const Graph& original, const PartitionReport& report,
   spdlog::info("wrote {}", options.svg);
 }
 
-#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
 // The session `run` would make: its precision and plugin options reach the
 // plugins' selection, so the regions reported are the regions that run.
 // A mistyped option is a usage error, before the model is read.
@@ -233,13 +223,11 @@ void setSessionOptions(plugins::BackendSelection& selection,
   }
   if (!st.isOk()) throw Error(st);  // of kind kUsage: exit 2
 }
-#endif
 
 void runPartition(const PartitionCommandOptions& options) {
   partition::registerBuiltinBackends();
   if (options.dot == "-" && (options.json || options.output == "-"))
     throw UsageError("--dot - and the report or model on stdout would interleave");
-#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
   // Resolve (and load plugins) before loading the model: an unknown
   // backend or a broken plugin fails in milliseconds, not after a large
   // model has been read.
@@ -252,15 +240,6 @@ void runPartition(const PartitionCommandOptions& options) {
   if (!selection) throwSelectionError(list, selection.status());
   for (const std::string& warning : selection->warnings()) spdlog::warn("{}", warning);
   setSessionOptions(*selection, options);
-#else
-  if (!options.pluginOptions.empty())
-    throw UsageError("--plugin-option: this subgraph is built without plugins");
-  std::vector<std::string> names = backendNames(options);
-  // Instantiate before loading: an unknown backend fails in milliseconds,
-  // not after a large model has been read.
-  auto backends = partition::instantiateBackends(names);
-  if (!backends) throwSelectionError(options.backends, backends.status());
-#endif
 
   LoadOptions load;
   load.inputShapes = parseShapeSpecs(options.shapes);
@@ -272,7 +251,17 @@ void runPartition(const PartitionCommandOptions& options) {
   std::unique_ptr<Graph> graph = loadModel(options.file, load);
   spdlog::debug("loaded {}: {} nodes in {:.2f} s", options.file, graph->numNodes(),
                 secondsSince(phase));
-  simplifyBeforePartition(*graph, options.passes);
+  StatusOr<PipelineReport> simplified = api::simplify(*graph, options.passes);
+  if (!simplified.isOk()) throw Error(simplified.status());
+  if (simplified->changed())
+    spdlog::info("passes before partitioning: nodes {} -> {} in {:.2f} ms",
+                 simplified->nodesBefore(), simplified->nodesAfter(),
+                 simplified->totalMilliseconds());
+  else if (options.passes != "none")
+    spdlog::debug("passes before partitioning changed nothing, in {:.2f} ms",
+                  simplified->totalMilliseconds());
+  if (options.passes != "none")
+    spdlog::trace("passes before partitioning:\n{}", simplified->toString());
   std::unique_ptr<Graph> original =
       options.dot.empty() && options.svg.empty() ? nullptr : graph->clone();
   phase = std::chrono::steady_clock::now();
@@ -282,13 +271,12 @@ void runPartition(const PartitionCommandOptions& options) {
   partitionOptions.traversal = options.traversal == "per-property"
                                    ? partition::Traversal::kPerProperty
                                    : partition::Traversal::kPerBackend;
-#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
-  std::vector<std::string> dropped;
-  auto report = selection->partitionWithFallback(graph, dropped, partitionOptions);
-  for (const std::string& warning : dropped) spdlog::warn("{}", oneLine(warning));
-#else
-  auto report = partition::partitionGraph(*graph, std::span(backends.value()), partitionOptions);
-#endif
+  StatusOr<api::Partitioned> parts = api::partition(*selection, graph, partitionOptions);
+  if (parts.isOk())
+    for (const std::string& warning : parts->warnings) spdlog::warn("{}", oneLine(warning));
+  StatusOr<PartitionReport> report = parts.isOk()
+                                         ? StatusOr<PartitionReport>(std::move(parts->report))
+                                         : StatusOr<PartitionReport>(parts.status());
   if (!report) throw Error(report.status());
   spdlog::debug("partitioned in {:.2f} s ({:.1f} ms in the partitioner)", secondsSince(phase),
                 report->partitionMs);

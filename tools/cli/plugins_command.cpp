@@ -32,10 +32,8 @@
 #include "cli_util.h"
 #include "command.h"
 
-#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
 #include "subgraph/plugin_abi.h"
 #include "subgraph/plugins/plugin_loader.h"
-#endif
 
 namespace subgraph::cli {
 namespace {
@@ -45,7 +43,6 @@ struct PluginsCommandOptions {
   bool json = false;
 };
 
-#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
 std::string joined(const std::vector<std::string>& items) {
   std::string out;
   for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
@@ -178,7 +175,6 @@ void runPlugins(const PluginsCommandOptions& options) {
                 fmt::format("{} of {} plugin files on the search path cannot be loaded", failures,
                             found.size()));
 }
-#endif
 
 const CommandRegistration kPlugins("plugins", [](CLI::App& app) {
   auto options = std::make_shared<PluginsCommandOptions>();
@@ -191,14 +187,7 @@ const CommandRegistration kPlugins("plugins", [](CLI::App& app) {
                   "and the plugin dir")
       ->type_name("DIR");
   cmd->add_flag("--json", options->json, "Print one JSON object");
-  cmd->callback([options] {
-#ifdef SUBGRAPH_CLI_HAVE_PLUGINS
-    runPlugins(*options);
-#else
-    (void)options;
-    throw Error(StatusCode::kUnsupported, "this subgraph was built without plugin support");
-#endif
-  });
+  cmd->callback([options] { runPlugins(*options); });
 });
 
 }  // namespace

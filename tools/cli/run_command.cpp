@@ -73,13 +73,11 @@
 #include "subgraph/support/checked_int.h"
 #include "subgraph/support/half.h"
 
-#ifdef SUBGRAPH_CLI_HAVE_API
 #include "subgraph/api/inference_session.h"
 #include "subgraph/api/output_check.h"
 #include "subgraph/plugins/plugin_loader.h"
 #include "subgraph/runtime/npy.h"
 #include "subgraph/runtime/tensor_file.h"
-#endif
 
 namespace subgraph::cli {
 namespace {
@@ -112,7 +110,6 @@ struct RunCommandOptions {
   bool dynamicShapes = false;
 };
 
-#ifdef SUBGRAPH_CLI_HAVE_API
 using runtime::NamedTensor;
 using runtime::RunResult;
 
@@ -716,7 +713,6 @@ void runModel(const RunCommandOptions& options) {
   std::cout.flush();
   failOnCheck(comparisons, p.rule);
 }
-#endif
 
 const CommandRegistration kRun("run", [](CLI::App& app) {
   auto options = std::make_shared<RunCommandOptions>();
@@ -767,13 +763,7 @@ const CommandRegistration kRun("run", [](CLI::App& app) {
   cmd->add_flag("--allow-fallback", options->allowFallback,
                 "Skip a backend plugin that cannot be used or fails while partitioning (with a "
                 "warning) instead of failing; also SUBGRAPH_BACKEND_FALLBACK=1");
-  cmd->callback([options] {
-#ifdef SUBGRAPH_CLI_HAVE_API
-    runModel(*options);
-#else
-    throw Error(StatusCode::kUnsupported, "this subgraph was built without the runtime");
-#endif
-  });
+  cmd->callback([options] { runModel(*options); });
 });
 
 }  // namespace
