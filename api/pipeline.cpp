@@ -15,8 +15,7 @@ StatusOr<PipelineReport> simplify(Graph& graph, const std::string& passes) {
   if (passes == "none") return PipelineReport{};
   StatusOr<PassManager> pipeline =
       parsePassPipeline(passes, PassManagerOptions{.runToFixedPoint = true});
-  if (!pipeline.isOk())
-    return Status(StatusCode::kUsage, "passes: " + pipeline.status().message());
+  if (!pipeline.isOk()) return Status(StatusCode::kUsage, "passes: " + pipeline.status().message());
   return pipeline.value().run(graph);
 }
 

@@ -25,6 +25,9 @@
 #include "subgraph/plugin_abi.h"
 #include "subgraph/plugins/crash_handler.h"
 #include "subgraph/plugins/plugin_loader.h"
+#ifdef SUBGRAPH_PYTHON_HAVE_TESTKIT
+#include "testkit/check_run.h"
+#endif
 
 namespace subgraph::python {
 
@@ -169,6 +172,43 @@ py::object partitionGraph(GraphBox& box, const std::vector<std::string>& backend
   return dict;
 }
 
+#ifdef SUBGRAPH_PYTHON_HAVE_TESTKIT
+// The test kit's check-plugin run; each case in a worker process running
+// `program` (the package's `subgraph`), so a crashing plugin fails its case.
+py::dict checkPlugin(const std::string& target, size_t cases, uint64_t seed,
+                     const std::vector<std::string>& ops, bool numerics,
+                     const std::string& program) {
+  testkit::CheckRunOptions run;
+  run.target = target;
+  if (plugins::namesPluginFile(target)) run.target = plugins::pluginFilePath(target).string();
+  run.searchPath = pluginDirs();
+  run.check.cases = cases;
+  run.check.seed = seed;
+  run.check.numerics = numerics;
+  std::vector<std::string> catalog = testkit::catalogOps();
+  for (const std::string& op : ops) {
+    if (std::find(catalog.begin(), catalog.end(), op) == catalog.end())
+      raise(ErrorKind::kInvalidArgument, "ops: '" + op + "' is not an op random graphs can use (" +
+                                             testkit::joinedOrNone(catalog) + ")");
+    run.check.ops.push_back(op);
+  }
+  run.workerProgram = program;
+  std::string report;
+  StatusOr<testkit::CheckRun> done = [&] {
+    py::gil_scoped_release release;
+    return testkit::runCheck(run, [&](const std::string& text) { report += text; });
+  }();
+  check(done.status());
+  py::dict d;
+  d["passed"] = done->summary.passed;
+  d["failed"] = done->summary.failed;
+  d["ok"] = done->problem.empty();
+  d["problem"] = done->problem.empty() ? py::object(py::none()) : py::cast(done->problem);
+  d["report"] = report;
+  return d;
+}
+#endif
+
 py::list listPlugins() {
   py::list out;
   for (const plugins::FoundPlugin& f : plugins::discoverPlugins(pluginDirs())) {
@@ -238,6 +278,10 @@ PYBIND11_MODULE(_subgraph, m) {
   m.def("partition", &partitionGraph, py::arg("graph"), py::arg("backends"),
         py::arg("allow_fallback") = false, py::arg("passes") = "default",
         "Partitions `graph` in place for `backends`; returns the report as a dict.");
+#ifdef SUBGRAPH_PYTHON_HAVE_TESTKIT
+  m.def("_check_plugin", &checkPlugin, py::arg("target"), py::arg("cases"), py::arg("seed"),
+        py::arg("ops"), py::arg("numerics"), py::arg("program"));
+#endif
   m.def("plugins", &listPlugins, "The plugins on the search path, as `subgraph plugins` lists.");
   m.def("_set_plugin_dirs",
         [](std::vector<std::filesystem::path> dirs) { gPackagePluginDirs = std::move(dirs); });

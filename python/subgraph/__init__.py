@@ -18,9 +18,7 @@ subgraph/_layout.py, relative to itself: beside it in a wheel, in the build
 tree, or in the install prefix.
 """
 import os as _os
-import re as _re
 import shutil as _shutil
-import subprocess as _subprocess
 
 from ._subgraph import Error, Fail, InvalidArgument, NoSuchFile, NotImplemented
 from ._subgraph import Graph, Node, Session, Value
@@ -147,10 +145,14 @@ def _program():
 
 
 def check_plugin(target, cases=None, seed=None, ops=None, numerics=True):
-    """Runs `subgraph check-plugin TARGET` (each case in a worker process, so a
-    crashing plugin fails a case, not Python).
+    """The conformance run of `subgraph check-plugin TARGET`, by the library's
+    test kit: probe the ops its selectors fuse, partition random graphs,
+    check every invariant and the numerics. Each case runs in a worker
+    process (the `subgraph` program beside the package), so a crashing or
+    hanging plugin fails its case, not Python.
 
-    ops: catalog op names to build the random graphs from (a list, or
+    cases: random graphs (default 100); seed: of the first (default 1).
+    ops: catalog op names to build the graphs from (a list, or
     "MatMul,Add"), as --ops; default: the ops its selectors are found to
     fuse. numerics=False checks partitioning only (--no-numerics).
 
@@ -158,28 +160,9 @@ def check_plugin(target, cases=None, seed=None, ops=None, numerics=True):
     the program's text}. ok is False when a case failed, and also when the
     run proved nothing: no case formed a region, or the plugin's kernels
     declined every one; "problem" then says which (None when ok). Raises
-    Error with the program's one-line message when it cannot check the
-    target."""
-    args = [_program(), "check-plugin", target]
-    if cases is not None:
-        args += ["--cases", str(cases)]
-    if seed is not None:
-        args += ["--seed", str(seed)]
-    if ops:
-        args += ["--ops", ops if isinstance(ops, str) else ",".join(ops)]
-    if not numerics:
-        args.append("--no-numerics")
-    done = _subprocess.run(args, capture_output=True, text=True)
-    match = _re.search(r"^(\d+) passed, (\d+) failed", done.stdout, _re.MULTILINE)
-    lines = (done.stderr.strip() or done.stdout.strip()).splitlines()
-    last = lines[-1].removeprefix("subgraph: error: ") if lines else (
-        "check-plugin ended with status %d" % done.returncode)
-    if not match:
-        raise Error(last)
-    passed, failed = int(match.group(1)), int(match.group(2))
-    ok = done.returncode == 0 and failed == 0
-    problem = None
-    if not ok:
-        problem = "%d of %d cases failed" % (failed, passed + failed) if failed else last
-    return {"passed": passed, "failed": failed, "ok": ok, "problem": problem,
-            "report": done.stdout}
+    Error with one line when it cannot check the target."""
+    if isinstance(ops, str):
+        ops = [op for op in ops.split(",") if op]
+    return _subgraph._check_plugin(target, 100 if cases is None else int(cases),
+                                   1 if seed is None else int(seed), list(ops or []),
+                                   bool(numerics), _program())

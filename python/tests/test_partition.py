@@ -70,6 +70,17 @@ def test_check_plugin_fails_a_run_that_proves_nothing():
     assert "selectors fuse: Relu (--ops)" in relu["report"]
 
 
+def test_check_plugin_isolates_a_crashing_plugin_in_workers():
+    """The library's run checks each case in a worker process (the package's
+    program): a plugin that segfaults fails its cases, and Python goes on."""
+    result = subgraph.check_plugin(corpus_plugin("crash_run"), cases=2)
+    assert result["failed"] == 2 and not result["ok"]
+    assert result["problem"] == "2 of 2 cases failed"
+    assert "crashed: plugin 'crash_run' crashed (SIGSEGV" in result["report"]
+    with pytest.raises(subgraph.InvalidArgument, match="'Nope' is not an op random graphs"):
+        subgraph.check_plugin(corpus_plugin("crash_run"), cases=1, ops=["Nope"])
+
+
 def test_check_plugin_runs_the_conformance_check():
     result = subgraph.check_plugin("example_convbn", cases=3, seed=1)
     assert result == {"passed": 3, "failed": 0, "ok": True, "problem": None,

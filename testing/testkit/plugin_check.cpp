@@ -160,10 +160,13 @@ std::string category(const std::string& failure) { return failure.substr(0, fail
 
 }  // namespace
 
-StatusOr<BackendUnderTest> BackendUnderTest::open(const std::string& nameOrPath) {
+StatusOr<BackendUnderTest> BackendUnderTest::open(
+    const std::string& nameOrPath, const std::vector<std::filesystem::path>& searchPath) {
   if (nameOrPath.empty() || nameOrPath.find(',') != std::string::npos || nameOrPath == "NONE")
     return Status::invalid("'" + nameOrPath + "' is not one backend name or plugin path");
-  StatusOr<plugins::BackendSelection> selection = plugins::selectBackends(nameOrPath);
+  plugins::SelectOptions select;
+  select.searchPath = searchPath;
+  StatusOr<plugins::BackendSelection> selection = plugins::selectBackends(nameOrPath, select);
   if (!selection.isOk()) return selection.status();
   BackendUnderTest b;
   b.selection_ = std::move(selection).value();

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -39,7 +40,10 @@ class BackendUnderTest {
  public:
   /// Opens `nameOrPath`: an absolute path to a plugin .so, a plugin name on
   /// the search path, or an in-process backend name. Errors are one line.
-  static StatusOr<BackendUnderTest> open(const std::string& nameOrPath);
+  /// `searchPath`: directories searched for a plugin by name (empty: the
+  /// default path).
+  static StatusOr<BackendUnderTest> open(const std::string& nameOrPath,
+                                         const std::vector<std::filesystem::path>& searchPath = {});
 
   /// The backend name.
   const std::string& name() const { return name_; }

@@ -13,7 +13,9 @@
 // ops mixed with ops it does not fuse and checks every invariant; backends
 // with kernels also run each case against the reference backend. Cases run
 // in a worker process (case_worker.h), so a plugin that crashes or hangs
-// on one fails that case; --in-process runs them here. It prints
+// on one fails that case; --in-process runs them here. The run itself is
+// the test kit's (testing/testkit/check_run.h), which Python's
+// subgraph.check_plugin calls too. It prints
 // "N passed, N failed"; each failure (the first --show) is shrunk to the
 // smallest graph that still fails and printed in the text format with the
 // seed that replays it. Exit status 1 when a case fails. The engine is
@@ -36,7 +38,8 @@
 #include "subgraph/plugins/plugin_loader.h"
 
 #ifdef SUBGRAPH_CLI_HAVE_TESTKIT
-#include "case_worker.h"
+#include "testkit/case_worker.h"
+#include "testkit/check_run.h"
 #include "testkit/plugin_check.h"
 #endif
 
@@ -77,17 +80,6 @@ void runCheckPlugin(const CheckPluginOptions& options) {
   check.tolerance = options.tolerance;
   check.numerics = !options.noNumerics;
   check.maxFailuresShown = options.show;
-  // A crash inside the plugin ends the process (crash_handler.h); its line
-  // then says which case and how to replay it.
-  // The replay line names the plugin as loaded (a file by its absolute
-  // path, so the line works from any folder) and the ops the cases used.
-  const std::string replayTarget = target + (options.ops.empty() ? "" : " --ops " + options.ops) +
-                                   (options.noNumerics ? " --no-numerics" : "");
-  check.beforeCase = [replayTarget](uint64_t seed) {
-    plugins::setPluginCrashNote(fmt::format(
-        "check-plugin case seed {}; replay: subgraph check-plugin {} --seed {} --cases 1", seed,
-        replayTarget, seed));
-  };
   if (!options.ops.empty()) {
     std::vector<std::string> catalog = testkit::catalogOps();
     size_t start = 0;
@@ -103,61 +95,30 @@ void runCheckPlugin(const CheckPluginOptions& options) {
       start = comma + 1;
     }
   }
-
-  StatusOr<testkit::BackendUnderTest> opened = testkit::BackendUnderTest::open(target);
-  if (!opened.isOk()) throwSelectionError(target, opened.status());
-  const testkit::BackendUnderTest& backend = *opened;
   if (options.worker) {
-    requestedExitCode() = serveCases(backend, check);
+    StatusOr<testkit::BackendUnderTest> opened = testkit::BackendUnderTest::open(target);
+    if (!opened.isOk()) throwSelectionError(target, opened.status());
+    requestedExitCode() = testkit::serveCases(*opened, check);
     return;
   }
-  // Each case in a worker process: a crash or a hang fails the case.
-  std::unique_ptr<CaseWorker> worker;
-  if (!options.inProcess) {
-    std::vector<std::string> args = {"check-plugin", target, "--worker", "--tolerance",
-                                     fmt::format("{:.17g}", options.tolerance)};
-    if (options.noNumerics) args.push_back("--no-numerics");
-    worker = std::make_unique<CaseWorker>(args, std::chrono::seconds(options.caseTimeout));
-    check.runCase = [&worker](const Graph& graph, uint64_t seed, testkit::CaseStats* stats) {
-      return worker->check(graph, seed, stats);
-    };
+  // Each case in a worker process (this program again): a crash or a hang
+  // fails the case.
+  testkit::CheckRunOptions run;
+  run.target = target;
+  run.check = std::move(check);
+  run.workerProgram = options.inProcess ? "" : "/proc/self/exe";
+  run.caseTimeout = std::chrono::seconds(options.caseTimeout);
+  StatusOr<testkit::CheckRun> done = testkit::runCheck(run, [](const std::string& text) {
+    std::cout << text;
+    std::cout.flush();
+  });
+  if (!done.isOk()) throwSelectionError(target, done.status());
+  if (done->summary.failed) {
+    requestedExitCode() = 1;
+    return;
   }
-  std::cout << "checking " << backend.name() << "\n";
-  for (const std::string& line : backend.describe()) std::cout << "  " << line << "\n";
-  std::cout.flush();
-
-  auto start = std::chrono::steady_clock::now();
-  testkit::CheckSummary summary = testkit::runConformance(backend, check);
-  double seconds = secondsSince(start);
-
-  std::cout << fmt::format("  selectors fuse: {}{}\n", testkit::joinedOrNone(summary.touchedOps),
-                           options.ops.empty() ? " (probed)" : " (--ops)")
-            << fmt::format("  mixed with:     {}\n", testkit::joinedOrNone(summary.otherOps))
-            << fmt::format("  numerics:       {}\n",
-                           summary.numerics
-                               ? fmt::format("each case against the reference backend, "
-                                             "tolerance {:g}",
-                                             options.tolerance)
-                               : std::string("not compared (no kernels: fused regions run "
-                                             "their bodies on the reference backend)"))
-            << fmt::format("  cases:          {}, seeds {}..{}\n", options.cases, options.seed,
-                           options.seed + options.cases - (options.cases ? 1 : 0));
-  for (const testkit::CaseFailure& f : summary.failures)
-    std::cout << "\n" << testkit::formatFailure(f, replayTarget);
-  if (summary.failed > summary.failures.size())
-    std::cout << fmt::format("\n({} more failing cases not shown; --show N)\n",
-                             summary.failed - summary.failures.size());
-  std::cout << fmt::format(
-      "\n{} passed, {} failed ({:.2f} s); {} of {} cases formed regions, {} ran "
-      "the plugin's kernels\n",
-      summary.passed, summary.failed, seconds, summary.casesWithRegions, options.cases,
-      summary.casesWithKernels);
-  std::cout.flush();
-  if (summary.failed) requestedExitCode() = 1;
-  // Passing cases prove nothing about a plugin whose selectors fused none
-  // of them, or whose kernels declined every region: say so, as a failure.
-  if (std::string why = testkit::unexercised(summary, backend.name()); !why.empty())
-    throw Error(Status::invalid("check-plugin: " + why));
+  // Passing cases that proved nothing: say so, as a failure.
+  if (!done->problem.empty()) throw Error(Status::invalid("check-plugin: " + done->problem));
 }
 #endif
 

@@ -1,4 +1,4 @@
-//===- tools/cli/case_worker.cpp - check-plugin cases in a child process -===//
+//===- testing/testkit/case_worker.cpp - check-plugin cases in a child process ===//
 //
 // See case_worker.h. The parent never writes to a dead worker with write(2)
 // (SIGPIPE would end it): the socket pair takes send(MSG_NOSIGNAL). The
@@ -8,7 +8,7 @@
 // pipe either, so it ends as a hung case like any other.
 //
 //===----------------------------------------------------------------------===//
-#include "case_worker.h"
+#include "testkit/case_worker.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -34,7 +34,7 @@
 
 extern char** environ;
 
-namespace subgraph::cli {
+namespace subgraph::testkit {
 namespace {
 
 // The end of what a worker wrote on stderr: enough for the crash handler's
@@ -137,8 +137,9 @@ const char* signalName(int sig) {
 
 }  // namespace
 
-CaseWorker::CaseWorker(std::vector<std::string> args, std::chrono::seconds timeout)
-    : args_(std::move(args)), timeout_(timeout) {}
+CaseWorker::CaseWorker(std::string program, std::vector<std::string> args,
+                       std::chrono::seconds timeout)
+    : program_(std::move(program)), args_(std::move(args)), timeout_(timeout) {}
 
 CaseWorker::~CaseWorker() {
   if (pid_ > 0) stop(true);
@@ -167,7 +168,7 @@ void CaseWorker::start() {
   for (std::string& a : argv) cargv.push_back(a.data());
   cargv.push_back(nullptr);
   pid_t pid = -1;
-  int rc = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, cargv.data(), environ);
+  int rc = posix_spawn(&pid, program_.c_str(), &actions, nullptr, cargv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   ::close(pair[1]);
   ::close(errors[1]);
@@ -217,7 +218,7 @@ std::string CaseWorker::stop(bool kill) {
   return how;
 }
 
-std::string CaseWorker::check(const Graph& graph, uint64_t inputSeed, testkit::CaseStats* stats) {
+std::string CaseWorker::check(const Graph& graph, uint64_t inputSeed, CaseStats* stats) {
   if (pid_ < 0) start();
   const std::string text = printGraph(graph);
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
@@ -229,7 +230,7 @@ std::string CaseWorker::check(const Graph& graph, uint64_t inputSeed, testkit::C
     size_t bytes = 0;
     if (std::sscanf(header.c_str(), "%d %d %zu", &formed, &ran, &bytes) == 3 &&
         reader.readBytes(bytes, failure, deadline)) {
-      if (stats) *stats = testkit::CaseStats{formed != 0, ran != 0};
+      if (stats) *stats = CaseStats{formed != 0, ran != 0};
       return failure;
     }
   }
@@ -240,7 +241,7 @@ std::string CaseWorker::check(const Graph& graph, uint64_t inputSeed, testkit::C
   return "crashed: " + how;
 }
 
-int serveCases(const testkit::BackendUnderTest& backend, const testkit::CheckOptions& options) {
+int serveCases(const BackendUnderTest& backend, const CheckOptions& options) {
   // Answers go to the socket on a descriptor of their own; whatever plugin
   // code prints on stdout goes to stderr instead of into the protocol.
   const int answers = ::dup(1);
@@ -254,13 +255,13 @@ int serveCases(const testkit::BackendUnderTest& backend, const testkit::CheckOpt
     if (std::sscanf(header.c_str(), "%llu %zu", &seed, &bytes) != 2 ||
         !reader.readBytes(bytes, text, forever))
       return 2;
-    testkit::CaseStats stats;
+    CaseStats stats;
     std::string failure;
     StatusOr<std::unique_ptr<Graph>> graph = parseGraph(text);
     if (!graph.isOk())
       failure = "worker: the case did not parse: " + graph.status().message();
     else
-      failure = testkit::checkGraph(backend, **graph, seed, options, &stats);
+      failure = checkGraph(backend, **graph, seed, options, &stats);
     std::string answer = fmt::format("{} {} {}\n", stats.formedRegions ? 1 : 0,
                                      stats.ranKernels ? 1 : 0, failure.size()) +
                          failure;
@@ -269,4 +270,4 @@ int serveCases(const testkit::BackendUnderTest& backend, const testkit::CheckOpt
   return 0;
 }
 
-}  // namespace subgraph::cli
+}  // namespace subgraph::testkit
