@@ -32,8 +32,9 @@ std::string settings(const CheckSummary& summary, const CheckOptions& check) {
   std::string numerics =
       summary.numerics
           ? fmt::format("each case against the reference backend, tolerance {:g}", check.tolerance)
-      : check.numerics ? std::string("not compared (no kernels: fused regions run their bodies on "
-                                     "the reference backend)")
+      : check.numerics ? std::string(
+                             "not compared (no kernels: fused regions run their bodies on "
+                             "the reference backend)")
                        : std::string("not compared (--no-numerics)");
   return fmt::format("  selectors fuse: {}{}\n", joinedOrNone(summary.touchedOps),
                      check.ops.empty() ? " (probed)" : " (--ops)") +
@@ -81,8 +82,7 @@ StatusOr<CheckRun> runCheck(const CheckRunOptions& options,
   CheckRun run;
   run.summary = runConformance(backend, check);
   const CheckSummary& summary = run.summary;
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::string text = settings(summary, check);
   for (const CaseFailure& f : summary.failures) text += "\n" + formatFailure(f, replay);
   if (summary.failed > summary.failures.size())

@@ -71,6 +71,28 @@ uint64_t defaultMemoryLimit() {
 
 uint64_t memoryLimit() { return cliLimits().memory ? cliLimits().memory : defaultMemoryLimit(); }
 
+std::optional<uint64_t> parseByteCount(std::string_view value) {
+  uint64_t scale = 1;
+  if (!value.empty()) {
+    switch (value.back()) {
+      case 'K':
+      case 'k': scale = uint64_t{1} << 10; break;
+      case 'M':
+      case 'm': scale = uint64_t{1} << 20; break;
+      case 'G':
+      case 'g': scale = uint64_t{1} << 30; break;
+      default: break;
+    }
+    if (scale != 1) value.remove_suffix(1);
+  }
+  uint64_t number = 0;
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
+  if (value.empty() || ec != std::errc() || end != value.data() + value.size() || number == 0 ||
+      number > std::numeric_limits<uint64_t>::max() / scale)
+    return std::nullopt;
+  return number * scale;
+}
+
 void parseLimitSpecs(const std::vector<std::string>& specs) {
   struct LimitName {
     std::string_view name;
@@ -113,30 +135,15 @@ void parseLimitSpecs(const std::vector<std::string>& specs) {
     if (std::find(seen.begin(), seen.end(), name) != seen.end())
       throw UsageError(fmt::format("--limit {} is given twice", name));
     seen.push_back(name);
-    uint64_t scale = 1;
-    if (!value.empty()) {
-      switch (value.back()) {
-        case 'K':
-        case 'k': scale = uint64_t{1} << 10; break;
-        case 'M':
-        case 'm': scale = uint64_t{1} << 20; break;
-        case 'G':
-        case 'g': scale = uint64_t{1} << 30; break;
-        default: break;
-      }
-      if (scale != 1) value.remove_suffix(1);
-    }
-    uint64_t number = 0;
-    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
-    if (value.empty() || ec != std::errc() || end != value.data() + value.size() || number == 0 ||
-        number > std::numeric_limits<uint64_t>::max() / scale)
+    std::optional<uint64_t> number = parseByteCount(value);
+    if (!number)
       throw UsageError(fmt::format(
           "invalid --limit '{}': the value must be a positive integer, optionally with a K, M or "
           "G suffix",
           spec));
-    if (number * scale > max)
+    if (*number > max)
       throw UsageError(fmt::format("invalid --limit '{}': {} can be at most {}", spec, name, max));
-    parsed.*field = number * scale;
+    parsed.*field = *number;
   }
   cliLimits() = parsed;
 }

@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -88,6 +89,11 @@ uint64_t defaultMemoryLimit();
 /// `run` applies it to the session's memory plan and to the inputs it
 /// reads or makes.
 uint64_t memoryLimit();
+
+/// A positive integer with an optional K, M or G suffix (powers of 1024),
+/// as `--limit` and `--memory-limit` take it; nullopt if it is not one or
+/// overflows.
+std::optional<uint64_t> parseByteCount(std::string_view value);
 
 /// Parses every `--limit` value ("nodes=1000", "memory=512M"; a value takes
 /// an optional K, M or G suffix, powers of 1024) into cliLimits(). Throws

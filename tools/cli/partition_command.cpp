@@ -26,6 +26,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -35,6 +36,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -47,6 +49,7 @@
 #include "subgraph/analysis/graphviz.h"
 #include "subgraph/api/inference_session.h"
 #include "subgraph/api/pipeline.h"
+#include "subgraph/api/stages.h"
 #include "subgraph/ir/text_format.h"
 #include "subgraph/partition/partitioner.h"
 #include "subgraph/plugins/plugin_loader.h"
@@ -93,7 +96,82 @@ struct PartitionCommandOptions {
   std::string traversal = "per-backend";
   std::string precision;
   std::vector<std::string> pluginOptions;  // "<plugin>.<name>=<value>"
+  size_t stages = 0;                       // pipeline stages (0: none)
+  std::string devices;                     // "emu:0,emu:1": one stage each
+  std::string memoryLimits;                // "512M" or one per device
 };
+
+// The devices of --stages/--devices with their --memory-limit; empty when
+// neither is given. Mistakes are usage errors, before the model is read.
+std::vector<api::StageDevice> stageDevices(const PartitionCommandOptions& options) {
+  std::vector<api::StageDevice> devices;
+  for (size_t start = 0; !options.devices.empty() && start <= options.devices.size();) {
+    size_t comma = options.devices.find(',', start);
+    std::string name =
+        options.devices.substr(start, comma == std::string::npos ? comma : comma - start);
+    if (name.empty()) throw UsageError("--devices '" + options.devices + "' has an empty name");
+    devices.push_back({name, 0});
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (options.stages && !devices.empty() && devices.size() != options.stages)
+    throw UsageError(
+        fmt::format("--stages {} but --devices names {} devices", options.stages, devices.size()));
+  for (size_t k = devices.size(); k < options.stages; ++k)
+    devices.push_back({"dev:" + std::to_string(k), 0});
+  if (devices.empty()) {
+    if (!options.memoryLimits.empty())
+      throw UsageError("--memory-limit needs --stages or --devices");
+    return devices;
+  }
+  std::vector<uint64_t> limits;
+  for (size_t start = 0; !options.memoryLimits.empty() && start <= options.memoryLimits.size();) {
+    size_t comma = options.memoryLimits.find(',', start);
+    std::string value =
+        options.memoryLimits.substr(start, comma == std::string::npos ? comma : comma - start);
+    std::optional<uint64_t> bytes = parseByteCount(value);
+    if (!bytes)
+      throw UsageError("--memory-limit '" + value +
+                       "': a positive number of bytes, optionally with a K, M or G suffix");
+    limits.push_back(*bytes);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (limits.size() > 1 && limits.size() != devices.size())
+    throw UsageError(
+        fmt::format("--memory-limit gives {} limits for {} devices (one for all, or "
+                    "one each)",
+                    limits.size(), devices.size()));
+  for (size_t k = 0; k < devices.size() && !limits.empty(); ++k)
+    devices[k].memoryLimit = limits[limits.size() == 1 ? 0 : k];
+  return devices;
+}
+
+// The drawing's clusters by stage: a fused node's region and every other
+// node go where the plan put them.
+DotOptions stagePicture(const Graph& original, const PartitionReport& report,
+                        const api::StagePlan& plan) {
+  std::map<std::string, int> stageOf;
+  for (size_t k = 0; k < plan.stages.size(); ++k)
+    for (const std::string& node : plan.stages[k].nodes) stageOf[node] = static_cast<int>(k);
+  std::map<NodeId, std::string> placedAs;
+  for (const partition::RegionReport& region : report.regions)
+    if (region.scope.empty())
+      for (NodeId id : region.nodeIds) placedAs[id] = region.fusedNode;
+  DotOptions dot;
+  dot.showConstants = false;
+  for (const Node* node : original.nodes()) {
+    auto as = placedAs.find(node->id());
+    auto stage = stageOf.find(as == placedAs.end() ? node->displayName() : as->second);
+    if (stage == stageOf.end()) continue;
+    const api::Stage& s = plan.stages[static_cast<size_t>(stage->second)];
+    dot.clusters[node->id()] = DotCluster{
+        stage->second,
+        fmt::format("stage {} on {}: {}", stage->second, s.device, formatBytes(s.memoryBytes())),
+        dotPaletteColor(static_cast<size_t>(stage->second))};
+  }
+  return dot;
+}
 
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
@@ -194,8 +272,8 @@ std::string renderSvg(const std::string& dotText, const std::string& svg) {
 }
 
 void writePicture(const Graph& original, const PartitionReport& report,
-                  const PartitionCommandOptions& options) {
-  DotOptions dot = regionPicture(report);
+                  const PartitionCommandOptions& options, const api::StagePlan* stages) {
+  DotOptions dot = stages ? stagePicture(original, report, *stages) : regionPicture(report);
   std::ostringstream dotText;
   writeDot(original, dotText, dot);
   if (!options.dot.empty()) {
@@ -241,6 +319,7 @@ void runPartition(const PartitionCommandOptions& options) {
   for (const std::string& warning : selection->warnings()) spdlog::warn("{}", warning);
   setSessionOptions(*selection, options);
 
+  const std::vector<api::StageDevice> devices = stageDevices(options);
   LoadOptions load;
   load.inputShapes = parseShapeSpecs(options.shapes);
   load.allowUnknownOps = options.allowUnknownOps;
@@ -291,23 +370,40 @@ void runPartition(const PartitionCommandOptions& options) {
       phases.rankMs, phases.walkMs, phases.surgeryMs, phases.proofMs, phases.reportMs);
   phase = std::chrono::steady_clock::now();
 
-  // Streamed: the report of a large graph is never held as one string.
-  // writeOutput() fails the command on a write error (a full disk), on
-  // stdout as in a file.
+  // Pipeline stages of the partitioned graph, one per device.
+  std::optional<api::StagePlan> stages;
+  if (!devices.empty()) {
+    StatusOr<api::StagePlan> planned = api::planStages(*graph, devices);
+    if (!planned.isOk()) throw Error(planned.status());
+    stages = std::move(planned).value();
+  }
+  // Streamed: the report of a large graph is never held as one string
+  // (with stages, the report gains a "stages" member). writeOutput() fails
+  // the command on a write error (a full disk), on stdout as in a file.
   auto writeJson = [&](std::ostream& os) {
-    partition::writeReportJson(*report, os);
+    if (stages) {
+      std::ostringstream text;
+      partition::writeReportJson(*report, text);
+      nlohmann::ordered_json json = nlohmann::ordered_json::parse(text.str());
+      json["stages"] = nlohmann::ordered_json::parse(api::stagesToJson(*stages));
+      os << json.dump();
+    } else {
+      partition::writeReportJson(*report, os);
+    }
     os << "\n";
   };
-  if (options.json)
+  if (options.json) {
     writeOutput("-", writeJson);
-  else if (options.output != "-" && options.dot != "-")
+  } else if (options.output != "-" && options.dot != "-") {
     partition::printReportSummary(*report, std::cout);
+    if (stages) std::cout << api::stagesSummary(*stages);
+  }
   if (!options.report.empty()) {
     writeOutput(options.report, writeJson);
     if (options.report != "-") spdlog::info("wrote {}", options.report);
   }
   spdlog::debug("report written in {:.2f} s", secondsSince(phase));
-  if (original) writePicture(*original, *report, options);
+  if (original) writePicture(*original, *report, options, stages ? &*stages : nullptr);
   if (!options.output.empty()) {
     writeModelFile(*graph, options.output, options.inlineConstants);
     if (options.output != "-") spdlog::info("wrote {}", options.output);
@@ -362,6 +458,17 @@ const CommandRegistration kPartition("partition", [](CLI::App& app) {
                   "fp32, bf16, fp16 or tf32: the precision `run --precision` will use; plugins "
                   "whose selection depends on it (cudnn's engine checks) plan for it")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16", "tf32"}));
+  cmd->add_option("--stages", options->stages,
+                  "Cut the partitioned graph into N pipeline stages (devices dev:0..), balanced "
+                  "by cost, each within its memory limit, crossing the fewest bytes")
+      ->type_name("N")
+      ->check(CLI::Range(size_t{1}, size_t{4096}));
+  cmd->add_option("--devices", options->devices,
+                  "The devices of the stages, one stage each (emu:0,emu:1,...)")
+      ->type_name("LIST");
+  cmd->add_option("--memory-limit", options->memoryLimits,
+                  "Memory of each stage's device: one size for all or one each (512M,1G)")
+      ->type_name("SIZE[,SIZE...]");
   cmd->add_option("--plugin-option", options->pluginOptions,
                   "PLUGIN.NAME=VALUE: an option of one chosen plugin, as `run --plugin-option` "
                   "(repeatable); `subgraph plugins` lists each plugin's options");

@@ -1,0 +1,172 @@
+//===- tests/cli/stages_test.cpp - Pipeline stages under memory limits ----===//
+//
+// api::planStages and `subgraph partition --stages/--devices/--memory-limit`:
+// stages are contiguous in one topological order (values flow forward, so
+// no cycle between stages), each fits its device's memory, their costs
+// balance, and among cuts as balanced the one crossing the fewest bytes is
+// taken; when no cut fits, one line says so.
+//
+//===----------------------------------------------------------------------===//
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_runner.h"
+#include "subgraph/api/stages.h"
+#include "subgraph/ir/text_format.h"
+
+namespace subgraph::cli::testing {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// Four MatMuls of equal cost whose outputs alternate thin (64 floats) and
+// fat (512 floats).
+constexpr const char* kAlternating = R"(
+  graph @g(%x: f32[1, 512]) {
+    %wa = const f32[512, 64] splat(0.01)
+    %wb = const f32[64, 512] splat(0.01)
+    %wc = const f32[512, 64] splat(0.01)
+    %wd = const f32[64, 512] splat(0.01)
+    %a = MatMul(%x, %wa) @a
+    %b = MatMul(%a, %wb) @b
+    %c = MatMul(%b, %wc) @c
+    %d = MatMul(%c, %wd) @d
+    return %d
+  })";
+
+std::vector<size_t> stageSizes(const api::StagePlan& plan) {
+  std::vector<size_t> sizes;
+  for (const api::Stage& s : plan.stages) sizes.push_back(s.nodes.size());
+  return sizes;
+}
+
+/// Three stages over four equal nodes: any 2-1-1 split balances as well,
+/// and the one cutting at the two thin values is taken (the greedy first
+/// cut, after the fat %b, would cross 2304 bytes).
+TEST(Stages, BalancedCutsCrossTheFewestBytes) {
+  std::unique_ptr<Graph> g = parseGraphOrThrow(kAlternating);
+  StatusOr<api::StagePlan> plan = api::planStages(*g, {{"d0", 0}, {"d1", 0}, {"d2", 0}});
+  ASSERT_TRUE(plan.isOk()) << plan.status().message();
+  EXPECT_THAT(stageSizes(*plan), ElementsAre(1u, 2u, 1u));
+  EXPECT_EQ(plan->crossingBytes, 2u * 64 * 4);
+  EXPECT_EQ(plan->stages[0].sends.size(), 1u);
+  EXPECT_EQ(plan->stages[0].sends[0].name, "a");
+  EXPECT_EQ(plan->stages[0].sends[0].toStage, 1);
+}
+
+/// Branches: every value a stage reads comes from the same or an earlier
+/// stage (no cycle between stages), and each stage fits its limit.
+TEST(Stages, StagesRespectEdgesAndMemoryLimits) {
+  std::unique_ptr<Graph> g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[64, 256]) {
+      %w1 = const f32[256, 256] splat(0.01)
+      %w2 = const f32[256, 256] splat(0.02)
+      %w3 = const f32[256, 256] splat(0.03)
+      %w4 = const f32[256, 256] splat(0.04)
+      %a = MatMul(%x, %w1) @a
+      %b = MatMul(%a, %w2) @b
+      %c = MatMul(%a, %w3) @c
+      %s = Add(%b, %c) @s
+      %r = Relu(%s) @r
+      %d = MatMul(%r, %w4) @d
+      %y = Add(%d, %a) @y
+      return %y
+    })");
+  // Two 256 KiB weights and the activations beside them never fit one
+  // stage: four stages, one MatMul each.
+  const uint64_t limit = 600 * 1024;
+  StatusOr<api::StagePlan> plan =
+      api::planStages(*g, {{"emu:0", limit}, {"emu:1", limit}, {"emu:2", limit}, {"emu:3", limit}});
+  ASSERT_TRUE(plan.isOk()) << plan.status().message();
+  std::map<std::string, size_t> stageOf;
+  for (size_t k = 0; k < plan->stages.size(); ++k) {
+    EXPECT_LE(plan->stages[k].memoryBytes(), limit) << "stage " << k;
+    EXPECT_GT(plan->stages[k].weightBytes, 0u);
+    for (const std::string& n : plan->stages[k].nodes) stageOf[n] = k;
+  }
+  ASSERT_EQ(stageOf.size(), g->numNodes());
+  for (const Node* node : g->nodes())
+    for (size_t i = 0; i < node->numInputs(); ++i) {
+      const Node* from = node->input(i) ? node->input(i)->producer() : nullptr;
+      if (from) {
+        EXPECT_LE(stageOf[from->displayName()], stageOf[node->displayName()])
+            << from->displayName() << " -> " << node->displayName();
+      }
+    }
+}
+
+/// The negative side: limits no cut can meet fail in one line, naming the
+/// node that fits no device, or the devices.
+TEST(Stages, NoCutThatFitsIsAnError) {
+  std::unique_ptr<Graph> g = parseGraphOrThrow(kAlternating);
+  StatusOr<api::StagePlan> tiny = api::planStages(*g, {{"d0", 1024}, {"d1", 1024}});
+  ASSERT_FALSE(tiny.isOk());
+  EXPECT_EQ(tiny.status().code(), StatusCode::kLimitExceeded);
+  EXPECT_THAT(tiny.status().message(),
+              HasSubstr("no split into 2 stages fits: node 'a' alone needs more memory"));
+  // Each node fits alone (a 128 KiB weight), but two devices hold only two.
+  StatusOr<api::StagePlan> few = api::planStages(*g, {{"d0", 200 * 1024}, {"d1", 200 * 1024}});
+  ASSERT_FALSE(few.isOk());
+  EXPECT_THAT(few.status().message(), HasSubstr("no split into 2 stages fits the devices' memory"));
+  EXPECT_EQ(api::planStages(*g, {}).status().code(), StatusCode::kUsage);
+}
+
+/// A BERT-base export (the zoo's, 85M parameters) over two devices of
+/// 200 MiB each, less than the whole model needs: each stage fits, and
+/// the report says what each holds and what crosses.
+TEST(CliStages, BertBaseFitsTwoDevicesBelowItsSize) {
+  TempDir dir;
+  const std::string model = (dir.path() / "bert.sg").string();
+  ASSERT_EQ(runCli({"zoo", "bert", "-o", model, "-q"}).exitCode, 0);
+  CliResult r = runCli({"partition", model, "--backend", "onednn", "--devices", "emu:0,emu:1",
+                        "--memory-limit", "200M", "--json"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  nlohmann::json json = nlohmann::json::parse(r.out);
+  const nlohmann::json& stages = json["stages"]["stages"];
+  ASSERT_EQ(stages.size(), 2u);
+  uint64_t total = 0;
+  for (const nlohmann::json& s : stages) {
+    uint64_t bytes = s["weight_bytes"].get<uint64_t>() + s["activation_bytes"].get<uint64_t>();
+    EXPECT_LE(bytes, uint64_t{200} << 20) << s.dump();
+    total += bytes;
+  }
+  EXPECT_GT(total, uint64_t{200} << 20);  // the whole model would not fit one
+  EXPECT_EQ(stages[0]["device"], "emu:0");
+  EXPECT_FALSE(stages[0]["sends"].empty());
+  CliResult text = runCli({"partition", model, "--backend", "onednn", "--stages", "2", "-q"});
+  EXPECT_THAT(text.out, HasSubstr("stages: 2 (cost imbalance "));
+  EXPECT_THAT(text.out, HasSubstr("stage 1 on dev:1: "));
+}
+
+/// Usage mistakes fail before the model is read; a drawing clusters by
+/// stage.
+TEST(CliStages, OptionsAndPicture) {
+  TempDir dir;
+  const std::string model = dir.write("m.sg", kAlternating);
+  EXPECT_TRUE(failsWithOneLine(runCli({"partition", model, "--backend", "NONE", "--memory-limit",
+                                       "1M"}),
+                               2, "--memory-limit needs --stages or --devices"));
+  EXPECT_TRUE(failsWithOneLine(runCli({"partition", model, "--backend", "NONE", "--stages", "3",
+                                       "--devices", "a,b"}),
+                               2, "--stages 3 but --devices names 2 devices"));
+  EXPECT_TRUE(failsWithOneLine(runCli({"partition", model, "--backend", "NONE", "--stages", "2",
+                                       "--memory-limit", "1M,2M,3M"}),
+                               2, "--memory-limit gives 3 limits for 2 devices"));
+  EXPECT_TRUE(failsWithOneLine(runCli({"partition", model, "--backend", "NONE", "--stages", "2",
+                                       "--memory-limit", "1K"}),
+                               1, "no split into 2 stages fits"));
+  const std::string dot = (dir.path() / "m.dot").string();
+  CliResult r = runCli({"partition", model, "--backend", "NONE", "--stages", "2", "--dot", dot});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  std::string text = readFile(dot);
+  EXPECT_THAT(text, HasSubstr("stage 0 on dev:0"));
+  EXPECT_THAT(text, HasSubstr("stage 1 on dev:1"));
+}
+
+}  // namespace
+}  // namespace subgraph::cli::testing
