@@ -166,8 +166,8 @@ class Growth {
     for (const Value* v : c_.outputs[t]) produced += valueBytes(v);
     // A value received now is held from the stage's start.
     const uint64_t peak = std::max(peak_ + received, live_ + received + produced);
-    if (end_ > begin_ && (cost_ + c_.cost[t] > maxCost ||
-                          (limit && weights_ + newWeights + peak > limit)))
+    if (end_ > begin_ &&
+        (cost_ + c_.cost[t] > maxCost || (limit && weights_ + newWeights + peak > limit)))
       return false;
     cost_ += c_.cost[t];
     weights_ += newWeights;
@@ -255,8 +255,7 @@ std::vector<size_t> fewestCrossing(const Chain& c, const std::vector<uint64_t>& 
     size_t best = ends[k];
     while (g.end() < c.nodes.size() && g.add(bound, limits[k])) {
       const size_t e = g.end();
-      if (c.crossing[e] < c.crossing[best] && !greedy(c, e, k + 1, bound, limits).empty())
-        best = e;
+      if (c.crossing[e] < c.crossing[best] && !greedy(c, e, k + 1, bound, limits).empty()) best = e;
     }
     if (best != ends[k]) {
       std::vector<size_t> rest = greedy(c, best, k + 1, bound, limits);
@@ -299,8 +298,7 @@ uint64_t plannedActivations(const Chain& c, size_t begin, size_t end) {
   return plan.isOk() ? plan->plannedBytes() : 0;
 }
 
-Stage describeStage(const Chain& c, size_t begin, size_t end,
-                    const std::vector<size_t>& ends) {
+Stage describeStage(const Chain& c, size_t begin, size_t end, const std::vector<size_t>& ends) {
   Stage s;
   std::unordered_set<const Value*> seen;
   for (size_t t = begin; t < end; ++t) {
@@ -310,10 +308,9 @@ Stage describeStage(const Chain& c, size_t begin, size_t end,
       if (seen.insert(w).second) s.weightBytes += valueBytes(w);
     for (const Value* v : c.outputs[t]) {
       auto last = c.lastUse.find(v);
-      if (last == c.lastUse.end() || last->second < end || last->second >= c.nodes.size())
-        continue;
-      int to = static_cast<int>(std::upper_bound(ends.begin(), ends.end(), last->second) -
-                                ends.begin());
+      if (last == c.lastUse.end() || last->second < end || last->second >= c.nodes.size()) continue;
+      int to =
+          static_cast<int>(std::upper_bound(ends.begin(), ends.end(), last->second) - ends.begin());
       s.sends.push_back({v->name(), valueBytes(v), to});
     }
   }
@@ -359,9 +356,8 @@ StatusOr<StagePlan> planStages(const Graph& graph, const std::vector<StageDevice
   Chain c;
   SUBGRAPH_RETURN_IF_ERROR(buildChain(*typed, c));
   if (c.nodes.size() < devices.size())
-    return Status(StatusCode::kUsage,
-                  fmt::format("stages: {} stages for a graph of {} nodes", devices.size(),
-                              c.nodes.size()));
+    return Status(StatusCode::kUsage, fmt::format("stages: {} stages for a graph of {} nodes",
+                                                  devices.size(), c.nodes.size()));
   std::vector<uint64_t> limits;
   for (const StageDevice& d : devices) limits.push_back(d.memoryLimit);
   // The planner's fragmentation can only add bytes to the estimate: a
@@ -420,8 +416,9 @@ std::string stagesToJson(const StagePlan& plan) {
 }
 
 std::string stagesSummary(const StagePlan& plan) {
-  std::string out = fmt::format("stages: {} (cost imbalance {:.2f}, {} crossing the cuts)\n",
-                                plan.stages.size(), plan.imbalance, formatBytes(plan.crossingBytes));
+  std::string out =
+      fmt::format("stages: {} (cost imbalance {:.2f}, {} crossing the cuts)\n", plan.stages.size(),
+                  plan.imbalance, formatBytes(plan.crossingBytes));
   for (size_t k = 0; k < plan.stages.size(); ++k) {
     const Stage& s = plan.stages[k];
     out += fmt::format(
@@ -430,8 +427,8 @@ std::string stagesSummary(const StagePlan& plan) {
         formatBytes(s.activationBytes),
         s.memoryLimit ? " of " + formatBytes(s.memoryLimit) : std::string(), s.cost);
     for (const StageValue& v : s.sends)
-      out += fmt::format("    sends %{} ({}) to stage {}\n", v.name, formatBytes(v.bytes),
-                         v.toStage);
+      out +=
+          fmt::format("    sends %{} ({}) to stage {}\n", v.name, formatBytes(v.bytes), v.toStage);
   }
   return out;
 }

@@ -148,18 +148,18 @@ TEST(CliStages, BertBaseFitsTwoDevicesBelowItsSize) {
 TEST(CliStages, OptionsAndPicture) {
   TempDir dir;
   const std::string model = dir.write("m.sg", kAlternating);
-  EXPECT_TRUE(failsWithOneLine(runCli({"partition", model, "--backend", "NONE", "--memory-limit",
-                                       "1M"}),
-                               2, "--memory-limit needs --stages or --devices"));
-  EXPECT_TRUE(failsWithOneLine(runCli({"partition", model, "--backend", "NONE", "--stages", "3",
-                                       "--devices", "a,b"}),
-                               2, "--stages 3 but --devices names 2 devices"));
+  EXPECT_TRUE(
+      failsWithOneLine(runCli({"partition", model, "--backend", "NONE", "--memory-limit", "1M"}), 2,
+                       "--memory-limit needs --stages or --devices"));
+  EXPECT_TRUE(failsWithOneLine(
+      runCli({"partition", model, "--backend", "NONE", "--stages", "3", "--devices", "a,b"}), 2,
+      "--stages 3 but --devices names 2 devices"));
   EXPECT_TRUE(failsWithOneLine(runCli({"partition", model, "--backend", "NONE", "--stages", "2",
                                        "--memory-limit", "1M,2M,3M"}),
                                2, "--memory-limit gives 3 limits for 2 devices"));
-  EXPECT_TRUE(failsWithOneLine(runCli({"partition", model, "--backend", "NONE", "--stages", "2",
-                                       "--memory-limit", "1K"}),
-                               1, "no split into 2 stages fits"));
+  EXPECT_TRUE(failsWithOneLine(
+      runCli({"partition", model, "--backend", "NONE", "--stages", "2", "--memory-limit", "1K"}), 1,
+      "no split into 2 stages fits"));
   const std::string dot = (dir.path() / "m.dot").string();
   CliResult r = runCli({"partition", model, "--backend", "NONE", "--stages", "2", "--dot", dot});
   ASSERT_EQ(r.exitCode, 0) << r.err;
