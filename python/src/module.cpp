@@ -20,6 +20,7 @@
 #include "bindings.h"
 #include "subgraph/api/inference_session.h"
 #include "subgraph/api/pipeline.h"
+#include "subgraph/api/stages.h"
 #include "subgraph/partition/partition_report.h"
 #include "subgraph/passes/pass_manager.h"
 #include "subgraph/plugin_abi.h"
@@ -209,6 +210,23 @@ py::dict checkPlugin(const std::string& target, size_t cases, uint64_t seed,
 }
 #endif
 
+// api::planStages over `devices` ("emu:0", ...) with `memoryLimits` (one
+// for all, one each, or none), as a dict.
+py::object planStages(GraphBox& box, const std::vector<std::string>& devices,
+                      const std::vector<uint64_t>& memoryLimits) {
+  if (memoryLimits.size() > 1 && memoryLimits.size() != devices.size())
+    raise(ErrorKind::kInvalidArgument,
+          fmt::format("memory_limit gives {} limits for {} devices (one for all, or one each)",
+                      memoryLimits.size(), devices.size()));
+  std::vector<api::StageDevice> stageDevices;
+  for (size_t k = 0; k < devices.size(); ++k)
+    stageDevices.push_back(
+        {devices[k], memoryLimits.empty() ? 0 : memoryLimits[memoryLimits.size() == 1 ? 0 : k]});
+  StatusOr<api::StagePlan> plan = api::planStages(*box.graph, stageDevices);
+  check(plan.status());
+  return py::module_::import("json").attr("loads")(api::stagesToJson(*plan));
+}
+
 py::list listPlugins() {
   py::list out;
   for (const plugins::FoundPlugin& f : plugins::discoverPlugins(pluginDirs())) {
@@ -275,6 +293,11 @@ PYBIND11_MODULE(_subgraph, m) {
         py::arg("shapes") = std::map<std::string, std::vector<int64_t>>{},
         "Reads a .onnx or .sg model (a path, or the model's bytes) and verifies it; `shapes` fixes "
         "input dims by name.");
+  m.def("plan_stages", &planStages, py::arg("graph"), py::arg("devices"),
+        py::arg("memory_limits") = std::vector<uint64_t>{},
+        "Cuts a (partitioned) graph into one pipeline stage per device, each within its memory "
+        "limit (bytes: one for all, or one each), balanced by cost, crossing the fewest bytes; "
+        "returns the plan as `subgraph partition --stages --json` gives it.");
   m.def("partition", &partitionGraph, py::arg("graph"), py::arg("backends"),
         py::arg("allow_fallback") = false, py::arg("passes") = "default",
         "Partitions `graph` in place for `backends`; returns the report as a dict.");

@@ -87,3 +87,29 @@ def test_check_plugin_runs_the_conformance_check():
                       "report": result["report"]}
     with pytest.raises(subgraph.Error, match="unknown backend 'nosuch'"):
         subgraph.check_plugin("nosuch", cases=1)
+
+
+def test_plan_stages_cuts_a_partitioned_graph_within_memory_limits(tmp_path):
+    """The library's stage planner, as `subgraph partition --stages` runs it:
+    each stage within its limit, values only flowing forward, and a limit no
+    cut meets is an error."""
+    model = tmp_path / "chain.sg"
+    model.write_text("""graph @chain(%x: f32[64, 256]) {
+  %w1 = const f32[256, 256] splat(0.01)
+  %w2 = const f32[256, 256] splat(0.02)
+  %w3 = const f32[256, 256] splat(0.03)
+  %a = MatMul(%x, %w1) @mm1
+  %b = MatMul(%a, %w2) @mm2
+  %c = MatMul(%b, %w3) @mm3
+  return %c
+}
+""")
+    g = subgraph.load(str(model))
+    plan = subgraph.plan_stages(g, ["emu:0", "emu:1", "emu:2"], [400 * 1024])
+    assert [s["nodes"] for s in plan["stages"]] == [["mm1"], ["mm2"], ["mm3"]]
+    assert all(s["weight_bytes"] + s["activation_bytes"] <= 400 * 1024 for s in plan["stages"])
+    assert plan["stages"][0]["sends"] == [{"value": "a", "bytes": 65536, "to_stage": 1}]
+    with pytest.raises(subgraph.Fail, match="no split into 2 stages fits"):
+        subgraph.plan_stages(g, ["emu:0", "emu:1"], [400 * 1024])
+    with pytest.raises(subgraph.InvalidArgument, match="gives 2 limits for 3 devices"):
+        subgraph.plan_stages(g, ["a", "b", "c"], [1, 2])
