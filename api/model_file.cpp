@@ -30,13 +30,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string lowerExtension(const std::string& path) {
-  std::string ext = fs::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext;
-}
-
 // The name of `path` in messages; standard input has none of its own.
 std::string displayPath(const std::string& path) { return path == "-" ? "<stdin>" : path; }
 
@@ -184,6 +177,13 @@ bool looksLikeTextGraph(std::string_view bytes) {
 
 }  // namespace
 
+std::string modelFileExtension(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext;
+}
+
 VerifyOptions modelVerifyOptions(bool allowUnknownOps) {
   VerifyOptions options;
   options.allowUnknownOps = allowUnknownOps;
@@ -220,7 +220,7 @@ StatusOr<std::unique_ptr<Graph>> loadModel(const std::string& path, const ModelO
     StatusOr<uint64_t> size = regularFileSize(path);
     if (!size.isOk()) return size.status();
   }
-  const std::string ext = path == "-" ? ".sg" : lowerExtension(path);
+  const std::string ext = path == "-" ? ".sg" : modelFileExtension(path);
   StatusOr<std::unique_ptr<Graph>> graph =
       ext == ".sg"     ? readTextFile(path, options)
       : ext == ".onnx" ? readOnnxFile(path, options)
@@ -259,7 +259,7 @@ StatusOr<std::unique_ptr<Graph>> loadModelBytes(std::string_view bytes, const Mo
 }
 
 Status saveModel(const Graph& graph, const std::string& path, bool inlineConstants) {
-  const std::string ext = lowerExtension(path);
+  const std::string ext = modelFileExtension(path);
   if (ext == ".onnx") {
 #ifdef SUBGRAPH_API_HAVE_ONNX
     return exportOnnxFile(graph, path);

@@ -37,13 +37,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string lowerExtension(const std::string& path) {
-  std::string ext = fs::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return ext;
-}
-
 /// Parses one non-negative dim of a `--shape` value.
 int64_t parseDim(std::string_view token, std::string_view spec) {
   while (!token.empty() && token.front() == ' ') token.remove_prefix(1);
@@ -174,7 +167,7 @@ std::string withLimitHint(const Status& status) {
 
 ModelFormat modelFormatForPath(const std::string& path) {
   if (path == "-") return ModelFormat::kText;
-  std::string ext = lowerExtension(path);
+  std::string ext = api::modelFileExtension(path);
   if (ext == ".sg") return ModelFormat::kText;
   if (ext == ".onnx") return ModelFormat::kOnnx;
   // A name the command line chose: a usage mistake, before any work.

@@ -61,6 +61,10 @@ struct ModelOptions {
   ModelLimits limits;
 };
 
+/// The extension of `path`, lower case (".onnx", ".sg"; "" for none): what
+/// loadModel and saveModel choose the format by.
+std::string modelFileExtension(const std::string& path);
+
 /// The verifier's options every front end loads with, so that the program's
 /// commands and the Python package accept the same models: unknown
 /// attributes allowed (older opsets carry attributes the schemas do not
