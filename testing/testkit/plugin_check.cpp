@@ -566,6 +566,11 @@ std::unique_ptr<Graph> randomCatalogGraph(uint64_t seed, const std::vector<std::
 std::vector<std::string> probeTouchedOps(const BackendUnderTest& backend) {
   std::set<std::string> touched;
   const std::vector<std::string> ops = catalogOps();
+  // One instance of the properties serves every probe (making them is most
+  // of a probe's cost: patterns are built and op names checked); a probe
+  // that fails gets the next one a fresh instance, since a property may
+  // keep a failing selector's error.
+  StatusOr<std::vector<partition::SubgraphBackend>> made = backend.instantiate();
   auto probe = [&](const std::vector<std::string>& chain, uint64_t variant) {
     SeededRandom rng(7 + variant);
     Graph g("probe");
@@ -574,12 +579,14 @@ std::vector<std::string> probeTouchedOps(const BackendUnderTest& backend) {
     for (size_t i = 0; i < chain.size(); ++i)
       v = addCatalogNode(g, rng, chain[i], v, x, numbered("p", i));
     g.addOutput(v);
-    StatusOr<std::vector<partition::SubgraphBackend>> made = backend.instantiate();
     if (!made.isOk()) return;
     partition::PartitionOptions po;
     po.reportContested = false;
     StatusOr<partition::PartitionReport> report = partition::partitionGraph(g, *made, po);
-    if (!report.isOk()) return;
+    if (!report.isOk()) {
+      made = backend.instantiate();
+      return;
+    }
     // A composite entry's inner nodes are named "<entry>.<step>".
     for (const partition::RegionReport& r : report->regions)
       for (const std::string& node : r.nodes)
