@@ -3,8 +3,8 @@
 // See subgraph/api/stages.h. The search: the smallest largest-stage cost
 // for which a greedy left-to-right cut (each stage as long as its cost and
 // memory allow) needs no more stages than there are devices, found by
-// bisection; then each cut in turn moves, within what still leaves the
-// rest coverable, to where the fewest bytes cross. Memory is estimated
+// bisection; then each cut in turn moves, within 5% of that cost and what
+// still leaves the rest coverable, to where the fewest bytes cross. Memory is estimated
 // while stages grow (weights once each, activations live from their
 // producer, or from the stage's start when received, to their last reader
 // in the stage, or to its end when sent on) and checked at the end with the
@@ -28,6 +28,10 @@
 
 namespace subgraph::api {
 namespace {
+
+// How much above the most balanced largest stage a cut may go to cross
+// fewer bytes.
+constexpr double kBalanceSlack = 0.05;
 
 uint64_t valueBytes(const Value* v) {
   if (!v || !v->type().shape || !isStaticShape(*v->type().shape)) return 0;
@@ -366,7 +370,9 @@ StatusOr<StagePlan> planStages(const Graph& graph, const std::vector<StageDevice
     double bound = 0;
     std::vector<size_t> ends = balancedEnds(c, limits, bound);
     if (ends.empty()) return noFit(c, devices);
-    ends = fewestCrossing(c, limits, bound, std::move(ends));
+    // A stage may cost a little more than the best balance when that lets
+    // a cut cross fewer bytes (a block's end instead of its middle).
+    ends = fewestCrossing(c, limits, bound * (1 + kBalanceSlack), std::move(ends));
     StagePlan plan;
     bool over = false;
     for (size_t k = 0, begin = 0; k < ends.size(); begin = ends[k++]) {

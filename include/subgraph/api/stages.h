@@ -8,7 +8,8 @@
 // runtime's memory planner); the stages balance their estimated cost
 // (multiply-adds of Conv, MatMul and Gemm from static shapes, output
 // elements elsewhere, a fused region the sum of its body); and among
-// cuts as balanced, the one crossing the fewest bytes is taken.
+// cuts within 5% of the best balance, the one crossing the fewest bytes
+// is taken.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
