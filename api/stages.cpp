@@ -98,7 +98,8 @@ struct Chain {
   std::vector<double> cost;
   std::vector<std::vector<const Value*>> weights, inputs, outputs;
   std::unordered_map<const Value*, size_t> producer;  // activations only
-  std::unordered_map<const Value*, size_t> lastUse;   // n: a graph output
+  std::unordered_map<const Value*, size_t> lastUse;   // the last reader
+  std::unordered_set<const Value*> graphOutputs;      // held to their stage's end
   std::vector<uint64_t> crossing;                     // bytes over cut p
 };
 
@@ -125,12 +126,12 @@ Status buildChain(const Graph& graph, Chain& c) {
         c.producer[v] = p;
       }
   }
-  for (const Value* v : graph.outputs()) c.lastUse[v] = n;
+  for (const Value* v : graph.outputs()) c.graphOutputs.insert(v);
   // Bytes over each cut: a value produced before it and read after it.
   std::vector<int64_t> delta(n + 2, 0);
   for (const auto& [v, at] : c.producer) {
     auto last = c.lastUse.find(v);
-    size_t end = last == c.lastUse.end() ? at : std::min(last->second, n - 1);
+    size_t end = last == c.lastUse.end() ? at : last->second;
     if (end <= at) continue;
     delta[at + 1] += static_cast<int64_t>(valueBytes(v));
     delta[end + 1] -= static_cast<int64_t>(valueBytes(v));
@@ -192,7 +193,7 @@ class Growth {
   void release(size_t t) {
     auto done = [&](const Value* v) {
       auto last = c_.lastUse.find(v);
-      return last == c_.lastUse.end() || last->second <= t;
+      return !c_.graphOutputs.count(v) && (last == c_.lastUse.end() || last->second <= t);
     };
     for (const Value* v : c_.inputs[t])
       if (done(v) && released_.insert(v).second) live_ -= valueBytes(v);
@@ -278,7 +279,7 @@ uint64_t plannedActivations(const Chain& c, size_t begin, size_t end) {
   std::unordered_map<const Value*, runtime::MemoryPlanner::BufferId> live;
   auto heldToEnd = [&](const Value* v) {
     auto last = c.lastUse.find(v);
-    return last != c.lastUse.end() && last->second >= end;
+    return c.graphOutputs.count(v) || (last != c.lastUse.end() && last->second >= end);
   };
   for (size_t t = begin; t < end; ++t)
     for (const Value* v : c.inputs[t]) {
@@ -312,7 +313,7 @@ Stage describeStage(const Chain& c, size_t begin, size_t end, const std::vector<
       if (seen.insert(w).second) s.weightBytes += valueBytes(w);
     for (const Value* v : c.outputs[t]) {
       auto last = c.lastUse.find(v);
-      if (last == c.lastUse.end() || last->second < end || last->second >= c.nodes.size()) continue;
+      if (last == c.lastUse.end() || last->second < end) continue;
       int to =
           static_cast<int>(std::upper_bound(ends.begin(), ends.end(), last->second) - ends.begin());
       s.sends.push_back({v->name(), valueBytes(v), to});
@@ -396,6 +397,58 @@ StatusOr<StagePlan> planStages(const Graph& graph, const std::vector<StageDevice
     return plan;
   }
   return noFit(c, devices);
+}
+
+namespace {
+
+// The stage graph's value for `v` of the original, made on first use: a
+// constant shared, anything else a new input.
+Value* stageValue(Graph& stage, const Value* v, std::unordered_map<const Value*, Value*>& map) {
+  if (!v) return nullptr;
+  if (auto it = map.find(v); it != map.end()) return it->second;
+  Value* made =
+      v->initializer() ? stage.shareInitializer(*v) : stage.addInput(v->name(), v->type());
+  map[v] = made;
+  return made;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Graph>> stageGraph(const Graph& graph, const StagePlan& plan, size_t k) {
+  if (k >= plan.stages.size())
+    return Status(StatusCode::kUsage,
+                  fmt::format("stage {} of a plan of {}", k, plan.stages.size()));
+  std::unordered_set<std::string> members(plan.stages[k].nodes.begin(), plan.stages[k].nodes.end());
+  StatusOr<std::vector<Node*>> order = graph.topologicalOrder();
+  if (!order.isOk()) return order.status();
+  auto stage = std::make_unique<Graph>(fmt::format("{}_stage{}", graph.name(), k));
+  stage->shareOpsetImports(graph);
+  std::unordered_map<const Value*, Value*> map;
+  for (const Node* node : *order) {
+    if (!members.count(node->displayName())) continue;
+    std::vector<Value*> inputs, outputs;
+    for (size_t i = 0; i < node->numInputs(); ++i)
+      inputs.push_back(stageValue(*stage, node->input(i), map));
+    for (size_t o = 0; o < node->numOutputs(); ++o) {
+      const Value* v = node->output(o);
+      outputs.push_back(v ? (map[v] = stage->createValue(v->name(), v->type())) : nullptr);
+    }
+    std::vector<Attribute> attrs(node->attributes().begin(), node->attributes().end());
+    stage->addNode(&node->opKey(), std::move(inputs), std::move(outputs), std::move(attrs),
+                   node->name());
+  }
+  if (stage->numNodes() != members.size())
+    return Status(StatusCode::kInternal,
+                  fmt::format("stage {}: {} of its {} nodes are in the graph", k, stage->numNodes(),
+                              members.size()));
+  std::unordered_set<const Value*> added;
+  auto output = [&](Value* v) {
+    if (v && v->producer() && added.insert(v).second) stage->addOutput(v);
+  };
+  for (const Value* out : graph.outputs())
+    if (auto it = map.find(out); it != map.end()) output(it->second);
+  for (const StageValue& sent : plan.stages[k].sends) output(stage->findValue(sent.name));
+  return stage;
 }
 
 std::string stagesToJson(const StagePlan& plan) {

@@ -143,6 +143,45 @@ TEST(CliStages, BertBaseFitsTwoDevicesBelowItsSize) {
   EXPECT_THAT(text.out, HasSubstr("stage 1 on dev:1: "));
 }
 
+/// Each stage written as a model of its own (--stage-models): run one after
+/// the other, each fed the graph inputs and what the stages before it sent,
+/// they give the whole model's outputs bit for bit (the same kernels run
+/// the same regions). The block's second stage reads the graph input again.
+TEST(CliStages, StageModelsRunInTurnGiveTheWholeModelsOutputs) {
+#if SUBGRAPH_CLI_TEST_HAVE_ONEDNN
+  const std::string backend = "onednn";
+#else
+  const std::string backend = "NONE";
+#endif
+  TempDir dir;
+  const std::string block = std::string(SUBGRAPH_SOURCE_DIR) + "/tests/data/graphs/resnet_block.sg";
+  const std::string at = dir.path().string();
+  CliResult split = runCli({"partition", block, "--backend", backend, "--stages", "2",
+                            "--stage-models", at + "/stages", "-q"});
+  ASSERT_EQ(split.exitCode, 0) << split.err;
+  auto run = [&](const std::vector<std::string>& args) {
+    std::vector<std::string> all = {"run"};
+    all.insert(all.end(), args.begin(), args.end());
+    for (const std::string& a : {std::string("--backend"), backend, std::string("-q")})
+      all.push_back(a);
+    CliResult r = runCli(all);
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+  };
+  run({block, "--random-inputs", "3", "--output-dir", at + "/whole"});
+  run({at + "/stages/stage0.sg", "--input", "x=" + at + "/whole/inputs/x.npy", "--output-dir",
+       at + "/s0"});
+  run({at + "/stages/stage1.sg", "--input", "x=" + at + "/whole/inputs/x.npy", "--input",
+       "relu2=" + at + "/s0/relu2.npy", "--output-dir", at + "/s1"});
+  EXPECT_THAT(readFile(at + "/stages/stage1.sg"), HasSubstr("(%x: f32[1, 256, 56, 56], %relu2:"));
+  const std::string whole = readFile(at + "/whole/y.npy");
+  ASSERT_FALSE(whole.empty());
+  EXPECT_TRUE(whole == readFile(at + "/s1/y.npy")) << "the chained stages' y differs";
+  // The negative side: without --stages there are no stage models.
+  EXPECT_TRUE(failsWithOneLine(
+      runCli({"partition", block, "--backend", "NONE", "--stage-models", at + "/none"}), 2,
+      "--stage-models needs --stages or --devices"));
+}
+
 /// Usage mistakes fail before the model is read; a drawing clusters by
 /// stage.
 TEST(CliStages, OptionsAndPicture) {

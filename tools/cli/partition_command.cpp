@@ -99,6 +99,7 @@ struct PartitionCommandOptions {
   size_t stages = 0;                       // pipeline stages (0: none)
   std::string devices;                     // "emu:0,emu:1": one stage each
   std::string memoryLimits;                // "512M" or one per device
+  std::string stageModels;                 // folder for stage<k>.sg
 };
 
 // The devices of --stages/--devices with their --memory-limit; empty when
@@ -376,6 +377,22 @@ void runPartition(const PartitionCommandOptions& options) {
     StatusOr<api::StagePlan> planned = api::planStages(*graph, devices);
     if (!planned.isOk()) throw Error(planned.status());
     stages = std::move(planned).value();
+    // Each stage as a model of its own, fed what the stages before it send.
+    if (!options.stageModels.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(options.stageModels, ec);
+      if (ec) throw Error(StatusCode::kIo, options.stageModels + ": " + ec.message());
+      for (size_t k = 0; k < stages->stages.size(); ++k) {
+        StatusOr<std::unique_ptr<Graph>> part = api::stageGraph(*graph, *stages, k);
+        if (!part.isOk()) throw Error(part.status());
+        const std::string path =
+            (std::filesystem::path(options.stageModels) / fmt::format("stage{}.sg", k)).string();
+        throwIfError(api::saveModel(**part, path));
+        spdlog::info("wrote {}", path);
+      }
+    }
+  } else if (!options.stageModels.empty()) {
+    throw UsageError("--stage-models needs --stages or --devices");
   }
   // Streamed: the report of a large graph is never held as one string
   // (with stages, the report gains a "stages" member). writeOutput() fails
@@ -466,6 +483,10 @@ const CommandRegistration kPartition("partition", [](CLI::App& app) {
   cmd->add_option("--devices", options->devices,
                   "The devices of the stages, one stage each (emu:0,emu:1,...)")
       ->type_name("LIST");
+  cmd->add_option("--stage-models", options->stageModels,
+                  "Write each stage as a model of its own, DIR/stage<k>.sg (its inputs: the graph "
+                  "inputs it reads and the values earlier stages send)")
+      ->type_name("DIR");
   cmd->add_option("--memory-limit", options->memoryLimits,
                   "Memory of each stage's device: one size for all or one each (512M,1G)")
       ->type_name("SIZE[,SIZE...]");

@@ -65,6 +65,14 @@ struct StagePlan {
 /// kUsage for no device.
 StatusOr<StagePlan> planStages(const Graph& graph, const std::vector<StageDevice>& devices);
 
+/// Stage `k` of `plan` (made for `graph`) as a model of its own: its
+/// inputs are the graph inputs it reads and the values it receives from
+/// earlier stages, in order of first use; its outputs the graph outputs it
+/// computes and the values it sends on; its constants are shared with
+/// `graph`. Running the stages one after another, each fed what the ones
+/// before it sent, computes the graph's outputs.
+StatusOr<std::unique_ptr<Graph>> stageGraph(const Graph& graph, const StagePlan& plan, size_t k);
+
 /// The plan as a JSON object ("stages": [...], "crossing_bytes", ...).
 std::string stagesToJson(const StagePlan& plan);
 
