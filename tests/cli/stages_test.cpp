@@ -100,6 +100,32 @@ TEST(Stages, StagesRespectEdgesAndMemoryLimits) {
     }
 }
 
+/// A graph output that a later stage also reads is sent to it, and a stage
+/// model lists it once among its outputs.
+TEST(Stages, AGraphOutputALaterStageReadsIsSent) {
+  std::unique_ptr<Graph> g = parseGraphOrThrow(R"(
+    graph @g(%x: f32[1, 512]) {
+      %wa = const f32[512, 512] splat(0.01)
+      %wb = const f32[512, 512] splat(0.01)
+      %a = MatMul(%x, %wa) @a
+      %b = MatMul(%a, %wb) @b
+      return %a, %b
+    })");
+  StatusOr<api::StagePlan> plan = api::planStages(*g, {{"d0", 0}, {"d1", 0}});
+  ASSERT_TRUE(plan.isOk()) << plan.status().message();
+  ASSERT_EQ(plan->stages[0].sends.size(), 1u);
+  EXPECT_EQ(plan->stages[0].sends[0].name, "a");
+  EXPECT_EQ(plan->crossingBytes, 512u * 4);
+  StatusOr<std::unique_ptr<Graph>> first = api::stageGraph(*g, *plan, 0);
+  StatusOr<std::unique_ptr<Graph>> second = api::stageGraph(*g, *plan, 1);
+  ASSERT_TRUE(first.isOk() && second.isOk());
+  ASSERT_EQ((*first)->outputs().size(), 1u);  // %a once: a graph output and sent
+  EXPECT_EQ((*first)->outputs()[0]->name(), "a");
+  ASSERT_EQ((*second)->inputs().size(), 1u);
+  EXPECT_EQ((*second)->inputs()[0]->name(), "a");
+  EXPECT_FALSE(api::stageGraph(*g, *plan, 2).isOk());
+}
+
 /// The negative side: limits no cut can meet fail in one line, naming the
 /// node that fits no device, or the devices.
 TEST(Stages, NoCutThatFitsIsAnError) {
