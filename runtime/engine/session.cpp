@@ -355,6 +355,8 @@ Status verifyForRun(const Graph& graph) {
   return order.isOk() ? Status::ok() : order.status();
 }
 
+std::string batchRefusal(const Graph& graph) { return engine::batchRefusal(graph); }
+
 Status checkThreadCount(int64_t threads, std::string_view what) {
   if (threads >= 0 && threads <= kMaxThreads) return Status::ok();
   return Status(StatusCode::kUsage, std::string(what) + " must be between 0 (one per core) and " +

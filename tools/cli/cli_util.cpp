@@ -141,6 +141,49 @@ void parseLimitSpecs(const std::vector<std::string>& specs) {
   cliLimits() = parsed;
 }
 
+std::vector<api::StageDevice> parseStageDevices(size_t stages, const std::string& deviceList,
+                                                const std::string& memoryLimits) {
+  std::vector<api::StageDevice> devices;
+  for (size_t start = 0; !deviceList.empty() && start <= deviceList.size();) {
+    size_t comma = deviceList.find(',', start);
+    std::string name = deviceList.substr(start, comma == std::string::npos ? comma : comma - start);
+    if (name.empty()) throw UsageError("--devices '" + deviceList + "' has an empty name");
+    devices.push_back({name, 0});
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (stages && !devices.empty() && devices.size() != stages)
+    throw UsageError(
+        fmt::format("--stages {} but --devices names {} devices", stages, devices.size()));
+  for (size_t k = devices.size(); k < stages; ++k)
+    devices.push_back({"dev:" + std::to_string(k), 0});
+  if (devices.empty()) {
+    if (!memoryLimits.empty()) throw UsageError("--memory-limit needs --stages or --devices");
+    return devices;
+  }
+  std::vector<uint64_t> limits;
+  for (size_t start = 0; !memoryLimits.empty() && start <= memoryLimits.size();) {
+    size_t comma = memoryLimits.find(',', start);
+    std::string value =
+        memoryLimits.substr(start, comma == std::string::npos ? comma : comma - start);
+    std::optional<uint64_t> bytes = parseByteCount(value);
+    if (!bytes)
+      throw UsageError("--memory-limit '" + value +
+                       "': a positive number of bytes, optionally with a K, M or G suffix");
+    limits.push_back(*bytes);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (limits.size() > 1 && limits.size() != devices.size())
+    throw UsageError(
+        fmt::format("--memory-limit gives {} limits for {} devices (one for all, or "
+                    "one each)",
+                    limits.size(), devices.size()));
+  for (size_t k = 0; k < devices.size() && !limits.empty(); ++k)
+    devices[k].memoryLimit = limits[limits.size() == 1 ? 0 : k];
+  return devices;
+}
+
 std::string withLimitHint(const Status& status) {
   // Each layer names its own option or limit in its message; these are the
   // phrases, mapped to the CLI's name for the same limit.

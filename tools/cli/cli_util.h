@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "subgraph/api/model.h"
+#include "subgraph/api/stages.h"
 #include "subgraph/ir/graph.h"
 #include "subgraph/ir/verifier.h"
 #include "subgraph/support/bytes.h"
@@ -94,6 +95,12 @@ uint64_t memoryLimit();
 /// as `--limit` and `--memory-limit` take it; nullopt if it is not one or
 /// overflows.
 std::optional<uint64_t> parseByteCount(std::string_view value);
+
+/// The devices of `--stages N` (dev:0..) or `--devices LIST`, with their
+/// `--memory-limit` (one size for all, or one each); empty when neither is
+/// given. Mistakes are UsageErrors, before any model is read.
+std::vector<api::StageDevice> parseStageDevices(size_t stages, const std::string& deviceList,
+                                                const std::string& memoryLimits);
 
 /// Parses every `--limit` value ("nodes=1000", "memory=512M"; a value takes
 /// an optional K, M or G suffix, powers of 1024) into cliLimits(). Throws

@@ -102,52 +102,6 @@ struct PartitionCommandOptions {
   std::string stageModels;                 // folder for stage<k>.sg
 };
 
-// The devices of --stages/--devices with their --memory-limit; empty when
-// neither is given. Mistakes are usage errors, before the model is read.
-std::vector<api::StageDevice> stageDevices(const PartitionCommandOptions& options) {
-  std::vector<api::StageDevice> devices;
-  for (size_t start = 0; !options.devices.empty() && start <= options.devices.size();) {
-    size_t comma = options.devices.find(',', start);
-    std::string name =
-        options.devices.substr(start, comma == std::string::npos ? comma : comma - start);
-    if (name.empty()) throw UsageError("--devices '" + options.devices + "' has an empty name");
-    devices.push_back({name, 0});
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  if (options.stages && !devices.empty() && devices.size() != options.stages)
-    throw UsageError(
-        fmt::format("--stages {} but --devices names {} devices", options.stages, devices.size()));
-  for (size_t k = devices.size(); k < options.stages; ++k)
-    devices.push_back({"dev:" + std::to_string(k), 0});
-  if (devices.empty()) {
-    if (!options.memoryLimits.empty())
-      throw UsageError("--memory-limit needs --stages or --devices");
-    return devices;
-  }
-  std::vector<uint64_t> limits;
-  for (size_t start = 0; !options.memoryLimits.empty() && start <= options.memoryLimits.size();) {
-    size_t comma = options.memoryLimits.find(',', start);
-    std::string value =
-        options.memoryLimits.substr(start, comma == std::string::npos ? comma : comma - start);
-    std::optional<uint64_t> bytes = parseByteCount(value);
-    if (!bytes)
-      throw UsageError("--memory-limit '" + value +
-                       "': a positive number of bytes, optionally with a K, M or G suffix");
-    limits.push_back(*bytes);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  if (limits.size() > 1 && limits.size() != devices.size())
-    throw UsageError(
-        fmt::format("--memory-limit gives {} limits for {} devices (one for all, or "
-                    "one each)",
-                    limits.size(), devices.size()));
-  for (size_t k = 0; k < devices.size() && !limits.empty(); ++k)
-    devices[k].memoryLimit = limits[limits.size() == 1 ? 0 : k];
-  return devices;
-}
-
 // The drawing's clusters by stage: a fused node's region and every other
 // node go where the plan put them.
 DotOptions stagePicture(const Graph& original, const PartitionReport& report,
@@ -320,7 +274,8 @@ void runPartition(const PartitionCommandOptions& options) {
   for (const std::string& warning : selection->warnings()) spdlog::warn("{}", warning);
   setSessionOptions(*selection, options);
 
-  const std::vector<api::StageDevice> devices = stageDevices(options);
+  const std::vector<api::StageDevice> devices =
+      parseStageDevices(options.stages, options.devices, options.memoryLimits);
   LoadOptions load;
   load.inputShapes = parseShapeSpecs(options.shapes);
   load.allowUnknownOps = options.allowUnknownOps;

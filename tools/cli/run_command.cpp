@@ -75,6 +75,8 @@
 
 #include "subgraph/api/inference_session.h"
 #include "subgraph/api/output_check.h"
+#include "subgraph/api/pipeline.h"
+#include "subgraph/api/pipelined_session.h"
 #include "subgraph/plugins/plugin_loader.h"
 #include "subgraph/runtime/npy.h"
 #include "subgraph/runtime/tensor_file.h"
@@ -108,6 +110,10 @@ struct RunCommandOptions {
   bool allowUnknownOps = false;
   bool allowFallback = false;
   bool dynamicShapes = false;
+  size_t stages = 0;         // pipeline stages (0: none)
+  std::string devices;       // the stages' devices
+  std::string memoryLimits;  // per device
+  size_t microBatches = 1;   // parts of dim 0 the pipeline runs
 };
 
 using runtime::NamedTensor;
@@ -694,7 +700,93 @@ void failOnCheck(const std::vector<api::Comparison>& comparisons, const CheckRul
 }
 
 // `subgraph run`: everything but I/O and printing is the library's.
+// --stages: the model cut into pipeline stages, each a session of its own,
+// run on micro-batches of the input batch, pipelined and, to compare, the
+// stages in turn; both must give the same outputs.
+void runPipelined(const RunCommandOptions& options, std::vector<api::StageDevice> devices) {
+  if (options.check || options.profile || options.json)
+    throw UsageError("--stages runs the pipeline: --check, --profile and --json are not taken");
+  api::InferenceOptions io;
+  io.backends = options.backendsGiven ? options.backends
+                                      : plugins::backendListFromEnvironment().value_or("NONE");
+  io.allowFallback = options.allowFallback || plugins::fallbackFromEnvironment();
+  io.threads = options.threads;
+  io.precision = options.precision;
+  io.passes = options.passes.empty() ? "default" : options.passes;
+  io.memoryLimitBytes = memoryLimit();
+  io.work = workLimits();
+  StatusOr<plugins::BackendSelection> names = api::selectBackends({io.backends, false, {}, {}});
+  if (!names.isOk()) throwSelectionError(io.backends, names.status());
+  auto pluginOptions = api::parsePluginOptions(
+      options.pluginOptions, names->none() ? std::vector<std::string>{} : names->names());
+  if (!pluginOptions.isOk()) throw Error(pluginOptions.status());
+  io.pluginOptions = std::move(pluginOptions).value();
+  // The model keeps its free batch dim (the micro-batches split it); --shape
+  // sizes only the random inputs.
+  LoadOptions load;
+  load.allowUnknownOps = options.allowUnknownOps;
+  std::unique_ptr<Graph> graph = loadModel(options.file, load);
+  std::unique_ptr<Graph> sized = graph->clone();
+  throwIfError(api::applyInputShapes(*sized, parseShapeSpecs(options.shapes)));
+  std::vector<std::string> randomNames;
+  std::vector<NamedTensor> inputs = gatherInputs(*sized, options, randomNames);
+  // The stages are planned for one micro-batch's dims.
+  api::InputShapes microBatch;
+  for (const NamedTensor& in : inputs) {
+    std::vector<int64_t> dims = in.tensor.dims();
+    if (!dims.empty() && options.microBatches > 0)
+      dims[0] /= static_cast<int64_t>(options.microBatches);
+    microBatch[in.name] = std::move(dims);
+  }
+  auto made = api::PipelinedSession::create(std::move(graph), std::move(io), std::move(devices),
+                                            microBatch);
+  if (!made.isOk()) throwWithHint(made.status());
+  const api::PipelinedSession& session = **made;
+  std::cout << api::stagesSummary(session.plan());
+  std::vector<double> pipelined, inTurn;
+  std::vector<NamedTensor> last, turned;
+  for (int r = 0; r < options.warmup + options.runs; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    StatusOr<std::vector<NamedTensor>> a = session.run(inputs, options.microBatches);
+    if (!a.isOk()) throwWithHint(a.status());
+    auto middle = std::chrono::steady_clock::now();
+    StatusOr<std::vector<NamedTensor>> b = session.runInTurn(inputs, options.microBatches);
+    if (!b.isOk()) throwWithHint(b.status());
+    last = std::move(a).value();
+    turned = std::move(b).value();
+    if (r < options.warmup) continue;
+    pipelined.push_back(std::chrono::duration<double, std::milli>(middle - start).count());
+    inTurn.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - middle)
+            .count());
+  }
+  bool same = last.size() == turned.size();
+  for (size_t o = 0; same && o < last.size(); ++o)
+    same = last[o].tensor.dims() == turned[o].tensor.dims() &&
+           std::equal(last[o].tensor.bytes().begin(), last[o].tensor.bytes().end(),
+                      turned[o].tensor.bytes().begin(), turned[o].tensor.bytes().end());
+  if (!same)
+    throw Error(StatusCode::kInternal, "the pipelined outputs differ from the stages' in turn");
+  Latency p = summarize(pipelined), t = summarize(inTurn);
+  std::cout << fmt::format(
+      "{} micro-batches over {} stages, {} runs: pipelined median {:.3f} ms, the stages in turn "
+      "{:.3f} ms ({:.2f}x); outputs equal\n",
+      options.microBatches, session.plan().stages.size(), options.runs, p.median, t.median,
+      p.median > 0 ? t.median / p.median : 0.0);
+  if (!options.outputDir.empty()) {
+    std::filesystem::create_directories(options.outputDir);
+    for (const NamedTensor& out : last)
+      throwIfError(runtime::writeNpyFile(
+          (std::filesystem::path(options.outputDir) / (fileNameFor(out.name) + ".npy")).string(),
+          out.tensor));
+  }
+}
+
 void runModel(const RunCommandOptions& options) {
+  std::vector<api::StageDevice> devices =
+      parseStageDevices(options.stages, options.devices, options.memoryLimits);
+  if (!devices.empty()) return runPipelined(options, std::move(devices));
+  if (options.microBatches != 1) throw UsageError("--micro-batches needs --stages or --devices");
   Prepared p = prepare(options);
   Measured m = measure(p, options);
   std::vector<std::string> written = writeOutputs(p, m, options);
@@ -718,6 +810,20 @@ const CommandRegistration kRun("run", [](CLI::App& app) {
   auto options = std::make_shared<RunCommandOptions>();
   CLI::App* cmd = app.add_subcommand("run", "Run a model on the runtime and write its outputs");
   cmd->add_option("MODEL", options->file, "Model file (.sg text graph, .onnx)")->required();
+  cmd->add_option("--stages", options->stages,
+                  "Run the model cut into N pipeline stages (see partition --stages), pipelined "
+                  "over --micro-batches parts of the input batch")
+      ->type_name("N")
+      ->check(CLI::Range(size_t{1}, size_t{4096}));
+  cmd->add_option("--devices", options->devices, "The stages' devices, one stage each")
+      ->type_name("LIST");
+  cmd->add_option("--memory-limit", options->memoryLimits,
+                  "Memory of each stage's device: one size for all or one each")
+      ->type_name("SIZE[,SIZE...]");
+  cmd->add_option("--micro-batches", options->microBatches,
+                  "With --stages: parts of dim 0 the pipeline runs (default 1)")
+      ->type_name("M")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 20));
   cmd->add_option("--backend", options->backends,
                   "Partition for these backends (A,B; default $SUBGRAPH_BACKEND; NONE for none)")
       ->each([options](const std::string&) { options->backendsGiven = true; });

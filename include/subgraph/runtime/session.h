@@ -140,6 +140,11 @@ inline constexpr int64_t kMaxThreads = 1024;
 /// <= kMaxThreads (0 means one per core).
 Status checkThreadCount(int64_t threads, std::string_view what = "threads");
 
+/// "" if every graph input has a free dim 0 (symbolic or 1) that every op
+/// keeps apart, as dynamic batching and pipelined micro-batches need
+/// (a fused region judged by its body); else why not, naming the node.
+std::string batchRefusal(const Graph& graph);
+
 /// The checks load() makes before any kernel sees `graph`: the verifier
 /// (a node missing a required input or with no outputs would make a kernel
 /// read through a null pointer; unknown ops and attributes are allowed, for
