@@ -33,8 +33,7 @@ struct PipelinedSession::Impl {
 namespace {
 
 // Dim 0 of every input split into `parts` equal slices.
-StatusOr<std::vector<Values>> split(const std::vector<runtime::NamedTensor>& inputs,
-                                    size_t parts) {
+StatusOr<std::vector<Values>> split(const std::vector<runtime::NamedTensor>& inputs, size_t parts) {
   if (parts == 0) return Status(StatusCode::kUsage, "micro-batches must be 1 or more");
   std::vector<Values> out(parts);
   for (const runtime::NamedTensor& in : inputs) {
