@@ -745,20 +745,25 @@ void runPipelined(const RunCommandOptions& options, std::vector<api::StageDevice
   std::cout << api::stagesSummary(session.plan());
   std::vector<double> pipelined, inTurn;
   std::vector<NamedTensor> last, turned;
-  for (int r = 0; r < options.warmup + options.runs; ++r) {
+  // Timed alternately, which goes first swapping each run, so that neither
+  // always follows the other.
+  auto timed = [&](bool piped, std::vector<NamedTensor>& out) {
     auto start = std::chrono::steady_clock::now();
-    StatusOr<std::vector<NamedTensor>> a = session.run(inputs, options.microBatches);
-    if (!a.isOk()) throwWithHint(a.status());
-    auto middle = std::chrono::steady_clock::now();
-    StatusOr<std::vector<NamedTensor>> b = session.runInTurn(inputs, options.microBatches);
-    if (!b.isOk()) throwWithHint(b.status());
-    last = std::move(a).value();
-    turned = std::move(b).value();
+    StatusOr<std::vector<NamedTensor>> got = piped
+                                                 ? session.run(inputs, options.microBatches)
+                                                 : session.runInTurn(inputs, options.microBatches);
+    if (!got.isOk()) throwWithHint(got.status());
+    out = std::move(got).value();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+        .count();
+  };
+  for (int r = 0; r < options.warmup + options.runs; ++r) {
+    const bool pipedFirst = r % 2 == 0;
+    double first = timed(pipedFirst, pipedFirst ? last : turned);
+    double second = timed(!pipedFirst, pipedFirst ? turned : last);
     if (r < options.warmup) continue;
-    pipelined.push_back(std::chrono::duration<double, std::milli>(middle - start).count());
-    inTurn.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - middle)
-            .count());
+    pipelined.push_back(pipedFirst ? first : second);
+    inTurn.push_back(pipedFirst ? second : first);
   }
   bool same = last.size() == turned.size();
   for (size_t o = 0; same && o < last.size(); ++o)
