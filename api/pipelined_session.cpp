@@ -130,6 +130,10 @@ StatusOr<std::unique_ptr<PipelinedSession>> PipelinedSession::create(
   if (std::string why = runtime::batchRefusal(*model); !why.empty())
     return Status::invalid("pipelined micro-batches: " + why +
                            "; they need a free dim 0 that every op keeps apart");
+  // Every stage runs micro-batches of one size: fixed now, before the passes
+  // and the partition, backends see static shapes (a plugin may fuse only
+  // those), and the stages are planned with known costs and bytes.
+  SUBGRAPH_RETURN_IF_ERROR(applyInputShapes(*model, microBatch));
   BackendRequest request{options.backends, options.allowFallback, options.pluginSearchPath, {}};
   request.run = {options.threads, options.precision, options.pluginOptions};
   StatusOr<plugins::BackendSelection> selection = selectBackends(request);
@@ -141,9 +145,7 @@ StatusOr<std::unique_ptr<PipelinedSession>> PipelinedSession::create(
     if (!parts.isOk()) return parts.status();
   }
   auto impl = std::make_unique<Impl>();
-  std::unique_ptr<Graph> sized = model->clone();
-  SUBGRAPH_RETURN_IF_ERROR(applyInputShapes(*sized, microBatch));
-  StatusOr<StagePlan> plan = planStages(*sized, devices);
+  StatusOr<StagePlan> plan = planStages(*model, devices);
   if (!plan.isOk()) return plan.status();
   impl->plan = std::move(plan).value();
   for (const Value* out : model->outputs()) impl->outputNames.push_back(out->name());

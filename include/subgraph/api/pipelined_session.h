@@ -20,12 +20,11 @@ namespace subgraph::api {
 
 class PipelinedSession {
  public:
-  /// Simplifies and partitions `model` as InferenceSession does, cuts it
-  /// into one stage per device of `devices`, and compiles each. The cut is
-  /// planned with the inputs sized as `microBatch` says (one micro-batch's
-  /// dims, so that costs and bytes are known); the stages keep the model's
-  /// free dim 0. kInvalidArgument when the batch cannot be split (an op
-  /// mixes rows, or dim 0 is fixed above 1).
+  /// Fixes the inputs to one micro-batch's dims (`microBatch`), simplifies
+  /// and partitions `model` as InferenceSession does, cuts it into one
+  /// stage per device of `devices`, and compiles each: backends and the
+  /// planner see static shapes. kInvalidArgument when the batch cannot be
+  /// split (an op mixes rows, or dim 0 is fixed above 1).
   static StatusOr<std::unique_ptr<PipelinedSession>> create(std::unique_ptr<Graph> model,
                                                             InferenceOptions options,
                                                             std::vector<StageDevice> devices,
