@@ -12,6 +12,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 
 #include "cli_runner.h"
@@ -259,6 +260,25 @@ TEST(CliStages, PipelinedRunGivesTheWholeRunsOutputs) {
   EXPECT_TRUE(
       failsWithOneLine(runCli({"run", model, "--random-inputs", "5", "--micro-batches", "4"}), 2,
                        "--micro-batches needs --stages or --devices"));
+}
+
+/// The micro-batch's dims are fixed before partitioning, so a plugin that
+/// fuses only static shapes (emudev) forms its regions: the stages hold
+/// fused nodes, fewer than the model's 7, and the run's outputs equal the
+/// stages' in turn.
+TEST(CliStages, PipelinedStagesOfADevicePluginHoldItsRegions) {
+  TempDir dir;
+  const std::string model = dir.write("cnn.sg", kFreeBatchCnn);
+  CliResult r = runCli({"run", model, "--backend", "emudev", "--shape", "x=8,8,16,16",
+                        "--random-inputs", "5", "--stages", "2", "--micro-batches", "4"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  std::smatch m0, m1;
+  const std::regex stage0("stage 0 on dev:0: (\\d+) nodes"),
+      stage1("stage 1 on dev:1: (\\d+) nodes");
+  ASSERT_TRUE(std::regex_search(r.out, m0, stage0)) << r.out;
+  ASSERT_TRUE(std::regex_search(r.out, m1, stage1)) << r.out;
+  EXPECT_LT(std::stoi(m0[1]) + std::stoi(m1[1]), 7) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("outputs equal"));
 }
 
 /// Usage mistakes fail before the model is read; a drawing clusters by
