@@ -8,9 +8,6 @@
 //===----------------------------------------------------------------------===//
 #include "subgraph/api/inference_session.h"
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -19,7 +16,6 @@
 #include "subgraph/api/pipeline.h"
 #include "subgraph/ir/verifier.h"
 #include "subgraph/passes/pass_manager.h"
-#include "subgraph/support/did_you_mean.h"
 
 namespace subgraph::api {
 namespace {
@@ -60,14 +56,7 @@ StatusOr<std::map<std::string, std::string>> parsePluginOptions(
     size_t eq = e.find('='), dot = e.find('.');
     if (eq == std::string::npos || dot == std::string::npos || dot == 0 || dot + 1 >= eq)
       return Status(StatusCode::kUsage, "plugin option '" + e + "' is not PLUGIN.NAME=VALUE");
-    std::string plugin = e.substr(0, dot);
-    if (std::find(backends.begin(), backends.end(), plugin) == backends.end())
-      return Status(
-          StatusCode::kUsage,
-          fmt::format(
-              "plugin option '{}' is for backend '{}', which is not chosen ({}){}", e, plugin,
-              backends.empty() ? std::string("none") : fmt::format("{}", fmt::join(backends, ",")),
-              didYouMean(plugin, backends)));
+    SUBGRAPH_RETURN_IF_ERROR(plugins::checkOptionBackend(e, e.substr(0, dot), backends));
     out[e.substr(0, eq)] = e.substr(eq + 1);
   }
   return out;

@@ -334,12 +334,14 @@ class TwoStepCopyKernel final : public runtime::Kernel {
   std::unique_ptr<PluginCopyKernel> fromPlain_;
 };
 
-// The plugin's copy from `from` to `to` (null: plain) for `dtype`, or null.
+// The plugin's copy from `from` to `to` (null: plain) for `dtype`, or null;
+// with a `direction` (>= 0), only a device copy (ABI 3) in that direction.
 const SgCopyDesc* findCopy(const SgPlugin& p, const SgLayoutDesc* from, const SgLayoutDesc* to,
-                           DataType dtype) {
+                           DataType dtype, int32_t direction = -1) {
   if (!hasV2Slots(p)) return nullptr;
   for (size_t i = 0; i < p.num_copies; ++i) {
     const SgCopyDesc* c = p.copies[i];
+    if (direction >= 0 && (!hasV3Slots(*c) || c->direction != direction)) continue;
     if (c->from == from && c->to == to &&
         (c->dtype == SG_DTYPE_UNDEFINED || c->dtype == static_cast<SgDataType>(dtype)))
       return c;
@@ -382,18 +384,6 @@ class PluginBackend final : public runtime::Backend {
   }
 };
 
-// The plugin's device copy in `direction` between `from` and `to`.
-const SgCopyDesc* findDeviceCopy(const SgPlugin& p, int32_t direction, const SgLayoutDesc* from,
-                                 const SgLayoutDesc* to, DataType dtype) {
-  for (size_t i = 0; i < p.num_copies; ++i) {
-    const SgCopyDesc* c = p.copies[i];
-    if (hasV3Slots(*c) && c->direction == direction && c->from == from && c->to == to &&
-        (c->dtype == SG_DTYPE_UNDEFINED || c->dtype == static_cast<SgDataType>(dtype)))
-      return c;
-  }
-  return nullptr;
-}
-
 // The backend of a plugin with its own device: runs the plugin's kernels on
 // one PluginQueue and offers the plugin's copies across the device boundary.
 class AcceleratorBackend final : public runtime::Backend {
@@ -434,7 +424,7 @@ std::unique_ptr<runtime::Kernel> AcceleratorBackend::createCopy(
   };
   const SgLayoutDesc *from = nullptr, *to = nullptr;
   if (!own(request.fromLayout, from) || !own(request.toLayout, to)) return nullptr;
-  const SgCopyDesc* c = findDeviceCopy(plugin_->table(), direction, from, to, request.dtype);
+  const SgCopyDesc* c = findCopy(plugin_->table(), from, to, request.dtype, direction);
   if (!c) return nullptr;
   return std::make_unique<PluginCopyKernel>(plugin_, c, queue_);
 }

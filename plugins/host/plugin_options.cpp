@@ -109,6 +109,17 @@ Status LoadedPlugin::checkOptions(const PluginRunOptions& options) const {
   return Status::ok();
 }
 
+Status checkOptionBackend(const std::string& entry, const std::string& backend,
+                          const std::vector<std::string>& chosen) {
+  if (std::find(chosen.begin(), chosen.end(), backend) != chosen.end()) return Status::ok();
+  return Status(
+      StatusCode::kUsage,
+      fmt::format("plugin option '{}' is for backend '{}', which is not chosen ({}){}", entry,
+                  backend,
+                  chosen.empty() ? std::string("none") : fmt::format("{}", fmt::join(chosen, ",")),
+                  didYouMean(backend, chosen)));
+}
+
 Status BackendSelection::setRunOptions(const PluginRunOptions& options) {
   std::vector<std::string> chosen = names();
   for (const auto& [key, value] : options.options) {
@@ -116,13 +127,7 @@ Status BackendSelection::setRunOptions(const PluginRunOptions& options) {
     std::string backend = key.substr(0, dot);
     if (dot == std::string::npos || dot == 0 || dot + 1 == key.size())
       return Status(StatusCode::kUsage, "plugin option '" + key + "' is not PLUGIN.NAME");
-    if (std::find(chosen.begin(), chosen.end(), backend) == chosen.end())
-      return Status(
-          StatusCode::kUsage,
-          fmt::format(
-              "plugin option '{}' is for backend '{}', which is not chosen ({}){}", key, backend,
-              chosen.empty() ? std::string("none") : fmt::format("{}", fmt::join(chosen, ",")),
-              didYouMean(backend, chosen)));
+    SUBGRAPH_RETURN_IF_ERROR(checkOptionBackend(key, backend, chosen));
   }
   for (const SelectedBackend& b : backends_)
     if (b.plugin) SUBGRAPH_RETURN_IF_ERROR(b.plugin->checkOptions(options));

@@ -205,6 +205,11 @@ struct SelectOptions {
 };
 
 /// The backends a list names, in priority order.
+/// kUsage, naming `entry` (the option as the user wrote it) and the chosen
+/// backends with a "did you mean", when `backend` is not among `chosen`.
+Status checkOptionBackend(const std::string& entry, const std::string& backend,
+                          const std::vector<std::string>& chosen);
+
 class BackendSelection {
  public:
   /// Backends in priority order; empty for NONE.
