@@ -97,19 +97,14 @@ StatusOr<std::unique_ptr<Graph>> parseText(std::string_view text, const std::str
   return g;
 }
 
-StatusOr<std::unique_ptr<Graph>> readTextFile(const std::string& path,
+// A text graph of at most `maxBytes` (the file's size checked already).
+StatusOr<std::unique_ptr<Graph>> readTextFile(const std::string& path, uint64_t maxBytes,
                                               const ModelOptions& options) {
-  const uint64_t maxBytes =
-      options.limits.modelBytes ? options.limits.modelBytes : kMaxTextModelBytes;
   if (path == "-") {
     StatusOr<std::string> text = readStdin(maxBytes);
     if (!text.isOk()) return text.status();
     return parseText(*text, "<stdin>", "", options);
   }
-  StatusOr<uint64_t> size = regularFileSize(path);
-  if (!size.isOk()) return size.status();
-  if (*size > maxBytes)
-    return overLimit(path, "file is " + formatBytes(*size), maxBytes, "a text graph");
   // Read through a descriptor checked to be a regular file: the path may
   // have become a FIFO or a device since the check above.
   StatusOr<std::string> text = readRegularFile(path, maxBytes, "text graph");
@@ -118,16 +113,12 @@ StatusOr<std::unique_ptr<Graph>> readTextFile(const std::string& path,
   return parseText(*text, path, parent.empty() ? "." : parent.string(), options);
 }
 
-StatusOr<std::unique_ptr<Graph>> readOnnxFile(const std::string& path,
-                                              const ModelOptions& options) {
+// An ONNX model of `size` bytes, at most `maxBytes` (checked already).
+StatusOr<std::unique_ptr<Graph>> readOnnxFile(const std::string& path, uint64_t size,
+                                              uint64_t maxBytes, const ModelOptions& options) {
 #ifdef SUBGRAPH_API_HAVE_ONNX
   const ModelLimits& limits = options.limits;
-  const uint64_t maxBytes = limits.modelBytes ? limits.modelBytes : kMaxOnnxModelBytes;
-  StatusOr<uint64_t> size = regularFileSize(path);
-  if (!size.isOk()) return size.status();
-  if (*size > maxBytes)
-    return overLimit(path, "file is " + formatBytes(*size), maxBytes, "an ONNX model");
-  if (*size == 0) return Status::invalid(path + ": file is empty; expected an ONNX model");
+  if (size == 0) return Status::invalid(path + ": file is empty; expected an ONNX model");
   ImportOptions import;
   import.maxModelBytes = maxBytes;
   if (limits.tensorBytes) import.maxTensorBytes = limits.tensorBytes;
@@ -138,7 +129,7 @@ StatusOr<std::unique_ptr<Graph>> readOnnxFile(const std::string& path,
   import.sourceName = path;
   return importOnnxFile(path, import);
 #else
-  (void)options;
+  (void)size, (void)maxBytes, (void)options;
   return Status::error(StatusCode::kUnsupported,
                        path +
                            ": this subgraph was built without the ONNX importer; convert "
@@ -215,20 +206,28 @@ Status applyInputShapes(Graph& graph, const InputShapes& shapes) {
 }
 
 StatusOr<std::unique_ptr<Graph>> loadModel(const std::string& path, const ModelOptions& options) {
+  // A missing file or a folder is named as such before its extension is.
+  uint64_t size = 0;
   if (path != "-") {
-    // A missing file or a folder is named as such before its extension is.
-    StatusOr<uint64_t> size = regularFileSize(path);
-    if (!size.isOk()) return size.status();
+    StatusOr<uint64_t> found = regularFileSize(path);
+    if (!found.isOk()) return found.status();
+    size = *found;
   }
   const std::string ext = path == "-" ? ".sg" : modelFileExtension(path);
+  if (ext != ".sg" && ext != ".onnx")
+    return Status(StatusCode::kUsage,
+                  fmt::format("{}: unknown model format '{}'; expected a .sg text graph or an "
+                              ".onnx model",
+                              path, ext.empty() ? "(no extension)" : ext));
+  const bool text = ext == ".sg";
+  const uint64_t maxBytes = options.limits.modelBytes ? options.limits.modelBytes
+                            : text                    ? kMaxTextModelBytes
+                                                      : kMaxOnnxModelBytes;
+  if (size > maxBytes)
+    return overLimit(path, "file is " + formatBytes(size), maxBytes,
+                     text ? "a text graph" : "an ONNX model");
   StatusOr<std::unique_ptr<Graph>> graph =
-      ext == ".sg"     ? readTextFile(path, options)
-      : ext == ".onnx" ? readOnnxFile(path, options)
-                       : StatusOr<std::unique_ptr<Graph>>(Status(
-                             StatusCode::kUsage,
-                             fmt::format("{}: unknown model format '{}'; expected a .sg text "
-                                         "graph or an .onnx model",
-                                         path, ext.empty() ? "(no extension)" : ext)));
+      text ? readTextFile(path, maxBytes, options) : readOnnxFile(path, size, maxBytes, options);
   return verified(std::move(graph), displayPath(path), options);
 }
 
