@@ -18,19 +18,19 @@
 #include "subgraph/passes/pass_manager.h"
 
 namespace subgraph::api {
-namespace {
 
-// The selection of `options`, resolved when the caller did not.
-StatusOr<plugins::BackendSelection> resolveSelection(InferenceOptions& options) {
-  if (options.selection) return std::move(*options.selection);
-  plugins::SelectOptions select;
-  select.allowFallback = options.allowFallback;
-  select.searchPath = options.pluginSearchPath;
-  std::string list = options.backends.empty() ? "NONE" : options.backends;
-  return plugins::selectBackends(list, select);
+StatusOr<plugins::BackendSelection> chooseBackends(InferenceOptions& options) {
+  // One precision and one set of options, decided here, for selection and
+  // kernels alike; unknown names and values stop the session now.
+  plugins::PluginRunOptions run{options.threads, options.precision, options.pluginOptions};
+  if (!options.selection)
+    return selectBackends(
+        BackendRequest{options.backends, options.allowFallback, options.pluginSearchPath, run});
+  plugins::BackendSelection chosen = std::move(*options.selection);
+  options.selection.reset();
+  SUBGRAPH_RETURN_IF_ERROR(chosen.setRunOptions(run));
+  return chosen;
 }
-
-}  // namespace
 
 uint64_t defaultMemoryLimitBytes() {
   std::ifstream meminfo("/proc/meminfo");
@@ -83,17 +83,11 @@ InferenceSession::~InferenceSession() = default;
 Status InferenceSession::build(std::unique_ptr<Graph> model, InferenceOptions& options) {
   SUBGRAPH_RETURN_IF_ERROR(checkPrecision(options.precision));
   SUBGRAPH_RETURN_IF_ERROR(runtime::checkThreadCount(options.threads));
-  StatusOr<plugins::BackendSelection> selection = resolveSelection(options);
+  StatusOr<plugins::BackendSelection> selection = chooseBackends(options);
   if (!selection.isOk()) return selection.status();
   for (const std::string& w : selection->warnings()) warnings_.push_back(w);
   backends_ = selection->none() ? std::vector<std::string>{} : selection->names();
-  // One precision and one set of options, decided here, for selection and
-  // kernels alike; unknown names and values stop the session now.
-  plugins::PluginRunOptions run;
-  run.threads = options.threads;
-  run.precision = options.precision;
-  run.options = options.pluginOptions;
-  SUBGRAPH_RETURN_IF_ERROR(selection->setRunOptions(run));
+  const plugins::PluginRunOptions& run = selection->runOptions();
   passNodes_ = {model->numNodes(), model->numNodes()};
   if (!backends_.empty()) {
     StatusOr<PipelineReport> ran = simplify(*model, options.passes);

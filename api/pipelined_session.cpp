@@ -11,11 +11,13 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "subgraph/api/pipeline.h"
@@ -134,9 +136,7 @@ StatusOr<std::unique_ptr<PipelinedSession>> PipelinedSession::create(
   // and the partition, backends see static shapes (a plugin may fuse only
   // those), and the stages are planned with known costs and bytes.
   SUBGRAPH_RETURN_IF_ERROR(applyInputShapes(*model, microBatch));
-  BackendRequest request{options.backends, options.allowFallback, options.pluginSearchPath, {}};
-  request.run = {options.threads, options.precision, options.pluginOptions};
-  StatusOr<plugins::BackendSelection> selection = selectBackends(request);
+  StatusOr<plugins::BackendSelection> selection = chooseBackends(options);
   if (!selection.isOk()) return selection.status();
   if (!selection->none()) {
     StatusOr<PipelineReport> ran = simplify(*model, options.passes);
@@ -159,7 +159,7 @@ StatusOr<std::unique_ptr<PipelinedSession>> PipelinedSession::create(
     // Backend instances of their own: a device plugin's stage gets queues
     // of its own, so stages overlap.
     if (!selection->none()) {
-      auto instances = selection->runtimeBackends(request.run);
+      auto instances = selection->runtimeBackends(selection->runOptions());
       if (!instances.isOk()) return instances.status();
       so.backendInstances = std::move(instances).value();
     }

@@ -352,6 +352,19 @@ Status noFit(const Chain& c, const std::vector<StageDevice>& devices) {
 
 }  // namespace
 
+StatusOr<std::vector<StageDevice>> stageDevices(const std::vector<std::string>& names,
+                                                const std::vector<uint64_t>& limits,
+                                                const std::string& what) {
+  if (limits.size() > 1 && limits.size() != names.size())
+    return Status(StatusCode::kUsage,
+                  fmt::format("{} gives {} limits for {} devices (one for all, or one each)", what,
+                              limits.size(), names.size()));
+  std::vector<StageDevice> devices;
+  for (size_t k = 0; k < names.size(); ++k)
+    devices.push_back({names[k], limits.empty() ? 0 : limits[limits.size() == 1 ? 0 : k]});
+  return devices;
+}
+
 StatusOr<StagePlan> planStages(const Graph& graph, const std::vector<StageDevice>& devices) {
   if (devices.empty()) return Status(StatusCode::kUsage, "stages: no device to place stages on");
   // Costs and bytes read static shapes, which a graph built in memory may

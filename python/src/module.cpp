@@ -214,15 +214,10 @@ py::dict checkPlugin(const std::string& target, size_t cases, uint64_t seed,
 // for all, one each, or none), as a dict.
 py::object planStages(GraphBox& box, const std::vector<std::string>& devices,
                       const std::vector<uint64_t>& memoryLimits) {
-  if (memoryLimits.size() > 1 && memoryLimits.size() != devices.size())
-    raise(ErrorKind::kInvalidArgument,
-          fmt::format("memory_limit gives {} limits for {} devices (one for all, or one each)",
-                      memoryLimits.size(), devices.size()));
-  std::vector<api::StageDevice> stageDevices;
-  for (size_t k = 0; k < devices.size(); ++k)
-    stageDevices.push_back(
-        {devices[k], memoryLimits.empty() ? 0 : memoryLimits[memoryLimits.size() == 1 ? 0 : k]});
-  StatusOr<api::StagePlan> plan = api::planStages(*box.graph, stageDevices);
+  StatusOr<std::vector<api::StageDevice>> stageDevices =
+      api::stageDevices(devices, memoryLimits, "memory_limit");
+  check(stageDevices.status());
+  StatusOr<api::StagePlan> plan = api::planStages(*box.graph, *stageDevices);
   check(plan.status());
   return py::module_::import("json").attr("loads")(api::stagesToJson(*plan));
 }

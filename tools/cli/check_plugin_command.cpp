@@ -80,20 +80,12 @@ void runCheckPlugin(const CheckPluginOptions& options) {
   check.tolerance = options.tolerance;
   check.numerics = !options.noNumerics;
   check.maxFailuresShown = options.show;
-  if (!options.ops.empty()) {
-    std::vector<std::string> catalog = testkit::catalogOps();
-    size_t start = 0;
-    while (start <= options.ops.size()) {
-      size_t comma = options.ops.find(',', start);
-      std::string op =
-          options.ops.substr(start, comma == std::string::npos ? comma : comma - start);
-      if (std::find(catalog.begin(), catalog.end(), op) == catalog.end())
-        throw UsageError("--ops: '" + op + "' is not an op random graphs can use (" +
-                         testkit::joinedOrNone(catalog) + ")");
-      check.ops.push_back(op);
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
+  const std::vector<std::string> catalog = testkit::catalogOps();
+  for (const std::string& op : splitCommas(options.ops)) {
+    if (std::find(catalog.begin(), catalog.end(), op) == catalog.end())
+      throw UsageError("--ops: '" + op + "' is not an op random graphs can use (" +
+                       testkit::joinedOrNone(catalog) + ")");
+    check.ops.push_back(op);
   }
   if (options.worker) {
     StatusOr<testkit::BackendUnderTest> opened = testkit::BackendUnderTest::open(target);

@@ -141,47 +141,40 @@ void parseLimitSpecs(const std::vector<std::string>& specs) {
   cliLimits() = parsed;
 }
 
-std::vector<api::StageDevice> parseStageDevices(size_t stages, const std::string& deviceList,
-                                                const std::string& memoryLimits) {
-  std::vector<api::StageDevice> devices;
-  for (size_t start = 0; !deviceList.empty() && start <= deviceList.size();) {
-    size_t comma = deviceList.find(',', start);
-    std::string name = deviceList.substr(start, comma == std::string::npos ? comma : comma - start);
-    if (name.empty()) throw UsageError("--devices '" + deviceList + "' has an empty name");
-    devices.push_back({name, 0});
-    if (comma == std::string::npos) break;
+std::vector<std::string> splitCommas(std::string_view list) {
+  std::vector<std::string> items;
+  for (size_t start = 0; !list.empty() && start <= list.size();) {
+    size_t comma = list.find(',', start);
+    items.emplace_back(list.substr(start, comma == std::string_view::npos ? comma : comma - start));
+    if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
-  if (stages && !devices.empty() && devices.size() != stages)
+  return items;
+}
+
+std::vector<api::StageDevice> parseStageDevices(size_t stages, const std::string& deviceList,
+                                                const std::string& memoryLimits) {
+  std::vector<std::string> names = splitCommas(deviceList);
+  for (const std::string& name : names)
+    if (name.empty()) throw UsageError("--devices '" + deviceList + "' has an empty name");
+  if (stages && !names.empty() && names.size() != stages)
     throw UsageError(
-        fmt::format("--stages {} but --devices names {} devices", stages, devices.size()));
-  for (size_t k = devices.size(); k < stages; ++k)
-    devices.push_back({"dev:" + std::to_string(k), 0});
-  if (devices.empty()) {
-    if (!memoryLimits.empty()) throw UsageError("--memory-limit needs --stages or --devices");
-    return devices;
-  }
+        fmt::format("--stages {} but --devices names {} devices", stages, names.size()));
+  for (size_t k = names.size(); k < stages; ++k) names.push_back("dev:" + std::to_string(k));
+  if (names.empty() && !memoryLimits.empty())
+    throw UsageError("--memory-limit needs --stages or --devices");
   std::vector<uint64_t> limits;
-  for (size_t start = 0; !memoryLimits.empty() && start <= memoryLimits.size();) {
-    size_t comma = memoryLimits.find(',', start);
-    std::string value =
-        memoryLimits.substr(start, comma == std::string::npos ? comma : comma - start);
+  for (const std::string& value : splitCommas(memoryLimits)) {
     std::optional<uint64_t> bytes = parseByteCount(value);
     if (!bytes)
       throw UsageError("--memory-limit '" + value +
                        "': a positive number of bytes, optionally with a K, M or G suffix");
     limits.push_back(*bytes);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
-  if (limits.size() > 1 && limits.size() != devices.size())
-    throw UsageError(
-        fmt::format("--memory-limit gives {} limits for {} devices (one for all, or "
-                    "one each)",
-                    limits.size(), devices.size()));
-  for (size_t k = 0; k < devices.size() && !limits.empty(); ++k)
-    devices[k].memoryLimit = limits[limits.size() == 1 ? 0 : k];
-  return devices;
+  StatusOr<std::vector<api::StageDevice>> devices =
+      api::stageDevices(names, limits, "--memory-limit");
+  if (!devices.isOk()) throw Error(devices.status());
+  return std::move(devices).value();
 }
 
 std::string withLimitHint(const Status& status) {

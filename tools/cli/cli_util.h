@@ -96,6 +96,9 @@ uint64_t memoryLimit();
 /// overflows.
 std::optional<uint64_t> parseByteCount(std::string_view value);
 
+/// The comma-separated items of `list` (empty ones kept); none for "".
+std::vector<std::string> splitCommas(std::string_view list);
+
 /// The devices of `--stages N` (dev:0..) or `--devices LIST`, with their
 /// `--memory-limit` (one size for all, or one each); empty when neither is
 /// given. Mistakes are UsageErrors, before any model is read.

@@ -75,7 +75,6 @@
 
 #include "subgraph/api/inference_session.h"
 #include "subgraph/api/output_check.h"
-#include "subgraph/api/pipeline.h"
 #include "subgraph/api/pipelined_session.h"
 #include "subgraph/plugins/plugin_loader.h"
 #include "subgraph/runtime/npy.h"
@@ -706,21 +705,20 @@ void failOnCheck(const std::vector<api::Comparison>& comparisons, const CheckRul
 void runPipelined(const RunCommandOptions& options, std::vector<api::StageDevice> devices) {
   if (options.check || options.profile || options.json)
     throw UsageError("--stages runs the pipeline: --check, --profile and --json are not taken");
+  // The backends as `run` resolves them (--backend or $SUBGRAPH_BACKEND,
+  // plugins loaded once); the session gives them its options.
+  std::optional<plugins::BackendSelection> selection = chosenSelection(options);
+  auto pluginOptions = api::parsePluginOptions(
+      options.pluginOptions, selection ? selection->names() : std::vector<std::string>{});
+  if (!pluginOptions.isOk()) throw Error(pluginOptions.status());
   api::InferenceOptions io;
-  io.backends = options.backendsGiven ? options.backends
-                                      : plugins::backendListFromEnvironment().value_or("NONE");
-  io.allowFallback = options.allowFallback || plugins::fallbackFromEnvironment();
+  io.selection = std::move(selection);
   io.threads = options.threads;
   io.precision = options.precision;
+  io.pluginOptions = std::move(pluginOptions).value();
   io.passes = options.passes.empty() ? "default" : options.passes;
   io.memoryLimitBytes = memoryLimit();
   io.work = workLimits();
-  StatusOr<plugins::BackendSelection> names = api::selectBackends({io.backends, false, {}, {}});
-  if (!names.isOk()) throwSelectionError(io.backends, names.status());
-  auto pluginOptions = api::parsePluginOptions(
-      options.pluginOptions, names->none() ? std::vector<std::string>{} : names->names());
-  if (!pluginOptions.isOk()) throw Error(pluginOptions.status());
-  io.pluginOptions = std::move(pluginOptions).value();
   // The model keeps its free batch dim (the micro-batches split it); --shape
   // sizes only the random inputs.
   LoadOptions load;

@@ -93,6 +93,11 @@ struct InferenceOptions {
   std::optional<plugins::BackendSelection> selection;
 };
 
+/// The backends `options` chooses: its `selection` (taken) or its
+/// `backends` resolved, given the session's threads, precision and plugin
+/// options (kUsage for one a plugin does not declare).
+StatusOr<plugins::BackendSelection> chooseBackends(InferenceOptions& options);
+
 /// A model loaded, simplified, partitioned and compiled for its backends.
 class InferenceSession {
  public:

@@ -59,6 +59,13 @@ struct StagePlan {
   double imbalance = 1;
 };
 
+/// Devices `names`, with `limits` bytes each: one limit for all, one each,
+/// or none. kUsage ("<what> gives 3 limits for 2 devices ...") otherwise;
+/// `what` names the argument in the caller's terms.
+StatusOr<std::vector<StageDevice>> stageDevices(const std::vector<std::string>& names,
+                                                const std::vector<uint64_t>& limits,
+                                                const std::string& what);
+
 /// Cuts `graph` into one stage per device in `devices` (at most as many
 /// stages as top-level nodes). kLimitExceeded, naming the stage, its
 /// device and the node that does not fit, when no cut fits the limits;
