@@ -22,7 +22,7 @@ namespace subgraph::api {
 StatusOr<plugins::BackendSelection> chooseBackends(InferenceOptions& options) {
   // One precision and one set of options, decided here, for selection and
   // kernels alike; unknown names and values stop the session now.
-  plugins::PluginRunOptions run{options.threads, options.precision, options.pluginOptions};
+  plugins::PluginRunOptions run{options.threads, options.precision, options.pluginOptions, {}};
   if (!options.selection)
     return selectBackends(
         BackendRequest{options.backends, options.allowFallback, options.pluginSearchPath, run});

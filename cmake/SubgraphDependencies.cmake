@@ -42,3 +42,17 @@ else()
   set(SUBGRAPH_HAVE_CUDNN OFF)
   message(STATUS "subgraph: CUDA toolkit or cuDNN not found; the cuDNN plugin is skipped")
 endif()
+
+# Open MPI (libopenmpi-dev) is optional: with it, pipelines run one stage
+# per rank under mpirun (api/mpi_pipeline.cpp); without it, asking for that
+# is a clear error.
+set(SUBGRAPH_HAVE_MPI OFF)
+if(SUBGRAPH_MPI)
+  # The C API, called from C++; not the old C++ bindings (libmpi_cxx).
+  set(MPI_CXX_SKIP_MPICXX ON)
+  find_package(MPI QUIET COMPONENTS CXX)
+  if(MPI_CXX_FOUND)
+    set(SUBGRAPH_HAVE_MPI ON)
+  endif()
+endif()
+message(STATUS "subgraph: pipelines over MPI: ${SUBGRAPH_HAVE_MPI}")

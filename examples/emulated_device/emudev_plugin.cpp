@@ -148,9 +148,23 @@ SUBGRAPH_PLUGIN("emudev", "1.0.0",
     throw sdk::Error("emudev needs a host of plugin ABI 3 or later (devices); this host has " +
                          std::to_string(plugin.hostAbiVersion()),
                      SG_UNAVAILABLE);
-  auto device = std::make_unique<EmulatedDevice>();
-  EmulatedDevice* emulated = device.get();  // the plugin keeps it until release
-  plugin.setDevice(std::move(device));
+  // Devices emu:0, emu:1, ...: a session may use as many as its
+  // device_count option says, so that CI has several devices to place
+  // pipeline stages on.
+  plugin.setDevices(
+      [](int index) { return std::make_unique<EmulatedDevice>(EmulatedDevice::Options{.id = index}); },
+      [](const sdk::KernelContext& session) {
+        std::string count = session.option("device_count", "1");
+        if (count.size() != 1 || count[0] < '1' || count[0] > '8')
+          throw sdk::Error("emudev: option device_count='" + count +
+                           "' is not a whole number from 1 to 8");
+        return count[0] - '0';
+      });
+  plugin.addOption({.name = "device_count",
+                    .values = {"1", "2", "3", "4", "5", "6", "7", "8"},
+                    .defaultValue = "1",
+                    .doc = "how many emulated devices (emu:0 ... emu:<n-1>) a session may place "
+                           "pipeline stages on, from 1 to 8"});
   plugin.addOption({.name = "delay_us",
                     .defaultValue = "0",
                     .doc = "microseconds each region's work waits on its queue thread, so "
@@ -162,7 +176,8 @@ SUBGRAPH_PLUGIN("emudev", "1.0.0",
   plugin.addProperty(eltwiseProperty());
   for (const char* property : {"conv", "pool", "dense", "eltwise"})
     plugin.addKernel(std::string("subgraph.emudev.") + property,
-                     [emulated](const sdk::NodeView& fused, const sdk::KernelContext& context) {
-                       return RegionKernel::create(fused, context, *emulated);
+                     [](const sdk::NodeView& fused, const sdk::KernelContext& context) {
+                       return RegionKernel::create(fused, context,
+                                                   static_cast<EmulatedDevice&>(*context.device));
                      });
 }

@@ -52,6 +52,8 @@ class EmulatedDevice final : public sdk::AcceleratorDevice {
     /// Bytes of live allocations beyond which allocate() returns null; 0
     /// for no limit but the reserved address range.
     size_t capacityBytes = 0;
+    /// Which emulated device it is (emu:<id>).
+    int id = 0;
   };
 
   /// A device with `options`. Reserves no memory until the first allocate.
@@ -65,8 +67,8 @@ class EmulatedDevice final : public sdk::AcceleratorDevice {
 
   /// "emu".
   std::string kind() const override { return "emu"; }
-  /// 0: there is one emulated device.
-  int id() const override { return 0; }
+  /// Options::id.
+  int id() const override { return options_.id; }
   /// What `subgraph plugins` shows for the device.
   std::string description() const override;
 

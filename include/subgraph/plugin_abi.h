@@ -79,6 +79,13 @@
  *     (queue_begin_capture, queue_end_capture, graph_launch,
  *     graph_destroy: CUDA graphs), so that a run on the device costs one
  *     launch rather than one submission per step.
+ *  6  Several devices of one plugin: a plugin may give a session more
+ *     than one device of its kind (SgPlugin::devices_for; emu:0, emu:1,
+ *     cuda:0..n), each with its own allocator, queues, events and plain
+ *     copies (SgDeviceDesc::copies). A pipeline stage placed on device k
+ *     gets backends on that device, and its kernels are told which one
+ *     (SgKernelContext::device_index). Versions 1 to 5 load unchanged and
+ *     have one device.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef SUBGRAPH_PLUGIN_ABI_H
@@ -92,7 +99,7 @@ extern "C" {
 #endif
 
 /** The ABI version this header describes. */
-#define SG_PLUGIN_ABI_VERSION 5u
+#define SG_PLUGIN_ABI_VERSION 6u
 /** The oldest plugin ABI version this host still loads. */
 #define SG_PLUGIN_ABI_MIN_VERSION 1u
 /** The one symbol a plugin exports. */
@@ -478,6 +485,10 @@ typedef struct SgLayoutDesc SgLayoutDesc;
 #define SG_KERNEL_DESC_V3_SIZE 112u
 #define SG_COPY_DESC_V3_SIZE 64u
 #define SG_DEVICE_DESC_V3_SIZE 128u
+/** sizeof() of the structs that grew in version 6, as version 5 had them. */
+#define SG_KERNEL_CONTEXT_V5_SIZE 48u
+#define SG_DEVICE_DESC_V5_SIZE 160u
+#define SG_PLUGIN_V5_SIZE 176u
 /** sizeof(SgPlugin) in versions 2 to 4. */
 #define SG_PLUGIN_V4_SIZE 152u
 /** SgPropertyDesc as versions 1 and 2 first had it, before filter_reason:
@@ -504,6 +515,12 @@ typedef struct SgKernelContext {
   size_t num_options;
   const char* const* option_names;
   const char* const* option_values;
+
+  /* --- since 6 (read only when struct_size is larger than
+   *     SG_KERNEL_CONTEXT_V5_SIZE) --- */
+  /** Which of the session's devices (SgPlugin::devices_for) the kernel,
+   *  or the session's properties, are for; 0 is SgPlugin::device. */
+  int32_t device_index;
 } SgKernelContext;
 
 /** A kernel creator for one op type (MNN's onCreate). Kernels are shared by
@@ -704,6 +721,14 @@ typedef struct SgDeviceDesc {
   SgStatus (*graph_launch)(void* user, void* graph, void* queue, SgMessage* message);
   /** Frees a graph; the host launches it no more. */
   void (*graph_destroy)(void* user, void* graph);
+
+  /* --- since 6 (read only when struct_size is larger than
+   *     SG_DEVICE_DESC_V5_SIZE) --- */
+  /** This device's copies across its boundary, as SgPlugin::copies (plain
+   *  both ways at least). Required for a device of devices_for other than
+   *  SgPlugin::device; 0 and NULL: the plugin's copies serve it. */
+  size_t num_copies;
+  const SgCopyDesc* const* copies;
 } SgDeviceDesc;
 
 /** One option of a plugin (since 5): a session sets it with
@@ -772,6 +797,18 @@ typedef struct SgPlugin {
    *  every session. The host checks the table as it checks `properties`. */
   SgStatus (*properties_for)(void* user, const SgKernelContext* session, size_t* num_properties,
                              const SgPropertyDesc* const** properties, SgMessage* message);
+
+  /* --- since 6 (read only when struct_size is larger than
+   *     SG_PLUGIN_V5_SIZE) --- */
+  /** Optional: the devices a session with these options may place work on
+   *  (several GPUs; an emulator's device count option), every one of
+   *  `device`'s kind, with ids 0, 1, ... in order. (*devices)[k] is
+   *  `emu:k`; a stage placed there gets its queues and memory from it,
+   *  and its kernels are created with device_index k. It must stay valid
+   *  until release (memoize one list per distinct session). NULL:
+   *  `device` is the plugin's only device. */
+  SgStatus (*devices_for)(void* user, const SgKernelContext* session, size_t* num_devices,
+                          const SgDeviceDesc* const** devices, SgMessage* message);
 } SgPlugin;
 
 /** The entry point: checks the host (host->abi_version) and fills *plugin.
@@ -856,7 +893,7 @@ SG_ABI_STATIC_ASSERT(SG_PROPERTY_DESC_V4_SIZE == 112, "SgPropertyDesc with filte
 /* End of version 3: v2 structs grew at their ends only. */
 SG_ABI_FROZEN(SgKernelContext, precision, 16);
 SG_ABI_FROZEN(SgKernelContext, option_values, 40);
-SG_ABI_STATIC_ASSERT(sizeof(SgKernelContext) == 48, "SgKernelContext v3 size");
+SG_ABI_STATIC_ASSERT(SG_KERNEL_CONTEXT_V5_SIZE == 48, "SgKernelContext v3 size");
 SG_ABI_FROZEN(SgKernelDesc, run_on_queue, SG_KERNEL_DESC_V2_SIZE);
 SG_ABI_STATIC_ASSERT(SG_KERNEL_DESC_V3_SIZE == 112, "SgKernelDesc v3 size");
 SG_ABI_FROZEN(SgCopyDesc, direction, SG_COPY_DESC_V2_SIZE);
@@ -874,16 +911,23 @@ SG_ABI_STATIC_ASSERT(sizeof(SgPropertyDesc) == 120, "SgPropertyDesc with seed_op
 SG_ABI_STATIC_ASSERT(SG_PLUGIN_V4_SIZE == 152, "SgPlugin v4 size");
 /* Version 5. */
 SG_ABI_FROZEN(SgPlugin, properties_for, 168);
-SG_ABI_STATIC_ASSERT(sizeof(SgPlugin) == 176, "SgPlugin v5 size");
+SG_ABI_STATIC_ASSERT(SG_PLUGIN_V5_SIZE == 176, "SgPlugin v5 size");
 SG_ABI_FROZEN(SgKernelDesc, concurrent_requests, SG_KERNEL_DESC_V3_SIZE);
 SG_ABI_STATIC_ASSERT(sizeof(SgKernelDesc) == 120, "SgKernelDesc v5 size");
 SG_ABI_FROZEN(SgCopyDesc, concurrent_requests, SG_COPY_DESC_V3_SIZE);
 SG_ABI_STATIC_ASSERT(sizeof(SgCopyDesc) == 72, "SgCopyDesc v5 size");
 SG_ABI_FROZEN(SgDeviceDesc, queue_begin_capture, SG_DEVICE_DESC_V3_SIZE);
 SG_ABI_FROZEN(SgDeviceDesc, graph_destroy, 152);
-SG_ABI_STATIC_ASSERT(sizeof(SgDeviceDesc) == 160, "SgDeviceDesc v5 size");
+SG_ABI_STATIC_ASSERT(SG_DEVICE_DESC_V5_SIZE == 160, "SgDeviceDesc v5 size");
 SG_ABI_FROZEN(SgOptionDesc, doc, 32);
 SG_ABI_STATIC_ASSERT(sizeof(SgOptionDesc) == 40, "SgOptionDesc v5 size");
+/* Version 6. */
+SG_ABI_FROZEN(SgKernelContext, device_index, SG_KERNEL_CONTEXT_V5_SIZE);
+SG_ABI_STATIC_ASSERT(sizeof(SgKernelContext) == 56, "SgKernelContext v6 size");
+SG_ABI_FROZEN(SgDeviceDesc, num_copies, SG_DEVICE_DESC_V5_SIZE);
+SG_ABI_STATIC_ASSERT(sizeof(SgDeviceDesc) == 176, "SgDeviceDesc v6 size");
+SG_ABI_FROZEN(SgPlugin, devices_for, SG_PLUGIN_V5_SIZE);
+SG_ABI_STATIC_ASSERT(sizeof(SgPlugin) == 184, "SgPlugin v6 size");
 #endif
 
 #endif /* SUBGRAPH_PLUGIN_ABI_H */

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "device_queue.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <future>
@@ -24,8 +25,8 @@ namespace {
 // One plugin event, destroyed when the last completion holding it dies.
 class Event {
  public:
-  Event(std::shared_ptr<const LoadedPlugin> plugin, void* handle)
-      : plugin_(std::move(plugin)), device_(plugin_->table().device), handle_(handle) {}
+  Event(std::shared_ptr<const LoadedPlugin> plugin, const SgDeviceDesc* device, void* handle)
+      : plugin_(std::move(plugin)), device_(device), handle_(handle) {}
   ~Event() {
     if (handle_) device_->event_destroy(device_->user, handle_);
   }
@@ -56,8 +57,10 @@ runtime::Device deviceOf(const SgDeviceDesc& d) {
   return runtime::Device{d.kind, isAcceleratorDevice(&d) ? d.id : 0};
 }
 
-std::string checkAcceleratorDevice(const SgPlugin& p) {
-  const SgDeviceDesc& d = *p.device;
+namespace {
+
+// The reason `d`'s queue, event and capture slots are unusable, or "".
+std::string checkDeviceSlots(const SgDeviceDesc& d) {
   std::string kind = d.kind;
   for (char c : kind)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
@@ -66,22 +69,21 @@ std::string checkAcceleratorDevice(const SgPlugin& p) {
       !d.event_destroy || !d.event_record || !d.event_synchronize || !d.queue_wait_event)
     return "device '" + kind + "' lacks a queue or event slot (all are required since ABI 3)";
   if (d.id < 0) return "device '" + kind + "' has a negative id";
-  if (d.abi_version >= 5 && d.struct_size >= sizeof(SgDeviceDesc)) {
+  if (d.abi_version >= 5 && d.struct_size >= SG_DEVICE_DESC_V5_SIZE) {
     int slots = (d.queue_begin_capture != nullptr) + (d.queue_end_capture != nullptr) +
                 (d.graph_launch != nullptr) + (d.graph_destroy != nullptr);
     if (slots != 0 && slots != 4)
       return "device '" + kind + "' has " + std::to_string(slots) +
              " of the four capture slots (all or none, since ABI 5)";
   }
-  for (size_t i = 0; i < p.num_kernels; ++i) {
-    const SgKernelDesc& k = *p.kernels[i];
-    if (k.abi_version < 3 || k.struct_size < SG_KERNEL_DESC_V3_SIZE || !k.run_on_queue)
-      return "kernel for '" + std::string(k.op_type) + "' runs on device '" + kind +
-             "' but has no run_on_queue";
-  }
+  return {};
+}
+
+// The reason `copies` cannot serve device `kind` (a plain copy each way), or "".
+std::string checkDeviceCopies(std::span<const SgCopyDesc* const> copies, const std::string& kind) {
   bool up = false, down = false;
-  for (size_t i = 0; i < (hasV2Slots(p) ? p.num_copies : 0); ++i) {
-    const SgCopyDesc& c = *p.copies[i];
+  for (size_t i = 0; i < copies.size(); ++i) {
+    const SgCopyDesc& c = *copies[i];
     if (!hasV3Slots(c) || c.direction == SG_COPY_ON_HOST) continue;
     if (c.direction > SG_COPY_ON_DEVICE)
       return "copy " + std::to_string(i) + " has unknown direction " + std::to_string(c.direction);
@@ -96,12 +98,51 @@ std::string checkAcceleratorDevice(const SgPlugin& p) {
   return {};
 }
 
-PluginQueue::PluginQueue(std::shared_ptr<const LoadedPlugin> plugin, void* queue)
-    : plugin_(std::move(plugin)), device_(plugin_->table().device), queue_(queue) {}
+}  // namespace
+
+std::span<const SgCopyDesc* const> copiesOf(const SgPlugin& p, const SgDeviceDesc& d) {
+  if (hasV6Slots(d) && d.num_copies > 0 && d.copies) return {d.copies, d.num_copies};
+  if (!hasV2Slots(p) || !p.copies) return {};
+  return {p.copies, p.num_copies};
+}
+
+std::string checkAcceleratorDevice(const SgPlugin& p) {
+  const SgDeviceDesc& d = *p.device;
+  if (std::string bad = checkDeviceSlots(d); !bad.empty()) return bad;
+  for (size_t i = 0; i < p.num_kernels; ++i) {
+    const SgKernelDesc& k = *p.kernels[i];
+    if (k.abi_version < 3 || k.struct_size < SG_KERNEL_DESC_V3_SIZE || !k.run_on_queue)
+      return "kernel for '" + std::string(k.op_type) + "' runs on device '" + d.kind +
+             "' but has no run_on_queue";
+  }
+  return checkDeviceCopies(copiesOf(p, d), d.kind);
+}
+
+std::string checkSessionDevice(const SgPlugin& p, const SgDeviceDesc* d, size_t index) {
+  std::string what = "device " + std::to_string(index) + " of devices_for";
+  if (!d) return what + " is null";
+  if (d->abi_version < 6 || d->struct_size < sizeof(SgDeviceDesc))
+    return what + " is not a version 6 device table (abi_version " +
+           std::to_string(d->abi_version) + ", struct_size " + std::to_string(d->struct_size) +
+           ")";
+  if (!d->kind || std::strcmp(d->kind, p.device->kind) != 0 || !d->allocate || !d->deallocate)
+    return what + " is not a '" + p.device->kind + "' device with allocate and deallocate";
+  if (d->id != static_cast<int32_t>(index))
+    return what + " has id " + std::to_string(d->id) + " (ids count 0, 1, ... in order)";
+  if (std::string bad = checkDeviceSlots(*d); !bad.empty()) return what + ": " + bad;
+  if (index > 0 && (d->num_copies == 0 || !d->copies))
+    return what + " has no copies of its own (SgDeviceDesc::copies)";
+  if (std::string bad = checkDeviceCopies(copiesOf(p, *d), d->kind); !bad.empty())
+    return what + ": " + bad;
+  return {};
+}
+
+PluginQueue::PluginQueue(std::shared_ptr<const LoadedPlugin> plugin, const SgDeviceDesc* device,
+                         void* queue)
+    : plugin_(std::move(plugin)), device_(device), queue_(queue) {}
 
 StatusOr<std::unique_ptr<PluginQueue>> PluginQueue::create(
-    std::shared_ptr<const LoadedPlugin> plugin) {
-  const SgDeviceDesc* d = plugin->table().device;
+    std::shared_ptr<const LoadedPlugin> plugin, const SgDeviceDesc* d) {
   SgMessage m;
   void* queue = nullptr;
   SgStatus st;
@@ -110,9 +151,9 @@ StatusOr<std::unique_ptr<PluginQueue>> PluginQueue::create(
     st = d->queue_create(d->user, &queue, &m);
   }
   if (st != SG_OK || !queue)
-    return Status::invalid("plugin '" + plugin->name() + "': cannot create a queue on device '" +
-                           d->kind + "': " + host::messageOr(m, "no message"));
-  return std::unique_ptr<PluginQueue>(new PluginQueue(std::move(plugin), queue));
+    return Status::invalid("plugin '" + plugin->name() + "': cannot create a queue on device " +
+                           deviceOf(*d).toString() + ": " + host::messageOr(m, "no message"));
+  return std::unique_ptr<PluginQueue>(new PluginQueue(std::move(plugin), d, queue));
 }
 
 PluginQueue::~PluginQueue() {
@@ -151,7 +192,7 @@ runtime::TaskCompletion PluginQueue::submitImpl(std::function<Status()> task, do
     if (device_->event_create(device_->user, &handle, &m) != SG_OK || !handle)
       return Status(StatusCode::kPluginFailure,
                     prefix() + "event_create: " + host::messageOr(m, "failed"));
-    auto e = std::make_shared<Event>(plugin_, handle);
+    auto e = std::make_shared<Event>(plugin_, device_, handle);
     if (device_->event_record(device_->user, handle, queue_, &m) != SG_OK)
       return Status(StatusCode::kPluginFailure,
                     prefix() + "event_record: " + host::messageOr(m, "failed"));
@@ -188,8 +229,8 @@ namespace {
 /// Captured work: the plugin's graph, destroyed with the last owner.
 class PluginGraph final : public runtime::CapturedWork {
  public:
-  PluginGraph(std::shared_ptr<const LoadedPlugin> plugin, void* graph)
-      : plugin_(std::move(plugin)), device_(plugin_->table().device), graph_(graph) {}
+  PluginGraph(std::shared_ptr<const LoadedPlugin> plugin, const SgDeviceDesc* device, void* graph)
+      : plugin_(std::move(plugin)), device_(device), graph_(graph) {}
   ~PluginGraph() override {
     PluginCallScope scope(plugin_->name(), "graph_destroy", nullptr);
     device_->graph_destroy(device_->user, graph_);
@@ -205,7 +246,7 @@ class PluginGraph final : public runtime::CapturedWork {
 }  // namespace
 
 bool PluginQueue::canCapture() const {
-  return device_->struct_size >= sizeof(SgDeviceDesc) && device_->abi_version >= 5 &&
+  return device_->struct_size >= SG_DEVICE_DESC_V5_SIZE && device_->abi_version >= 5 &&
          device_->queue_begin_capture && device_->queue_end_capture && device_->graph_launch &&
          device_->graph_destroy;
 }
@@ -244,7 +285,7 @@ StatusOr<std::shared_ptr<runtime::CapturedWork>> PluginQueue::endCapture() {
   if (st != SG_OK || !graph)
     return Status(StatusCode::kPluginFailure,
                   prefix() + "queue_end_capture: " + host::messageOr(m, "no graph"));
-  return std::shared_ptr<runtime::CapturedWork>(std::make_shared<PluginGraph>(plugin_, graph));
+  return std::shared_ptr<runtime::CapturedWork>(std::make_shared<PluginGraph>(plugin_, device_, graph));
 }
 
 runtime::TaskCompletion PluginQueue::launch(const runtime::CapturedWork& work) {
@@ -262,3 +303,58 @@ runtime::TaskCompletion PluginQueue::launch(const runtime::CapturedWork& work) {
 }
 
 }  // namespace subgraph::plugins::adapters
+
+namespace subgraph::plugins {
+
+StatusOr<std::vector<const SgDeviceDesc*>> LoadedPlugin::devices(
+    const PluginRunOptions& options) const {
+  if (!adapters::isAcceleratorDevice(plugin_->device)) return std::vector<const SgDeviceDesc*>{};
+  if (!adapters::hasV6Slots(*plugin_) || !plugin_->devices_for)
+    return std::vector<const SgDeviceDesc*>{plugin_->device};
+  adapters::KernelContextData data(options, info_.name);
+  SgKernelContext session = data.toC();
+  size_t n = 0;
+  const SgDeviceDesc* const* list = nullptr;
+  SgMessage m;
+  SgStatus st;
+  {
+    PluginCallScope scope(name(), "devices_for", nullptr);
+    st = plugin_->devices_for(plugin_->user, &session, &n, &list, &m);
+  }
+  std::string who = "plugin '" + name() + "': devices_for: ";
+  if (st != SG_OK)
+    return Status(StatusCode::kPluginFailure, who + host::messageOr(m, "failed, no message"));
+  if (n == 0 || !list) return Status(StatusCode::kPluginFailure, who + "no device");
+  std::vector<const SgDeviceDesc*> out(list, list + n);
+  for (size_t k = 0; k < out.size(); ++k)
+    if (std::string bad = adapters::checkSessionDevice(*plugin_, out[k], k); !bad.empty())
+      return Status(StatusCode::kPluginFailure, who + bad);
+  return out;
+}
+
+StatusOr<int> LoadedPlugin::deviceIndex(const PluginRunOptions& options) const {
+  const std::string& name = options.device;
+  size_t colon = name.rfind(':');
+  if (!adapters::isAcceleratorDevice(plugin_->device) || colon == std::string::npos ||
+      name.compare(0, colon, plugin_->device->kind) != 0)
+    return 0;
+  std::string digits = name.substr(colon + 1);
+  if (digits.empty() || digits.size() > 4 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return Status::invalid("device '" + name + "': the index after ':' is not a number from 0");
+  int index = std::stoi(digits);
+  if (index == 0) return 0;
+  StatusOr<std::vector<const SgDeviceDesc*>> all = devices(options);
+  if (!all.isOk()) return all.status();
+  if (static_cast<size_t>(index) >= all->size())
+    return Status::invalid(
+        "device '" + name + "': plugin '" + this->name() + "' gives this session " +
+        std::to_string(all->size()) + " '" + plugin_->device->kind + "' device" +
+        (all->size() == 1 ? "" : "s") +
+        (adapters::hasV6Slots(*plugin_) && plugin_->devices_for
+             ? " (its options may give more: `subgraph plugins`)"
+             : " (it has one device)"));
+  return index;
+}
+
+}  // namespace subgraph::plugins

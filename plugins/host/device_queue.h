@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <span>
 #include <string>
 
 #include "subgraph/plugin_abi.h"
@@ -31,14 +32,22 @@ bool isAcceleratorDevice(const SgDeviceDesc* d);
 
 /// The reason a plugin's accelerator device table is unusable, or "".
 std::string checkAcceleratorDevice(const SgPlugin& plugin);
+/// The reason device `index` of devices_for's list is unusable, or "": of
+/// `plugin.device`'s kind, with id `index`, its queue and event slots, and
+/// (past the first) plain copies of its own both ways.
+std::string checkSessionDevice(const SgPlugin& plugin, const SgDeviceDesc* device, size_t index);
+/// The copies that serve `device`: its own (ABI 6), else the plugin's.
+std::span<const SgCopyDesc* const> copiesOf(const SgPlugin& plugin, const SgDeviceDesc& device);
 
 /// One of the plugin's work queues as a runtime WorkQueue. submit() runs the
 /// task on the calling thread (the task only submits work to the device
 /// queue) and returns a completion that waits on an event recorded after it.
 class PluginQueue final : public runtime::WorkQueue {
  public:
-  /// Makes a queue on `plugin`'s device; fails with the plugin's message.
-  static StatusOr<std::unique_ptr<PluginQueue>> create(std::shared_ptr<const LoadedPlugin> plugin);
+  /// Makes a queue on `device`, one of `plugin`'s devices; fails with the
+  /// plugin's message.
+  static StatusOr<std::unique_ptr<PluginQueue>> create(std::shared_ptr<const LoadedPlugin> plugin,
+                                                       const SgDeviceDesc* device);
   /// Waits for the queue's work, then destroys it.
   ~PluginQueue() override;
   PluginQueue(const PluginQueue&) = delete;
@@ -61,7 +70,7 @@ class PluginQueue final : public runtime::WorkQueue {
   runtime::TaskCompletion launch(const runtime::CapturedWork& work) override;
 
  private:
-  PluginQueue(std::shared_ptr<const LoadedPlugin> plugin, void* queue);
+  PluginQueue(std::shared_ptr<const LoadedPlugin> plugin, const SgDeviceDesc* device, void* queue);
   runtime::TaskCompletion submitImpl(std::function<Status()> task, double* deviceMs);
   std::string prefix() const;
 

@@ -336,11 +336,9 @@ class TwoStepCopyKernel final : public runtime::Kernel {
 
 // The plugin's copy from `from` to `to` (null: plain) for `dtype`, or null;
 // with a `direction` (>= 0), only a device copy (ABI 3) in that direction.
-const SgCopyDesc* findCopy(const SgPlugin& p, const SgLayoutDesc* from, const SgLayoutDesc* to,
-                           DataType dtype, int32_t direction = -1) {
-  if (!hasV2Slots(p)) return nullptr;
-  for (size_t i = 0; i < p.num_copies; ++i) {
-    const SgCopyDesc* c = p.copies[i];
+const SgCopyDesc* findCopy(std::span<const SgCopyDesc* const> copies, const SgLayoutDesc* from,
+                           const SgLayoutDesc* to, DataType dtype, int32_t direction = -1) {
+  for (const SgCopyDesc* c : copies) {
     if (direction >= 0 && (!hasV3Slots(*c) || c->direction != direction)) continue;
     if (c->from == from && c->to == to &&
         (c->dtype == SG_DTYPE_UNDEFINED || c->dtype == static_cast<SgDataType>(dtype)))
@@ -370,7 +368,9 @@ class PluginBackend final : public runtime::Backend {
     auto leg = [&](const PluginLayout* owner, const SgLayoutDesc* src,
                    const SgLayoutDesc* dst) -> std::unique_ptr<PluginCopyKernel> {
       std::shared_ptr<const LoadedPlugin> plugin = owner->owner().shared_from_this();
-      const SgCopyDesc* c = findCopy(plugin->table(), src, dst, request.dtype);
+      const SgPlugin& p = plugin->table();
+      const SgCopyDesc* c =
+          hasV2Slots(p) ? findCopy({p.copies, p.num_copies}, src, dst, request.dtype) : nullptr;
       return c ? std::make_unique<PluginCopyKernel>(std::move(plugin), c) : nullptr;
     };
     if (!to) return leg(from, from->desc(), nullptr);
@@ -388,7 +388,7 @@ class PluginBackend final : public runtime::Backend {
 // one PluginQueue and offers the plugin's copies across the device boundary.
 class AcceleratorBackend final : public runtime::Backend {
  public:
-  AcceleratorBackend(std::shared_ptr<const LoadedPlugin> plugin,
+  AcceleratorBackend(std::shared_ptr<const LoadedPlugin> plugin, const SgDeviceDesc* device,
                      std::shared_ptr<runtime::Allocator> allocator,
                      std::unique_ptr<PluginQueue> queue);
   std::unique_ptr<runtime::Kernel> createCopy(const runtime::CopyRequest& request) const override;
@@ -397,15 +397,17 @@ class AcceleratorBackend final : public runtime::Backend {
 
  private:
   std::shared_ptr<const LoadedPlugin> plugin_;
+  const SgDeviceDesc* device_;
   void* queue_;
 };
 
 AcceleratorBackend::AcceleratorBackend(std::shared_ptr<const LoadedPlugin> plugin,
+                                       const SgDeviceDesc* device,
                                        std::shared_ptr<runtime::Allocator> allocator,
                                        std::unique_ptr<PluginQueue> queue)
-    : runtime::Backend(plugin->name(), deviceOf(*plugin->table().device), std::move(allocator),
-                       std::move(queue)),
+    : runtime::Backend(plugin->name(), deviceOf(*device), std::move(allocator), std::move(queue)),
       plugin_(std::move(plugin)),
+      device_(device),
       queue_(static_cast<PluginQueue&>(workQueue()).handle()) {}
 
 std::unique_ptr<runtime::Kernel> AcceleratorBackend::createCopy(
@@ -424,7 +426,8 @@ std::unique_ptr<runtime::Kernel> AcceleratorBackend::createCopy(
   };
   const SgLayoutDesc *from = nullptr, *to = nullptr;
   if (!own(request.fromLayout, from) || !own(request.toLayout, to)) return nullptr;
-  const SgCopyDesc* c = findCopy(plugin_->table(), from, to, request.dtype, direction);
+  const SgCopyDesc* c =
+      findCopy(copiesOf(plugin_->table(), *device_), from, to, request.dtype, direction);
   if (!c) return nullptr;
   return std::make_unique<PluginCopyKernel>(plugin_, c, queue_);
 }
@@ -505,20 +508,29 @@ StatusOr<std::shared_ptr<runtime::Backend>> LoadedPlugin::createRuntimeBackend(
   // The plugin sizes its own thread pools from this count.
   SUBGRAPH_RETURN_IF_ERROR(runtime::checkThreadCount(options.threads));
   std::shared_ptr<const LoadedPlugin> self = shared_from_this();
+  StatusOr<int> index = deviceIndex(options);
+  if (!index.isOk()) return index.status();
+  const SgDeviceDesc* device = plugin_->device;
+  if (*index > 0) {
+    StatusOr<std::vector<const SgDeviceDesc*>> all = devices(options);
+    if (!all.isOk()) return all.status();
+    device = (*all)[static_cast<size_t>(*index)];
+  }
   std::shared_ptr<runtime::Allocator> allocator =
-      plugin_->device ? std::shared_ptr<runtime::Allocator>(
-                            std::make_shared<adapters::PluginAllocator>(self, plugin_->device))
-                      : std::make_shared<runtime::HostAllocator>(info_.name + ":cpu");
+      device ? std::shared_ptr<runtime::Allocator>(
+                   std::make_shared<adapters::PluginAllocator>(self, device))
+             : std::make_shared<runtime::HostAllocator>(info_.name + ":cpu");
   std::shared_ptr<runtime::Backend> backend;
-  if (adapters::isAcceleratorDevice(plugin_->device)) {
-    StatusOr<std::unique_ptr<adapters::PluginQueue>> queue = adapters::PluginQueue::create(self);
+  if (adapters::isAcceleratorDevice(device)) {
+    StatusOr<std::unique_ptr<adapters::PluginQueue>> queue =
+        adapters::PluginQueue::create(self, device);
     if (!queue.isOk()) return queue.status();
-    backend = std::make_shared<adapters::AcceleratorBackend>(self, std::move(allocator),
+    backend = std::make_shared<adapters::AcceleratorBackend>(self, device, std::move(allocator),
                                                              std::move(queue).value());
   } else {
     backend = std::make_shared<adapters::PluginBackend>(self, std::move(allocator));
   }
-  auto data = std::make_shared<const adapters::KernelContextData>(options, info_.name);
+  auto data = std::make_shared<const adapters::KernelContextData>(options, info_.name, *index);
   auto provider = std::make_shared<runtime::Provider>(info_.name);
   for (size_t i = 0; i < plugin_->num_kernels; ++i)
     provider->add(plugin_->kernels[i]->op_type,

@@ -48,7 +48,15 @@ inline bool hasV2Slots(const SgPlugin& p) {
 }
 /// True if the plugin table has the since-5 slots: options, properties_for.
 inline bool hasV5Slots(const SgPlugin& p) {
-  return p.abi_version >= 5 && p.struct_size >= sizeof(SgPlugin);
+  return p.abi_version >= 5 && p.struct_size >= SG_PLUGIN_V5_SIZE;
+}
+/// True if the plugin table has the since-6 slot: devices_for.
+inline bool hasV6Slots(const SgPlugin& p) {
+  return p.abi_version >= 6 && p.struct_size >= sizeof(SgPlugin);
+}
+/// True if the device table has the since-6 slots: its own copies.
+inline bool hasV6Slots(const SgDeviceDesc& d) {
+  return d.abi_version >= 6 && d.struct_size >= sizeof(SgDeviceDesc);
 }
 
 /// What every kernel creator of one runtime backend (and, since ABI 5,
@@ -57,12 +65,15 @@ inline bool hasV5Slots(const SgPlugin& p) {
 /// The C view points into this object.
 struct KernelContextData {
   int threads = 0;
+  int deviceIndex = 0;
   std::string precision;
   std::vector<std::string> names, values;
   std::vector<const char*> namePtrs, valuePtrs;
 
-  KernelContextData(const PluginRunOptions& options, const std::string& plugin) {
+  KernelContextData(const PluginRunOptions& options, const std::string& plugin,
+                    int device = 0) {
     threads = options.threads;
+    deviceIndex = device;
     precision = options.precision;
     for (const auto& [key, value] : options.options)
       if (key.size() > plugin.size() + 1 && key.compare(0, plugin.size(), plugin) == 0 &&
@@ -86,6 +97,7 @@ struct KernelContextData {
     c.num_options = names.size();
     c.option_names = namePtrs.data();
     c.option_values = valuePtrs.data();
+    c.device_index = deviceIndex;
     return c;
   }
 };

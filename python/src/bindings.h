@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
 #include <filesystem>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "subgraph/ir/graph.h"
+#include "subgraph/runtime/session.h"
 #include "subgraph/support/status.h"
 
 namespace subgraph::python {
@@ -118,7 +120,14 @@ std::unique_ptr<Graph> loadModelArgument(const py::object& model,
 /// The dtype name subgraph uses ("float32", ...) for numpy.
 std::string numpyDtypeName(DataType dtype);
 
+/// A request's inputs (a dict of numpy arrays) read in place; `keep` holds
+/// the arrays for as long as the views are used. Raises for anything else.
+std::vector<runtime::InputView> toInputs(const py::object& inputs, std::vector<py::array>& keep);
+/// A numpy array that owns `tensor`.
+py::array toArray(Tensor tensor);
+
 void bindGraph(py::module_& m);
+void bindPipeline(py::module_& m);
 void bindSelectors(py::module_& m);
 void bindSession(py::module_& m);
 

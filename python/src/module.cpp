@@ -284,6 +284,7 @@ PYBIND11_MODULE(_subgraph, m) {
   bindGraph(m);
   bindSelectors(m);
   bindSession(m);
+  bindPipeline(m);
   m.def("load", &load, py::arg("model"),
         py::arg("shapes") = std::map<std::string, std::vector<int64_t>>{},
         "Reads a .onnx or .sg model (a path, or the model's bytes) and verifies it; `shapes` fixes "

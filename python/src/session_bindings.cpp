@@ -46,6 +46,8 @@ DataType dataTypeOf(const py::dtype& d) {
   return DataType::kUndefined;
 }
 
+}  // namespace
+
 // The request's inputs, read in place: a C-contiguous array of a type
 // subgraph runs is passed as it is (no copy); any other layout is made
 // contiguous first. `keep` holds the arrays until the run ends. `inputs`
@@ -101,6 +103,8 @@ py::array toArray(Tensor tensor) {
   return py::array(py::dtype(numpyDtypeName(owned->dtype())), shape,
                    const_cast<std::byte*>(owned->bytes().data()), base);
 }
+
+namespace {
 
 py::object reportDict(const partition::PartitionReport& report) {
   return py::module_::import("json").attr("loads")(partition::reportToJson(report));

@@ -23,6 +23,7 @@ import shutil as _shutil
 from ._subgraph import Error, Fail, InvalidArgument, NoSuchFile, NotImplemented
 from ._subgraph import Graph, Node, Session, Value
 from ._subgraph import load, partition, plan_stages, plugins
+from ._subgraph import MpiPipeline, mpi_available
 from ._subgraph import PLUGIN_ABI_VERSION, __version__
 from . import _layout, _subgraph
 from ._inference_session import (
@@ -32,6 +33,7 @@ from ._inference_session import (
 __all__ = [
     "Error", "InvalidArgument", "NoSuchFile", "NotImplemented", "Fail",
     "Graph", "Node", "Value", "Session", "load", "partition", "plan_stages", "plugins",
+    "MpiPipeline", "mpi_available",
     "check_plugin", "SubgraphSelector", "SubgraphProperty", "register_backend", "backends",
     "InferenceSession", "SessionOptions", "RunOptions", "NodeArg", "GraphOptimizationLevel",
     "ExecutionMode", "get_available_providers", "get_all_providers", "get_device",

@@ -56,6 +56,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -67,6 +70,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "cli_util.h"
 #include "command.h"
 #include "subgraph/runtime/session.h"
@@ -74,6 +79,7 @@
 #include "subgraph/support/half.h"
 
 #include "subgraph/api/inference_session.h"
+#include "subgraph/api/mpi_pipeline.h"
 #include "subgraph/api/output_check.h"
 #include "subgraph/api/pipelined_session.h"
 #include "subgraph/plugins/plugin_loader.h"
@@ -113,6 +119,7 @@ struct RunCommandOptions {
   std::string devices;       // the stages' devices
   std::string memoryLimits;  // per device
   size_t microBatches = 1;   // parts of dim 0 the pipeline runs
+  double mpiTimeout = 60;    // seconds a rank waits for its peers within a run
 };
 
 using runtime::NamedTensor;
@@ -698,15 +705,17 @@ void failOnCheck(const std::vector<api::Comparison>& comparisons, const CheckRul
                             c.name, c.failing, rule.tolerance, ofScale, c.maxAbs, c.maxRel));
 }
 
-// `subgraph run`: everything but I/O and printing is the library's.
-// --stages: the model cut into pipeline stages, each a session of its own,
-// run on micro-batches of the input batch, pipelined and, to compare, the
-// stages in turn; both must give the same outputs.
-void runPipelined(const RunCommandOptions& options, std::vector<api::StageDevice> devices) {
-  if (options.check || options.profile || options.json)
-    throw UsageError("--stages runs the pipeline: --check, --profile and --json are not taken");
-  // The backends as `run` resolves them (--backend or $SUBGRAPH_BACKEND,
-  // plugins loaded once); the session gives them its options.
+// What a pipelined run (in one process or across ranks) starts from: the
+// session's options, the inputs, and one micro-batch's input dims.
+struct PipelineStart {
+  api::InferenceOptions io;
+  std::vector<NamedTensor> inputs;
+  api::InputShapes microBatch;
+};
+
+// The backends as `run` resolves them (--backend or $SUBGRAPH_BACKEND,
+// plugins loaded once); the session gives them its options.
+api::InferenceOptions pipelineOptions(const RunCommandOptions& options) {
   std::optional<plugins::BackendSelection> selection = chosenSelection(options);
   auto pluginOptions = api::parsePluginOptions(
       options.pluginOptions, selection ? selection->names() : std::vector<std::string>{});
@@ -719,23 +728,50 @@ void runPipelined(const RunCommandOptions& options, std::vector<api::StageDevice
   io.passes = options.passes.empty() ? "default" : options.passes;
   io.memoryLimitBytes = memoryLimit();
   io.work = workLimits();
-  // The model keeps its free batch dim (the micro-batches split it); --shape
-  // sizes only the random inputs.
-  LoadOptions load;
-  load.allowUnknownOps = options.allowUnknownOps;
-  std::unique_ptr<Graph> graph = loadModel(options.file, load);
-  std::unique_ptr<Graph> sized = graph->clone();
+  return io;
+}
+
+// The inputs (random or from --input) and one micro-batch's dims. The
+// model keeps its free batch dim (the micro-batches split it); --shape
+// sizes only the random inputs.
+PipelineStart pipelineStart(const RunCommandOptions& options, const Graph& graph) {
+  PipelineStart start;
+  std::unique_ptr<Graph> sized = graph.clone();
   throwIfError(api::applyInputShapes(*sized, parseShapeSpecs(options.shapes)));
   std::vector<std::string> randomNames;
-  std::vector<NamedTensor> inputs = gatherInputs(*sized, options, randomNames);
-  // The stages are planned for one micro-batch's dims.
-  api::InputShapes microBatch;
-  for (const NamedTensor& in : inputs) {
+  start.inputs = gatherInputs(*sized, options, randomNames);
+  for (const NamedTensor& in : start.inputs) {
     std::vector<int64_t> dims = in.tensor.dims();
     if (!dims.empty() && options.microBatches > 0)
       dims[0] /= static_cast<int64_t>(options.microBatches);
-    microBatch[in.name] = std::move(dims);
+    start.microBatch[in.name] = std::move(dims);
   }
+  return start;
+}
+
+void writeNpyOutputs(const RunCommandOptions& options, const std::vector<NamedTensor>& outputs) {
+  if (options.outputDir.empty()) return;
+  std::filesystem::create_directories(options.outputDir);
+  for (const NamedTensor& out : outputs)
+    throwIfError(runtime::writeNpyFile(
+        (std::filesystem::path(options.outputDir) / (fileNameFor(out.name) + ".npy")).string(),
+        out.tensor));
+}
+
+// `subgraph run`: everything but I/O and printing is the library's.
+// --stages: the model cut into pipeline stages, each a session of its own,
+// run on micro-batches of the input batch, pipelined and, to compare, the
+// stages in turn; both must give the same outputs.
+void runPipelined(const RunCommandOptions& options, std::vector<api::StageDevice> devices) {
+  if (options.check || options.profile || options.json)
+    throw UsageError("--stages runs the pipeline: --check, --profile and --json are not taken");
+  api::InferenceOptions io = pipelineOptions(options);
+  LoadOptions load;
+  load.allowUnknownOps = options.allowUnknownOps;
+  std::unique_ptr<Graph> graph = loadModel(options.file, load);
+  PipelineStart begun = pipelineStart(options, *graph);
+  const std::vector<NamedTensor>& inputs = begun.inputs;
+  const api::InputShapes& microBatch = begun.microBatch;
   auto made = api::PipelinedSession::create(std::move(graph), std::move(io), std::move(devices),
                                             microBatch);
   if (!made.isOk()) throwWithHint(made.status());
@@ -776,18 +812,83 @@ void runPipelined(const RunCommandOptions& options, std::vector<api::StageDevice
       "{:.3f} ms ({:.2f}x); outputs equal\n",
       options.microBatches, session.plan().stages.size(), options.runs, p.median, t.median,
       p.median > 0 ? t.median / p.median : 0.0);
-  if (!options.outputDir.empty()) {
-    std::filesystem::create_directories(options.outputDir);
-    for (const NamedTensor& out : last)
-      throwIfError(runtime::writeNpyFile(
-          (std::filesystem::path(options.outputDir) / (fileNameFor(out.name) + ".npy")).string(),
-          out.tensor));
+  writeNpyOutputs(options, last);
+}
+
+// What a rank that mpirun ends (SIGTERM: another rank died) prints; set
+// before the handler is installed, read only by it.
+char terminatedLine[256];
+
+extern "C" void onTerminated(int) {
+  ssize_t ignored = write(STDERR_FILENO, terminatedLine, std::strlen(terminatedLine));
+  (void)ignored;
+  _exit(1);
+}
+
+// Under mpirun with --stages: one stage per rank (api::MpiPipelinedSession).
+// Every rank loads the model and plans the same stages; rank 0 feeds the
+// inputs, times the runs, prints and writes the outputs, and the others
+// serve their stage. Only rank 0 prints an error: the one line names the
+// rank and stage that failed. A rank that cannot load its model still
+// joins the setup, so the others hear why instead of waiting.
+void runOnRanks(const RunCommandOptions& options, std::vector<api::StageDevice> devices) {
+  if (options.check || options.profile || options.json)
+    throw UsageError("--stages runs the pipeline: --check, --profile and --json are not taken");
+  const int rank = api::mpiLaunchedRank();
+  std::snprintf(terminatedLine, sizeof terminatedLine,
+                "subgraph: error: rank %d (stage %d on %s): ended by mpirun, after another rank "
+                "of the job failed\n",
+                rank, rank, rank >= 0 && size_t(rank) < devices.size() ? devices[rank].name.c_str() : "?");
+  std::signal(SIGTERM, onTerminated);
+  api::InferenceOptions io = pipelineOptions(options);
+  StatusOr<std::unique_ptr<Graph>> graph = Status(StatusCode::kInternal, "not loaded");
+  PipelineStart start;
+  try {
+    LoadOptions load;
+    load.allowUnknownOps = options.allowUnknownOps;
+    graph = loadModel(options.file, load);
+    start = pipelineStart(options, **graph);
+  } catch (const Error& e) {
+    graph = Status(e.code(), e.what());
   }
+  auto made = api::MpiPipelinedSession::create(std::move(graph), std::move(io), std::move(devices),
+                                               start.microBatch, {options.mpiTimeout});
+  if (!made.isOk()) {
+    if (rank != 0) return void(requestedExitCode() = 1);
+    throwWithHint(made.status());
+  }
+  api::MpiPipelinedSession& session = **made;
+  if (session.rank() != 0) {
+    StatusOr<size_t> served = session.serve();
+    if (!served.isOk()) return void(requestedExitCode() = 1);
+    return api::mpiFinalize();
+  }
+  std::cout << api::stagesSummary(session.plan()) << std::flush;
+  std::vector<double> ms;
+  std::vector<NamedTensor> last;
+  for (int r = 0; r < options.warmup + options.runs; ++r) {
+    auto began = std::chrono::steady_clock::now();
+    StatusOr<std::vector<NamedTensor>> got = session.run(start.inputs, options.microBatches);
+    if (!got.isOk()) throwWithHint(got.status());
+    last = std::move(got).value();
+    if (r >= options.warmup)
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began)
+              .count());
+  }
+  throwIfError(session.close());
+  std::cout << fmt::format("{} micro-batches over {} ranks, {} runs: median {:.3f} ms\n",
+                           options.microBatches, session.ranks(), options.runs,
+                           summarize(ms).median);
+  writeNpyOutputs(options, last);
+  api::mpiFinalize();
 }
 
 void runModel(const RunCommandOptions& options) {
   std::vector<api::StageDevice> devices =
       parseStageDevices(options.stages, options.devices, options.memoryLimits);
+  if (!devices.empty() && api::mpiLaunchedRanks() > 1)
+    return runOnRanks(options, std::move(devices));
   if (!devices.empty()) return runPipelined(options, std::move(devices));
   if (options.microBatches != 1) throw UsageError("--micro-batches needs --stages or --devices");
   Prepared p = prepare(options);
@@ -827,6 +928,11 @@ const CommandRegistration kRun("run", [](CLI::App& app) {
                   "With --stages: parts of dim 0 the pipeline runs (default 1)")
       ->type_name("M")
       ->check(CLI::Range(size_t{1}, size_t{1} << 20));
+  cmd->add_option("--mpi-timeout", options->mpiTimeout,
+                  "Under mpirun: seconds a rank waits for the next message within a run (and "
+                  "for the others at setup) before it ends the job with an error (default 60)")
+      ->type_name("SECONDS")
+      ->check(CLI::Range(0.001, 86400.0));
   cmd->add_option("--backend", options->backends,
                   "Partition for these backends (A,B; default $SUBGRAPH_BACKEND; NONE for none)")
       ->each([options](const std::string&) { options->backendsGiven = true; });

@@ -56,6 +56,7 @@
 
 struct SgPlugin;
 struct SgLayoutDesc;
+struct SgDeviceDesc;
 
 namespace subgraph::plugins {
 
@@ -99,6 +100,11 @@ struct PluginRunOptions {
   std::string precision;
   /// Options by "<plugin>.<name>"; each plugin sees its own, by <name>.
   std::map<std::string, std::string> options;
+  /// The device the session's work goes to, "<kind>:<index>" ("emu:1"):
+  /// a plugin whose device is of that kind places its kernels, memory and
+  /// queue on its device <index> (ABI 6 devices_for). Empty, or another
+  /// kind: each plugin's first device.
+  std::string device;
 };
 
 /// One loaded plugin library. Create with loadPlugin().
@@ -137,6 +143,13 @@ class LoadedPlugin : public std::enable_shared_from_this<LoadedPlugin> {
       const PluginRunOptions& options) const;
   /// Runs the plugin's transforms of `stage` (SG_TRANSFORM_*) on `graph`.
   Status runTransforms(Graph& graph, int stage) const;
+  /// The devices a session with `options` may use (ABI 6 devices_for),
+  /// checked; a plugin without it has its one device; none without a
+  /// device of its own.
+  StatusOr<std::vector<const SgDeviceDesc*>> devices(const PluginRunOptions& options) const;
+  /// The index of the device `options.device` names among devices(), 0
+  /// where it names another kind; kInvalidArgument past the last.
+  StatusOr<int> deviceIndex(const PluginRunOptions& options) const;
 
   /// Internal: the plugin's table. Valid while this object lives.
   const SgPlugin& table() const { return *plugin_; }

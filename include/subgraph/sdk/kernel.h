@@ -134,6 +134,8 @@ struct Shape {
 };
 
 /// What a creator learns about the session.
+class AcceleratorDevice;
+
 struct KernelContext {
   /// Worker threads the session was given (0: one per core). A kernel with
   /// its own pool (OpenMP, oneDNN) should use no more.
@@ -144,6 +146,12 @@ struct KernelContext {
   /// Since ABI 3: the session's options for this plugin (`--plugin-option
   /// <plugin>.<name>=<value>`), by name without the plugin's prefix.
   std::map<std::string, std::string> options = {};
+  /// Since ABI 6: which of the session's devices the kernel runs on (0
+  /// for a plugin with one device).
+  int deviceIndex = 0;
+  /// The AcceleratorDevice the kernel runs on (Plugin::setDevice, or
+  /// device deviceIndex of Plugin::setDevices); null for a host plugin.
+  AcceleratorDevice* device = nullptr;
 
   /// Option `name`, or `fallback` when the session did not set it.
   std::string option(const std::string& name, std::string fallback = {}) const {

@@ -366,6 +366,18 @@ class Plugin {
   /// Since ABI 3: the plugin's kernels run on `device`, a device with its
   /// own memory and queues. Kernels then override Kernel::runOnQueue.
   void setDevice(std::unique_ptr<AcceleratorDevice> device) { accelerator_ = std::move(device); }
+  /// Since ABI 6: the plugin has several devices of one kind (GPUs, an
+  /// emulator's devices). `make(k)` makes device k (id k) the first time a
+  /// session uses it; every session shares it until the plugin unloads.
+  /// `count(session)` says how many a session may use (1 to 64): the GPUs
+  /// present, or an option. Kernels find theirs in KernelContext::device.
+  /// Replaces setDevice; such devices have plain copies only (no
+  /// addDeviceCopy).
+  void setDevices(std::function<std::unique_ptr<AcceleratorDevice>(int index)> make,
+                  std::function<int(const KernelContext& session)> count) {
+    makeDevice_ = std::move(make);
+    deviceCount_ = std::move(count);
+  }
   /// Since ABI 3: a copy between a layout of the plugin on one side of the
   /// device boundary and another (null: plain) on the other, submitted to
   /// a queue, e.g. host NCHW float32 to device NHWC float16. The plain
@@ -429,6 +441,8 @@ class Plugin {
   std::vector<std::unique_ptr<Layout>> layouts_;
   std::vector<CopyEntry> copies_;
   std::unique_ptr<AcceleratorDevice> accelerator_;
+  std::function<std::unique_ptr<AcceleratorDevice>(int)> makeDevice_;
+  std::function<int(const KernelContext&)> deviceCount_;
   std::vector<DeviceCopyEntry> deviceCopies_;
   PropertiesFor propertiesFor_;
   std::vector<OptionDef> options_;
@@ -483,6 +497,8 @@ struct KernelEntry {
   KernelCreator creator;
   SgKernelDesc desc{};
   std::string opType;
+  /// The device of index k the kernel runs on, null if there is none.
+  std::function<AcceleratorDevice*(int)> deviceAt;
 };
 
 /// A copy and its C table.
@@ -633,6 +649,8 @@ inline KernelContext toKernelContext(const SgKernelContext* context) {
     for (size_t i = 0; i < context->num_options; ++i)
       ctx.options[context->option_names[i]] = context->option_values[i];
   }
+  if (context && context->abi_version >= 6 && context->struct_size > SG_KERNEL_CONTEXT_V5_SIZE)
+    ctx.deviceIndex = context->device_index;
   return ctx;
 }
 
@@ -641,6 +659,12 @@ inline SgStatus createBoxedKernel(void* user, const SgNode* node, const SgKernel
   auto* entry = static_cast<KernelEntry*>(user);
   return guarded(entry->api, message, [&] {
     KernelContext ctx = toKernelContext(context);
+    if (entry->deviceAt) {
+      ctx.device = entry->deviceAt(ctx.deviceIndex);
+      if (!ctx.device)
+        throw Error("the host asked for a kernel on device " + std::to_string(ctx.deviceIndex) +
+                    ", which the plugin never gave it");
+    }
     auto box = std::make_unique<KernelBox>();
     box->api = entry->api;
     box->kernel = entry->creator(NodeView(entry->api, node), ctx);
@@ -1024,6 +1048,8 @@ struct PluginState {
       e.desc.scratch_size = &scratchSize;
       e.desc.run_with_scratch = &runKernelWithScratch;
       e.desc.run_on_queue = &runKernelOnQueue;
+      if (plugin.accelerator_ || plugin.makeDevice_)
+        e.deviceAt = [this](int index) { return deviceAt(index); };
       kernelTable.push_back(&e.desc);
     }
     for (const auto& layout : plugin.layouts_) layoutTable.push_back(layout->toC());
@@ -1045,7 +1071,7 @@ struct PluginState {
     }
     if (plugin.accelerator_ && plugin.device_)
       throw Error("the plugin set both a host device and an AcceleratorDevice (setDevice twice)");
-    if (plugin.accelerator_) finalizeAccelerator(api);
+    if (plugin.accelerator_ || plugin.makeDevice_) finalizeAccelerator(api);
     if (plugin.device_ && !plugin.accelerator_) {
       device.abi_version = SG_PLUGIN_ABI_VERSION;
       device.struct_size = sizeof(SgDeviceDesc);
@@ -1067,7 +1093,7 @@ struct PluginState {
     c.transforms = transformTable.data();
     c.num_kernels = kernelTable.size();
     c.kernels = kernelTable.data();
-    c.device = plugin.device_ || plugin.accelerator_ ? &device : nullptr;
+    c.device = plugin.device_ || !devices.empty() ? &device : nullptr;
     c.user = this;
     c.release = &release;
     c.num_layouts = layoutTable.size();
@@ -1077,6 +1103,7 @@ struct PluginState {
     c.num_options = optionTable.size();
     c.options = optionTable.data();
     c.properties_for = plugin.propertiesFor_ ? &propertiesFor : nullptr;
+    c.devices_for = plugin.makeDevice_ ? &devicesFor : nullptr;
   }
 
   /// SgPlugin::properties_for: one table per distinct precision and
@@ -1117,62 +1144,150 @@ struct PluginState {
     });
   }
 
-  /// The device table of an AcceleratorDevice, its plain copies in both
-  /// directions and the plugin's own device copies.
-  void finalizeAccelerator(const SgHostApi* api) {
-    AcceleratorDevice& d = *plugin.accelerator_;
+  /// One device's C table and its plain copies both ways.
+  struct DeviceEntry {
+    std::unique_ptr<AcceleratorDevice> owned;  // null for setDevice's, which the plugin owns
+    AcceleratorDevice* device = nullptr;
+    std::string kind, description;
+    SgDeviceDesc desc{};
+    std::deque<CopyEntry> copies;
+    std::vector<const SgCopyDesc*> copyTable;
+  };
+  /// The most devices setDevices may give (the table never reallocates).
+  static constexpr size_t kMaxDevices = 64;
+
+  /// A copy run on a queue, added to `table` (which the C tables point to).
+  static void addQueueCopy(const SgHostApi* api, std::deque<CopyEntry>& entries,
+                           std::vector<const SgCopyDesc*>& table, const Layout* from,
+                           const Layout* to, CopyDirection dir, QueueCopyFn fn,
+                           CopyOptions options) {
+    CopyEntry& e = entries.emplace_back();
+    e.api = api;
+    e.queueFn = std::move(fn);
+    e.desc.abi_version = SG_PLUGIN_ABI_VERSION;
+    e.desc.struct_size = sizeof(SgCopyDesc);
+    e.desc.from = from ? from->toC() : nullptr;
+    e.desc.to = to ? to->toC() : nullptr;
+    e.desc.dtype = static_cast<SgDataType>(options.dtype);
+    e.desc.uses_own_threads = options.usesOwnThreads ? 1 : 0;
+    e.desc.concurrent_requests = options.concurrentRequests ? 1 : 0;
+    e.desc.user = &e;
+    e.desc.run = &runCopy;  // never called for a device copy
+    e.desc.direction = static_cast<int32_t>(dir);
+    e.desc.run_on_queue = &runCopyOnQueue;
+    table.push_back(&e.desc);
+  }
+
+  /// Fills `e`'s device table for `d` with its plain copies both ways.
+  static void describeDevice(const SgHostApi* api, DeviceEntry& e, AcceleratorDevice& d) {
     AcceleratorSlots::api = api;
-    deviceKind = d.kind();
-    deviceDescription = d.description();
-    device.abi_version = SG_PLUGIN_ABI_VERSION;
-    device.struct_size = sizeof(SgDeviceDesc);
-    device.kind = deviceKind.c_str();
-    device.user = &d;
-    device.allocate = &AcceleratorSlots::allocate;
-    device.deallocate = &AcceleratorSlots::deallocate;
-    device.id = d.id();
-    device.description = deviceDescription.c_str();
-    device.queue_create = &AcceleratorSlots::queueCreate;
-    device.queue_destroy = &AcceleratorSlots::queueDestroy;
-    device.queue_synchronize = &AcceleratorSlots::queueSynchronize;
-    device.event_create = &AcceleratorSlots::eventCreate;
-    device.event_destroy = &AcceleratorSlots::eventDestroy;
-    device.event_record = &AcceleratorSlots::eventRecord;
-    device.event_synchronize = &AcceleratorSlots::eventSynchronize;
-    device.queue_wait_event = &AcceleratorSlots::queueWaitEvent;
-    device.event_elapsed_ms = &AcceleratorSlots::elapsed;
+    e.device = &d;
+    e.kind = d.kind();
+    e.description = d.description();
+    SgDeviceDesc& desc = e.desc;
+    desc.abi_version = SG_PLUGIN_ABI_VERSION;
+    desc.struct_size = sizeof(SgDeviceDesc);
+    desc.kind = e.kind.c_str();
+    desc.user = &d;
+    desc.allocate = &AcceleratorSlots::allocate;
+    desc.deallocate = &AcceleratorSlots::deallocate;
+    desc.id = d.id();
+    desc.description = e.description.c_str();
+    desc.queue_create = &AcceleratorSlots::queueCreate;
+    desc.queue_destroy = &AcceleratorSlots::queueDestroy;
+    desc.queue_synchronize = &AcceleratorSlots::queueSynchronize;
+    desc.event_create = &AcceleratorSlots::eventCreate;
+    desc.event_destroy = &AcceleratorSlots::eventDestroy;
+    desc.event_record = &AcceleratorSlots::eventRecord;
+    desc.event_synchronize = &AcceleratorSlots::eventSynchronize;
+    desc.queue_wait_event = &AcceleratorSlots::queueWaitEvent;
+    desc.event_elapsed_ms = &AcceleratorSlots::elapsed;
     if (d.canCapture()) {
-      device.queue_begin_capture = &AcceleratorSlots::beginCapture;
-      device.queue_end_capture = &AcceleratorSlots::endCapture;
-      device.graph_launch = &AcceleratorSlots::graphLaunch;
-      device.graph_destroy = &AcceleratorSlots::graphDestroy;
+      desc.queue_begin_capture = &AcceleratorSlots::beginCapture;
+      desc.queue_end_capture = &AcceleratorSlots::endCapture;
+      desc.graph_launch = &AcceleratorSlots::graphLaunch;
+      desc.graph_destroy = &AcceleratorSlots::graphDestroy;
     }
-    auto add = [&](const Layout* from, const Layout* to, CopyDirection dir, QueueCopyFn fn,
-                   CopyOptions options) {
-      CopyEntry& e = copies.emplace_back();
-      e.api = api;
-      e.queueFn = std::move(fn);
-      e.desc.abi_version = SG_PLUGIN_ABI_VERSION;
-      e.desc.struct_size = sizeof(SgCopyDesc);
-      e.desc.from = from ? from->toC() : nullptr;
-      e.desc.to = to ? to->toC() : nullptr;
-      e.desc.dtype = static_cast<SgDataType>(options.dtype);
-      e.desc.uses_own_threads = options.usesOwnThreads ? 1 : 0;
-      e.desc.concurrent_requests = options.concurrentRequests ? 1 : 0;
-      e.desc.user = &e;
-      e.desc.run = &runCopy;  // never called for a device copy
-      e.desc.direction = static_cast<int32_t>(dir);
-      e.desc.run_on_queue = &runCopyOnQueue;
-      copyTable.push_back(&e.desc);
+    auto plain = [&](CopyDirection dir, QueueCopyFn fn) {
+      addQueueCopy(api, e.copies, e.copyTable, nullptr, nullptr, dir, std::move(fn), {});
     };
-    add(nullptr, nullptr, CopyDirection::kHostToDevice,
-        [&d](Queue q, const Tensor& s, const Tensor& t) { d.copyToDevice(q, s, t); }, {});
-    add(nullptr, nullptr, CopyDirection::kDeviceToHost,
-        [&d](Queue q, const Tensor& s, const Tensor& t) { d.copyToHost(q, s, t); }, {});
-    add(nullptr, nullptr, CopyDirection::kOnDevice,
-        [&d](Queue q, const Tensor& s, const Tensor& t) { d.copyOnDevice(q, s, t); }, {});
+    plain(CopyDirection::kHostToDevice,
+          [&d](Queue q, const Tensor& s, const Tensor& t) { d.copyToDevice(q, s, t); });
+    plain(CopyDirection::kDeviceToHost,
+          [&d](Queue q, const Tensor& s, const Tensor& t) { d.copyToHost(q, s, t); });
+    plain(CopyDirection::kOnDevice,
+          [&d](Queue q, const Tensor& s, const Tensor& t) { d.copyOnDevice(q, s, t); });
+  }
+
+  /// The device table of the plugin's AcceleratorDevice (setDevice), or of
+  /// device 0 of setDevices; the plugin's copies are its plain copies and
+  /// the plugin's own device copies.
+  void finalizeAccelerator(const SgHostApi* api) {
+    if (plugin.accelerator_ && plugin.makeDevice_)
+      throw Error("the plugin called both setDevice and setDevices");
+    DeviceEntry& first = devices.emplace_back();
+    if (plugin.makeDevice_) {
+      if (!plugin.deviceCount_) throw Error("setDevices without a device count");
+      if (!plugin.deviceCopies_.empty())
+        throw Error("addDeviceCopy is for a plugin with one device (setDevice)");
+      first.owned = plugin.makeDevice_(0);
+      if (!first.owned) throw Error("setDevices made no device 0");
+    }
+    describeDevice(api, first, plugin.makeDevice_ ? *first.owned : *plugin.accelerator_);
+    deviceTable.reserve(kMaxDevices);
+    deviceTable.push_back(&first.desc);
+    copyTable.insert(copyTable.end(), first.copyTable.begin(), first.copyTable.end());
+    // One device: the plugin's copies serve it (they include its layouts').
+    if (plugin.makeDevice_) {
+      first.desc.num_copies = first.copyTable.size();
+      first.desc.copies = first.copyTable.data();
+    }
     for (auto& copy : plugin.deviceCopies_)
-      add(copy.from, copy.to, copy.direction, std::move(copy.fn), copy.options);
+      addQueueCopy(api, copies, copyTable, copy.from, copy.to, copy.direction,
+                   std::move(copy.fn), copy.options);
+    device = first.desc;
+  }
+
+  /// The first `n` devices of setDevices, made as needed; throws past
+  /// kMaxDevices or when the plugin cannot make one.
+  void growDevices(size_t n) {
+    if (n == 0 || n > kMaxDevices)
+      throw Error("a session may use 1 to " + std::to_string(kMaxDevices) + " devices, not " +
+                  std::to_string(n));
+    while (deviceTable.size() < n) {
+      int k = static_cast<int>(deviceTable.size());
+      std::unique_ptr<AcceleratorDevice> made = plugin.makeDevice_(k);
+      if (!made || made->id() != k)
+        throw Error("setDevices' make(" + std::to_string(k) + ") made " +
+                    (made ? "a device with id " + std::to_string(made->id()) : "no device"));
+      DeviceEntry& e = devices.emplace_back();
+      e.owned = std::move(made);
+      describeDevice(plugin.host_, e, *e.owned);
+      e.desc.num_copies = e.copyTable.size();
+      e.desc.copies = e.copyTable.data();
+      deviceTable.push_back(&e.desc);
+    }
+  }
+
+  /// SgPlugin::devices_for: the first count(session) devices.
+  static SgStatus devicesFor(void* user, const SgKernelContext* session, size_t* count,
+                             const SgDeviceDesc* const** table, SgMessage* message) {
+    auto* self = static_cast<PluginState*>(user);
+    return guarded(self->plugin.host_, message, [&] {
+      int n = self->plugin.deviceCount_(toKernelContext(session));
+      std::lock_guard<std::mutex> lock(self->deviceMutex);
+      self->growDevices(n < 0 ? 0 : static_cast<size_t>(n));
+      *count = static_cast<size_t>(n);
+      *table = self->deviceTable.data();
+      return SG_OK;
+    });
+  }
+
+  /// The device of index k, or null if no session was given it.
+  AcceleratorDevice* deviceAt(int k) {
+    std::lock_guard<std::mutex> lock(deviceMutex);
+    if (k < 0 || static_cast<size_t>(k) >= devices.size()) return nullptr;
+    return devices[static_cast<size_t>(k)].device;
   }
 
   static void release(void* user) { delete static_cast<PluginState*>(user); }
@@ -1194,7 +1309,9 @@ struct PluginState {
   std::vector<const SgLayoutDesc*> layoutTable;
   std::vector<const SgCopyDesc*> copyTable;
   SgDeviceDesc device{};
-  std::string deviceKind, deviceDescription;
+  std::mutex deviceMutex;  // guards devices and deviceTable's growth
+  std::deque<DeviceEntry> devices;
+  std::vector<const SgDeviceDesc*> deviceTable;
   SgPlugin c{};
 };
 
