@@ -62,9 +62,9 @@ StatusOr<std::pair<std::string, Tensor>> readTensor(Reader& r, size_t messageByt
   std::optional<uint32_t> nameSize = r.get<uint32_t>();
   if (!nameSize || *nameSize > kMaxName) return bad("a name's size is missing or too large");
   auto name = r.take(*nameSize);
-  std::optional<uint8_t> dtype = r.get<uint8_t>();
-  std::optional<uint32_t> rank = r.get<uint32_t>();
-  if (!name || !dtype || !rank || *rank > kMaxRank) return bad("a tensor header is cut short");
+  std::optional<uint8_t> dtype = name ? r.get<uint8_t>() : std::nullopt;
+  std::optional<uint32_t> rank = dtype ? r.get<uint32_t>() : std::nullopt;
+  if (!rank || *rank > kMaxRank) return bad("a tensor header is cut short");
   const auto type = static_cast<DataType>(*dtype);
   const size_t element = dataTypeSize(type);
   if (element == 0) return bad("a tensor has element type " + std::to_string(*dtype));
@@ -123,11 +123,13 @@ StatusOr<std::vector<std::byte>> encodeWire(WireKind kind, uint64_t index, bool 
 StatusOr<WireMessage> decodeWire(std::span<const std::byte> bytes) {
   Reader r(bytes);
   std::optional<uint32_t> magic = r.get<uint32_t>();
+  if (!magic || *magic != kMagic) return bad("not a subgraph pipeline message");
+  // In order: a field that is cut short ends the parse.
   std::optional<uint32_t> kind = r.get<uint32_t>();
-  std::optional<uint64_t> index = r.get<uint64_t>();
-  std::optional<uint8_t> last = r.get<uint8_t>();
-  std::optional<uint32_t> count = r.get<uint32_t>();
-  if (!magic || *magic != kMagic || !count) return bad("not a subgraph pipeline message");
+  std::optional<uint64_t> index = kind ? r.get<uint64_t>() : std::nullopt;
+  std::optional<uint8_t> last = index ? r.get<uint8_t>() : std::nullopt;
+  std::optional<uint32_t> count = last ? r.get<uint32_t>() : std::nullopt;
+  if (!count) return bad("the header is cut short");
   if (*kind != static_cast<uint32_t>(WireKind::kValues) &&
       *kind != static_cast<uint32_t>(WireKind::kEnd))
     return bad("unknown kind " + std::to_string(*kind));

@@ -179,6 +179,20 @@ TEST(EmulatedDeviceMemory, CapacityLimitsLiveAllocations) {
   EXPECT_NE(device.allocate(100, 64), nullptr);
 }
 
+/// Two devices (emu:0, emu:1) have memories of their own: one's pointer is
+/// not the other's, so a stage that reads another device's value without a
+/// copy fails instead of reading it.
+TEST(EmulatedDeviceMemory, DevicesDoNotShareMemory) {
+  EmulatedDevice first({.id = 0}), second({.id = 1});
+  EXPECT_EQ(second.id(), 1);
+  void* p = first.allocate(64, 64);
+  ASSERT_NE(p, nullptr);
+  EXPECT_FALSE(second.isDeviceAddress(p));
+  EXPECT_NE(errorOf([&] { second.translate(p, 4, "x"); }).find("is not device memory"),
+            std::string::npos);
+  EXPECT_NE(first.translate(p, 4, "x"), nullptr);
+}
+
 //===--- Queues -----------------------------------------------------------===//
 
 /// A queue runs its tasks in submission order.

@@ -480,6 +480,9 @@ PluginInfo describe(const SgPlugin& p, const std::filesystem::path& path) {
         std::string(p.transforms[i]->name) +
         (p.transforms[i]->stage == SG_TRANSFORM_PRE_PARTITION ? " (pre)" : " (post)"));
   info.device = describeDevice(p.device);
+  if (adapters::hasV6Slots(p) && p.devices_for && adapters::isAcceleratorDevice(p.device))
+    info.device += std::string("; a session may have more, ") + p.device->kind +
+                   ":1 and on (its options say how many)";
   info.options = adapters::describeOptions(p);
   info.sessionProperties = adapters::hasV5Slots(p) && p.properties_for != nullptr;
   if (adapters::hasV2Slots(p)) {

@@ -134,7 +134,7 @@ TEST(CliPlugins, AllowFallbackSkipsAnUnusablePlugin) {
 TEST(CliPlugins, PluginsCommandListsTheExamples) {
   CliResult r = runCli({"plugins"});
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("example_convbn 1.0.0 (plugin ABI 5)"));
+  EXPECT_THAT(r.out, HasSubstr("example_convbn 1.0.0 (plugin ABI 6)"));
   EXPECT_THAT(r.out, HasSubstr("conv_bn (selector, seeds Conv)"));
   EXPECT_THAT(r.out, HasSubstr("example.max_splat.MaxSplat"));
   EXPECT_THAT(r.out, HasSubstr("fuse_max_splat (post)"));
@@ -177,7 +177,7 @@ TEST(CliPlugins, PluginOptionsAreListedCheckedAndReachSelection) {
               "emudev.dely_us=1"}),
       2,
       "plugin option 'emudev.dely_us': backend 'emudev' has no option 'dely_us' (did you mean "
-      "delay_us?); its options: delay_us"));
+      "delay_us?); its options: device_count, delay_us"));
   EXPECT_TRUE(failsWithOneLine(runCli({"partition", kBlock, "--backend", "example_convbn",
                                        "--plugin-option", "example_convbn.fuse=1"}),
                                2,

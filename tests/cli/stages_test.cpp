@@ -281,6 +281,33 @@ TEST(CliStages, PipelinedStagesOfADevicePluginHoldItsRegions) {
   EXPECT_THAT(r.out, HasSubstr("outputs equal"));
 }
 
+/// Stages on 2 and 3 emulated devices (ABI 6: emudev's device_count),
+/// each stage's regions on its own device with memory of its own: the
+/// pipelined outputs equal the model run whole on one device, bit for
+/// bit. A device the session was not given is one line.
+TEST(CliStages, StagesOnSeveralDevicesOfOnePlugin) {
+  TempDir dir;
+  const std::string model = dir.write("cnn.sg", kFreeBatchCnn);
+  const std::string at = dir.path().string();
+  CliResult whole = runCli({"run", model, "--backend", "emudev", "--shape", "x=6,8,16,16",
+                            "--random-inputs", "5", "--output-dir", at + "/whole"});
+  ASSERT_EQ(whole.exitCode, 0) << whole.err;
+  for (const char* devices : {"emu:0,emu:1", "emu:0,emu:1,emu:2"}) {
+    const std::string out = at + "/" + devices;
+    CliResult r = runCli({"run", model, "--backend", "emudev", "--plugin-option",
+                          "emudev.device_count=3", "--devices", devices, "--shape", "x=6,8,16,16",
+                          "--random-inputs", "5", "--micro-batches", "3", "--output-dir", out});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("stage 1 on emu:1:"));
+    EXPECT_THAT(r.out, HasSubstr("outputs equal"));
+    EXPECT_TRUE(readFile(at + "/whole/y.npy") == readFile(out + "/y.npy")) << devices;
+  }
+  EXPECT_TRUE(failsWithOneLine(
+      runCli({"run", model, "--backend", "emudev", "--devices", "emu:0,emu:1", "--shape",
+              "x=6,8,16,16", "--random-inputs", "5", "--micro-batches", "3"}),
+      1, "device 'emu:1': plugin 'emudev' gives this session 1 'emu' device"));
+}
+
 /// Usage mistakes fail before the model is read; a drawing clusters by
 /// stage.
 TEST(CliStages, OptionsAndPicture) {

@@ -20,6 +20,7 @@
 
 #include "subgraph/ir/shape_inference.h"
 #include "subgraph/ir/text_format.h"
+#include "subgraph/plugin_abi.h"
 #include "subgraph/plugins/plugin_loader.h"
 #include "subgraph/runtime/session.h"
 
@@ -81,7 +82,8 @@ struct DeviceRun {
   float maxError = 0;  // against the reference backend
 };
 
-DeviceRun runOnDevice(const std::string& list, const char* text) {
+DeviceRun runOnDevice(const std::string& list, const char* text,
+                      const plugins::PluginRunOptions& runOptions = {}) {
   BackendSelection selection = select(list);
   std::unique_ptr<Graph> graph = parse(text);
   std::vector<NamedTensor> inputs = randomInputs(*graph);
@@ -93,7 +95,9 @@ DeviceRun runOnDevice(const std::string& list, const char* text) {
 
   SessionOptions options;
   options.threads = 1;
-  auto backends = selection.runtimeBackends(1);
+  plugins::PluginRunOptions withThreads = runOptions;
+  withThreads.threads = 1;
+  auto backends = selection.runtimeBackends(withThreads);
   EXPECT_TRUE(backends.isOk()) << backends.status().message();
   options.backendInstances = std::move(backends).value();
   Session session(options);
@@ -137,8 +141,9 @@ TEST(DevicePlugin, ListsItsDevice) {
   BackendSelection s = select("emudev");
   ASSERT_EQ(s.backends().size(), 1u);
   const PluginInfo& info = s.backends()[0].plugin->info();
-  EXPECT_EQ(info.abiVersion, 5u);  // built against this SDK
+  EXPECT_EQ(info.abiVersion, SG_PLUGIN_ABI_VERSION);  // built against this SDK
   EXPECT_THAT(info.device, ::testing::StartsWith("emu:0 (emulated"));
+  EXPECT_THAT(info.device, ::testing::HasSubstr("a session may have more, emu:1 and on"));
   EXPECT_THAT(info.copies, ::testing::Contains("host plain -> emu plain (any type)"));
   EXPECT_THAT(info.copies, ::testing::Contains("emu plain -> host plain (any type)"));
 }
@@ -207,6 +212,37 @@ TEST(DevicePlugin, TwoDevicesInOneSession) {
   EXPECT_THAT(r.copies,
               ElementsAre("copy:x->emu:0", "copy:a->cpu:0", "copy:s->emu:0", "copy:y->cpu:0"));
   EXPECT_LT(r.maxError, 1e-5);
+}
+
+/// Several devices of one plugin (ABI 6): with device_count=3 a session
+/// may place its work on emu:2, and the copies and kernels use that device
+/// (whose memory is its own: a pointer of emu:0 is not emu:2's). A device
+/// past the session's count is refused in one line; a device of another
+/// kind leaves the plugin on its first.
+TEST(DevicePlugin, ASessionRunsOnTheDeviceItNames) {
+  plugins::PluginRunOptions run;
+  run.options["emudev.device_count"] = "3";
+  run.device = "emu:2";
+  DeviceRun r = runOnDevice("emudev", kTwoRegions, run);
+  EXPECT_THAT(r.copies, ElementsAre("copy:x->emu:2", "copy:y->cpu:0"));
+  EXPECT_LT(r.maxError, 1e-5);
+
+  BackendSelection s = select("emudev");
+  const auto& plugin = s.backends()[0].plugin;
+  StatusOr<std::vector<const SgDeviceDesc*>> devices = plugin->devices(run);
+  ASSERT_TRUE(devices.isOk()) << devices.status().message();
+  ASSERT_EQ(devices->size(), 3u);
+  for (int k = 0; k < 3; ++k) EXPECT_EQ((*devices)[k]->id, k);
+  run.device = "emu:3";
+  StatusOr<std::shared_ptr<runtime::Backend>> past = plugin->createRuntimeBackend(run);
+  ASSERT_FALSE(past.isOk());
+  EXPECT_THAT(past.status().message(),
+              ::testing::HasSubstr("device 'emu:3': plugin 'emudev' gives this session 3 'emu' "
+                                   "devices"));
+  run.device = "cuda:1";
+  StatusOr<std::shared_ptr<runtime::Backend>> other = plugin->createRuntimeBackend(run);
+  ASSERT_TRUE(other.isOk()) << other.status().message();
+  EXPECT_EQ((*other)->device().toString(), "emu:0");
 }
 
 //  [Conv] -> [GlobalAveragePool] -> Reshape -> [Gemm] -> Unsqueeze -> [Relu]

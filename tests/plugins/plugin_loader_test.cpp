@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include <dlfcn.h>
 #include <elf.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -155,6 +156,32 @@ TEST(PluginLoaderTest, RefusesEveryBrokenPluginOfTheCorpus) {
   };
   for (const CorpusCase& c : cases)
     expectRefused(kCorpus / (std::string(c.file) + ".so"), c.reason);
+}
+
+/// Since ABI 6 a plugin's devices_for gives a session its devices; they are
+/// checked when a session places work on one (the plugin loads), and a
+/// session that names a device past the last, or a broken one, gets one
+/// line. The first device needs no devices_for call at all.
+TEST(PluginLoaderTest, RefusesBrokenSessionDevices) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"devices_bad_id", "device 1 of devices_for has id 5 (ids count 0, 1, ... in order)"},
+      {"devices_no_copies", "device 1 of devices_for has no copies of its own"},
+  };
+  for (const auto& [file, reason] : cases) {
+    StatusOr<std::shared_ptr<LoadedPlugin>> loaded = loadPlugin(kCorpus / (std::string(file) + ".so"));
+    ASSERT_TRUE(loaded.isOk()) << loaded.status().message();
+    PluginRunOptions options;
+    options.device = "emu:0";
+    StatusOr<int> first = (*loaded)->deviceIndex(options);
+    ASSERT_TRUE(first.isOk()) << first.status().message();
+    EXPECT_EQ(*first, 0);
+    options.device = "emu:1";
+    StatusOr<int> second = (*loaded)->deviceIndex(options);
+    ASSERT_FALSE(second.isOk()) << file;
+    EXPECT_EQ(second.status().code(), StatusCode::kPluginFailure);
+    EXPECT_THAT(second.status().message(), ::testing::HasSubstr(reason));
+    EXPECT_EQ(second.status().message().find('\n'), std::string::npos);
+  }
 }
 
 /// Files that are not plugins: each gets its own reason before the system

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "subgraph/plugin_abi.h"
+
 #include "subgraph/ir/shape_inference.h"
 #include "subgraph/ir/text_format.h"
 #include "subgraph/plugins/plugin_loader.h"
@@ -110,7 +112,7 @@ ProbeRun runProbe(const PluginRunOptions& planned, const PluginRunOptions& ran) 
 TEST(PluginOptions, DeclaredOptionsAreListed) {
   BackendSelection selection = select(kProbe.string());
   const PluginInfo& info = selection.backends()[0].plugin->info();
-  EXPECT_EQ(info.abiVersion, 5u);
+  EXPECT_EQ(info.abiVersion, SG_PLUGIN_ABI_VERSION);  // built against this SDK
   EXPECT_TRUE(info.sessionProperties);
   ASSERT_EQ(info.options.size(), 2u);
   EXPECT_EQ(info.options[0].name, "engine");

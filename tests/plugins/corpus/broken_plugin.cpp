@@ -173,6 +173,29 @@ SgPlugin plugin = [] {
   return p;
 }();
 
+#if defined(BROKEN_DEVICES_BAD_ID) || defined(BROKEN_DEVICES_NO_COPIES)
+// Since version 6: a session's second device, with the wrong id (5, not 1)
+// or with no copies of its own. The plugin loads; a session that places
+// work on emu:1 is refused.
+SgDeviceDesc secondDevice = [] {
+  SgDeviceDesc d = fullDevice;
+#if defined(BROKEN_DEVICES_BAD_ID)
+  d.id = 5;
+  d.num_copies = 2;
+  d.copies = deviceCopyTable;
+#else
+  d.id = 1;
+#endif
+  return d;
+}();
+const SgDeviceDesc* sessionDevices[2] = {&fullDevice, &secondDevice};
+SgStatus devicesFor(void*, const SgKernelContext*, size_t* n, const SgDeviceDesc* const** d,
+                    SgMessage*) {
+  *n = 2;
+  *d = sessionDevices;
+  return SG_OK;
+}
+#endif
 #ifdef BROKEN_UNRESOLVED_SYMBOL
 extern "C" int subgraph_test_symbol_nobody_defines(void);
 #endif
@@ -280,6 +303,11 @@ EXPORT SgStatus subgraph_plugin_entry(const SgHostApi* host, const SgPlugin** ou
   plugin.copies = deviceCopyTable;
   plugin.num_kernels = 1;  // a kernel with run but no run_on_queue
   plugin.kernels = kernelTable;
+#elif defined(BROKEN_DEVICES_BAD_ID) || defined(BROKEN_DEVICES_NO_COPIES)
+  plugin.device = &fullDevice;
+  plugin.num_copies = 2;
+  plugin.copies = deviceCopyTable;
+  plugin.devices_for = &devicesFor;
 #elif defined(BROKEN_DEVICE_COPY_WITHOUT_DEVICE)
   plugin.num_copies = 2;  // copies across a device boundary with no device
   plugin.copies = deviceCopyTable;
