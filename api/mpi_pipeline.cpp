@@ -329,11 +329,9 @@ StatusOr<std::unique_ptr<MpiPipelinedSession>> MpiPipelinedSession::create(
   Status mine = model.isOk() ? setUp(*impl, std::move(model).value(), options, devices, microBatch)
                              : model.status();
   if (!mine.isOk()) mine = Status(mine.code(), impl->where[impl->rank] + ": " + mine.message());
-  Status agreed = impl->agree(mine, mine.isOk() ? planHash(impl->planned.plan) : 0);
-  if (!agreed.isOk()) {
-    mpiRunFailed = true;
-    return agreed;
-  }
+  // An error every rank agreed on leaves nothing in flight: MPI can still
+  // end cleanly (agree() marks a timeout, which cannot).
+  SUBGRAPH_RETURN_IF_ERROR(impl->agree(mine, mine.isOk() ? planHash(impl->planned.plan) : 0));
   return std::unique_ptr<MpiPipelinedSession>(new MpiPipelinedSession(std::move(impl)));
 }
 

@@ -854,6 +854,10 @@ void runOnRanks(const RunCommandOptions& options, std::vector<api::StageDevice> 
   auto made = api::MpiPipelinedSession::create(std::move(graph), std::move(io), std::move(devices),
                                                start.microBatch, {options.mpiTimeout});
   if (!made.isOk()) {
+    // Every rank has the same error; rank 0 prints it, and mpirun ending
+    // the others is no news.
+    std::signal(SIGTERM, SIG_DFL);
+    api::mpiFinalize();
     if (rank != 0) return void(requestedExitCode() = 1);
     throwWithHint(made.status());
   }
