@@ -4,8 +4,14 @@
 Usage (from the repository root, after a release or ci build):
 
     python3 bench/pipeline.py --build build/release [--backend NONE] \
+        [--model resnet50|chain] [--delay-us D] \
         [--stages 1,2,3] [--batch 6] [--micro-batches 6] [--threads 1] \
         [--runs 10] [--rounds 3] [--write-docs]
+
+With --backend emudev, stage k runs on emulated device emu:k (plugin ABI 6,
+emudev.device_count), and --delay-us makes each region's work wait that
+long on its device's queue: a device-bound pipeline. --model chain is 12
+equal Conv+Relu blocks, so that N stages hold 12/N equal regions each.
 
 The zoo ResNet-50 with a free batch (written once into a scratch folder)
 runs through `subgraph run --stages N --micro-batches M`, which cuts it into
@@ -32,11 +38,35 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 LINE = re.compile(r"pipelined median ([0-9.]+) ms, the stages in turn ([0-9.]+) ms")
 
 
+CHAIN_BLOCKS = 12
+
+
+def chain_model():
+    """12 equal Conv+Relu blocks on a free batch: equal regions on emudev."""
+    lines = ["graph @chain(%input: f32[N, 8, 8, 8]) {"]
+    for b in range(CHAIN_BLOCKS):
+        lines.append(f"  %w{b} = const f32[8, 8, 3, 3] splat(0.04)")
+    value = "input"
+    for b in range(CHAIN_BLOCKS):
+        lines.append(f"  %c{b} = Conv(%{value}, %w{b}) {{pads = [1, 1, 1, 1]}} @conv{b}")
+        lines.append(f"  %r{b} = Relu(%c{b}) @relu{b}")
+        value = f"r{b}"
+    lines += [f"  return %{value}", "}"]
+    return "\n".join(lines) + "\n"
+
+
 def one_round(program, model, args, stages):
+    shape = "8,8,8" if args.model == "chain" else "3,224,224"
     command = [program, "run", model, "--backend", args.backend, "--threads", str(args.threads),
-               "--shape", f"input={args.batch},3,224,224", "--random-inputs", "1",
-               "--stages", str(stages), "--micro-batches", str(args.micro_batches),
-               "--warmup", "1", "--runs", str(args.runs)]
+               "--shape", f"input={args.batch},{shape}", "--random-inputs", "1",
+               "--micro-batches", str(args.micro_batches), "--warmup", "1", "--runs",
+               str(args.runs)]
+    if args.backend == "emudev":
+        command += ["--plugin-option", f"emudev.device_count={stages}", "--plugin-option",
+                    f"emudev.delay_us={args.delay_us}", "--devices",
+                    ",".join(f"emu:{k}" for k in range(stages))]
+    else:
+        command += ["--stages", str(stages)]
     done = subprocess.run(command, capture_output=True, text=True)
     found = LINE.search(done.stdout)
     if done.returncode != 0 or not found:
@@ -48,6 +78,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default="build/release")
     parser.add_argument("--backend", default="NONE")
+    parser.add_argument("--model", choices=["resnet50", "chain"], default="resnet50")
+    parser.add_argument("--delay-us", type=int, default=0)
     parser.add_argument("--stages", default="1,2,3")
     parser.add_argument("--batch", type=int, default=6)
     parser.add_argument("--micro-batches", type=int, default=6)
@@ -59,9 +91,13 @@ def main():
     program = os.path.join(ROOT, args.build, "bin", "subgraph")
     counts = [int(s) for s in args.stages.split(",")]
     with tempfile.TemporaryDirectory() as scratch:
-        model = os.path.join(scratch, "resnet50.sg")
-        subprocess.run([program, "zoo", "resnet50", "--batch", "0", "-o", model, "-q"],
-                       check=True, capture_output=True)
+        model = os.path.join(scratch, f"{args.model}.sg")
+        if args.model == "chain":
+            with open(model, "w") as f:
+                f.write(chain_model())
+        else:
+            subprocess.run([program, "zoo", "resnet50", "--batch", "0", "-o", model, "-q"],
+                           check=True, capture_output=True)
         load = os.getloadavg()[0]
         results = {n: ([], []) for n in counts}
         try:
@@ -81,16 +117,22 @@ def main():
         ideal = n * args.micro_batches / (args.micro_batches + n - 1)
         rows.append(f"| {n} | {piped:.1f} | {turn:.1f} | {turn / piped:.2f} | {ideal:.2f} |")
     command = (f"python3 bench/pipeline.py --build {args.build} --backend {args.backend} "
+               f"--model {args.model} --delay-us {args.delay_us} "
                f"--stages {args.stages} --batch {args.batch} --micro-batches "
                f"{args.micro_batches} --threads {args.threads} --runs {args.runs} "
                f"--rounds {args.rounds}")
-    body = (f"`{command}` (zoo ResNet-50, batch {args.batch} in {args.micro_batches} "
+    what = ("zoo ResNet-50" if args.model == "resnet50" else
+            f"{CHAIN_BLOCKS} equal Conv+Relu blocks")
+    where = (f"stage k on emulated device emu:k, each region waiting {args.delay_us} us on "
+             "its device's queue" if args.backend == "emudev" else f"backend {args.backend}")
+    body = (f"`{command}` ({what}, {where}, batch {args.batch} in {args.micro_batches} "
             f"micro-batches, {args.threads} thread(s) per stage, load average {load:.2f} "
             f"before):\n\n" + "\n".join(rows))
     print(body)
     if args.write_docs:
         from onednn_vs_ort import replace_docs_section
-        replace_docs_section("<!-- pipeline:begin -->", "<!-- pipeline:end -->", body,
+        tag = "pipeline-devices" if args.backend == "emudev" else "pipeline"
+        replace_docs_section(f"<!-- {tag}:begin -->", f"<!-- {tag}:end -->", body,
                              "Pipelined stages")
     return 0
 

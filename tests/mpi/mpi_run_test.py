@@ -166,7 +166,7 @@ def main():
     if not MPIRUN:
         print("skipped: mpirun is not installed (tools/setup.sh installs openmpi-bin)")
         return 77
-    version = subprocess.run([PROGRAM, "run", "--help"], capture_output=True, text=True)
+    version = subprocess.run([PROGRAM, "run", "--help"], capture_output=True, text=True)  # lists --mpi-timeout only with MPI
     if "--mpi-timeout" not in version.stdout:
         print("skipped: the program was built without MPI (libopenmpi-dev)")
         return 77

@@ -932,11 +932,12 @@ const CommandRegistration kRun("run", [](CLI::App& app) {
                   "With --stages: parts of dim 0 the pipeline runs (default 1)")
       ->type_name("M")
       ->check(CLI::Range(size_t{1}, size_t{1} << 20));
-  cmd->add_option("--mpi-timeout", options->mpiTimeout,
-                  "Under mpirun: seconds a rank waits for the next message within a run (and "
-                  "for the others at setup) before it ends the job with an error (default 60)")
-      ->type_name("SECONDS")
-      ->check(CLI::Range(0.001, 86400.0));
+  if (api::mpiBuilt())
+    cmd->add_option("--mpi-timeout", options->mpiTimeout,
+                    "Under mpirun: seconds a rank waits for the next message within a run (and "
+                    "for the others at setup) before it ends the job with an error (default 60)")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(0.001, 86400.0));
   cmd->add_option("--backend", options->backends,
                   "Partition for these backends (A,B; default $SUBGRAPH_BACKEND; NONE for none)")
       ->each([options](const std::string&) { options->backendsGiven = true; });
