@@ -48,6 +48,11 @@ StatusOr<std::unique_ptr<runtime::Session>> compileStage(const PlannedStages& pl
   runtime::SessionOptions so;
   so.threads = options.threads;
   so.memoryLimitBytes = options.memoryLimitBytes;
+  // The stage's device limit holds at run time too: its compiled plan
+  // (constants and frame) must fit, not only the planner's estimate.
+  if (uint64_t device = planned.plan.stages[k].memoryLimit;
+      device != 0 && (so.memoryLimitBytes == 0 || device < so.memoryLimitBytes))
+    so.memoryLimitBytes = device;
   so.work = options.work;
   // Backend instances of their own: a device plugin's stage gets queues
   // of its own, so stages overlap, on the device the stage names.

@@ -144,8 +144,9 @@ TEST(Stages, NoCutThatFitsIsAnError) {
 }
 
 /// A BERT-base export (the zoo's, 85M parameters) over two devices of
-/// 200 MiB each, less than the whole model needs: each stage fits, and
-/// the report says what each holds and what crosses.
+/// 200 MiB each, less than the whole model needs: each stage fits, the
+/// report says what each holds and what crosses, and the staged run gives
+/// the one-device outputs exactly.
 TEST(CliStages, BertBaseFitsTwoDevicesBelowItsSize) {
   TempDir dir;
   const std::string model = (dir.path() / "bert.sg").string();
@@ -168,6 +169,21 @@ TEST(CliStages, BertBaseFitsTwoDevicesBelowItsSize) {
   CliResult text = runCli({"partition", model, "--backend", "onednn", "--stages", "2", "-q"});
   EXPECT_THAT(text.out, HasSubstr("stages: 2 (cost imbalance "));
   EXPECT_THAT(text.out, HasSubstr("stage 1 on dev:1: "));
+  // Run so: each stage's session is held to its device's 200 MiB (its
+  // compiled plan, constants and frame), and the outputs are the whole
+  // model's on one device, bit for bit.
+  const std::string at = dir.path().string();
+  CliResult whole = runCli({"run", model, "--backend", "onednn", "--random-inputs", "2",
+                            "--output-dir", at + "/whole", "-q"});
+  ASSERT_EQ(whole.exitCode, 0) << whole.err;
+  CliResult staged = runCli({"run", model, "--backend", "onednn", "--devices", "emu:0,emu:1",
+                             "--memory-limit", "200M", "--random-inputs", "2", "--output-dir",
+                             at + "/staged"});
+  ASSERT_EQ(staged.exitCode, 0) << staged.err;
+  EXPECT_THAT(staged.out, HasSubstr("of 200.0 MiB"));
+  const std::string want = readFile(at + "/whole/output.npy");
+  ASSERT_FALSE(want.empty());
+  EXPECT_TRUE(want == readFile(at + "/staged/output.npy")) << "the staged BERT output differs";
 }
 
 /// Each stage written as a model of its own (--stage-models): run one after
