@@ -40,11 +40,21 @@ SCRIPT = textwrap.dedent("""
         out = p.run({"x": x}, micro_batches=3)
         again = p.run({"x": x}, micro_batches=3)
         p.close()
+        try:
+            p.run({"x": x})
+            print("run after close did not raise")
+        except subgraph.InvalidArgument as e:
+            print(f"rank 0 after close: {e}")
         whole = subgraph.Session(model, threads=1).run({"x": x})
         same = all(np.array_equal(out[k], whole[k]) and np.array_equal(again[k], whole[k])
                    for k in whole)
         print(f"rank 0 of {p.ranks}: stages {len(p.plan['stages'])}, same {same}")
     else:
+        try:
+            p.run({"x": np.zeros((2, 4, 8, 8), np.float32)})
+            print("run on rank 1 did not raise")
+        except subgraph.InvalidArgument as e:
+            print(f"rank 1 run: {e}")
         print(f"rank {p.rank} served {p.serve()}")
     """)
 
@@ -66,6 +76,9 @@ def test_two_ranks_give_the_whole_models_outputs(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "rank 0 of 2: stages 2, same True" in done.stdout
     assert "rank 1 served 6" in done.stdout  # two runs of three micro-batches
+    # Calls on the wrong rank, or after close, raise and change nothing.
+    assert "rank 1 run: rank 1 (stage 1 on dev:1): run() is rank 0's" in done.stdout
+    assert "rank 0 after close: run() after close()" in done.stdout
 
 
 def test_a_model_one_rank_cannot_read_fails_every_rank(tmp_path):
