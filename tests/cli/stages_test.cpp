@@ -169,14 +169,16 @@ TEST(CliStages, BertBaseFitsTwoDevicesBelowItsSize) {
   CliResult text = runCli({"partition", model, "--backend", "onednn", "--stages", "2", "-q"});
   EXPECT_THAT(text.out, HasSubstr("stages: 2 (cost imbalance "));
   EXPECT_THAT(text.out, HasSubstr("stage 1 on dev:1: "));
-  // Run so: each stage's session is held to its device's 200 MiB (its
+  // Run so, on two emulated devices (emudev's regions of each stage on its
+  // own device): each stage's session is held to its device's 200 MiB (its
   // compiled plan, constants and frame), and the outputs are the whole
   // model's on one device, bit for bit.
   const std::string at = dir.path().string();
-  CliResult whole = runCli({"run", model, "--backend", "onednn", "--random-inputs", "2",
+  CliResult whole = runCli({"run", model, "--backend", "emudev", "--random-inputs", "2",
                             "--output-dir", at + "/whole", "-q"});
   ASSERT_EQ(whole.exitCode, 0) << whole.err;
-  CliResult staged = runCli({"run", model, "--backend", "onednn", "--devices", "emu:0,emu:1",
+  CliResult staged = runCli({"run", model, "--backend", "emudev", "--plugin-option",
+                             "emudev.device_count=2", "--devices", "emu:0,emu:1",
                              "--memory-limit", "200M", "--random-inputs", "2", "--output-dir",
                              at + "/staged"});
   ASSERT_EQ(staged.exitCode, 0) << staged.err;

@@ -33,6 +33,14 @@ MPI_ARGS = ["--oversubscribe", "--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_
             "--mca", "oob_tcp_if_include", "lo"]
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            SUBGRAPH_PLUGIN_PATH=PLUGIN_DIR, OMPI_MCA_rmaps_base_oversubscribe="1")
+# For a sanitizer build (ignored by others): Open MPI keeps allocations
+# past MPI_Finalize. Its components stay loaded and stacks are unwound in
+# full, so that tools/lsan-mpi.supp can tell its leaks from subgraph's.
+ENV["ASAN_OPTIONS"] = ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"),
+                                             "fast_unwind_on_malloc=0"]))
+ENV["LSAN_OPTIONS"] = "suppressions=" + os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "lsan-mpi.supp")
+ENV["OMPI_MCA_mca_base_component_disable_dlclose"] = "1"
 
 CNN = """graph @cnn(%x: f32[N, 4, 8, 8]) {
   %w1 = const f32[8, 4, 3, 3] splat(0.05)
