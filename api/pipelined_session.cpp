@@ -4,7 +4,8 @@
 // name in one map per micro-batch: a stage reads its inputs from it (graph
 // inputs and what earlier stages sent) and adds its outputs. Stage threads
 // hand micro-batches on through one queue per stage; the first error stops
-// every stage and is the run's.
+// every stage and is the run's. Each stage runs on a thread of its own that
+// lives as long as the session.
 //
 //===----------------------------------------------------------------------===//
 #include "subgraph/api/pipelined_session.h"
@@ -15,6 +16,8 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <functional>
+#include <future>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -26,10 +29,68 @@ namespace subgraph::api {
 
 using detail::Values;
 
+namespace {
+
+/// One stage's own thread, kept for the session's life, so that what a
+/// kernel library binds to its calling thread (oneDNN's OpenMP team, its
+/// streams) is made once rather than on every run. Runs posted jobs in
+/// order.
+class StageThread {
+ public:
+  StageThread() : thread_([this] { loop(); }) {}
+  ~StageThread() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  StageThread(const StageThread&) = delete;
+  StageThread& operator=(const StageThread&) = delete;
+
+  /// Runs `job` on the thread after the jobs posted before it.
+  std::future<void> post(std::function<void()> job) {
+    std::packaged_task<void()> task(std::move(job));
+    std::future<void> done = task.get_future();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      jobs_.push_back(std::move(task));
+    }
+    cv_.notify_one();
+    return done;
+  }
+
+ private:
+  void loop() {
+    for (;;) {
+      std::packaged_task<void()> job;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+        if (jobs_.empty()) return;
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      job();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::packaged_task<void()>> jobs_;
+  bool stop_ = false;
+  std::thread thread_;  // last: it starts once the members above exist
+};
+
+}  // namespace
+
 struct PipelinedSession::Impl {
   StagePlan plan;
   std::vector<std::unique_ptr<runtime::Session>> stages;
   std::vector<std::string> outputNames;
+  std::vector<std::unique_ptr<StageThread>> threads;  // threads[k] runs stage k
+  std::mutex runMutex;                                // one pipelined run at a time
 };
 
 namespace {
@@ -80,6 +141,7 @@ StatusOr<std::unique_ptr<PipelinedSession>> PipelinedSession::create(
     StatusOr<std::unique_ptr<runtime::Session>> stage = detail::compileStage(*planned, k, options);
     if (!stage.isOk()) return stage.status();
     impl->stages.push_back(std::move(stage).value());
+    impl->threads.push_back(std::make_unique<StageThread>());
   }
   impl->plan = std::move(planned->plan);
   impl->outputNames = std::move(planned->outputNames);
@@ -105,10 +167,11 @@ StatusOr<std::vector<runtime::NamedTensor>> PipelinedSession::run(
   std::mutex errorMutex;
   Status first;
   for (size_t i = 0; i < parts->size(); ++i) handoffs[0].push(i);
-  std::vector<std::thread> threads;
+  std::lock_guard<std::mutex> one(impl_->runMutex);
+  std::vector<std::future<void>> done;
   for (size_t k = 0; k < n; ++k)
-    threads.emplace_back([&, k] {
-      for (size_t done = 0; done < parts->size(); ++done) {
+    done.push_back(impl_->threads[k]->post([&, k] {
+      for (size_t count = 0; count < parts->size(); ++count) {
         std::optional<size_t> i = handoffs[k].pop(stop);
         if (!i) return;
         Status st = detail::runStage(*impl_->stages[k], (*parts)[*i]);
@@ -121,8 +184,8 @@ StatusOr<std::vector<runtime::NamedTensor>> PipelinedSession::run(
         }
         if (k + 1 < n) handoffs[k + 1].push(*i);
       }
-    });
-  for (std::thread& t : threads) t.join();
+    }));
+  for (std::future<void>& d : done) d.wait();
   if (!first.isOk()) return first;
   return detail::joinBatch(*parts, impl_->outputNames);
 }
