@@ -29,67 +29,11 @@ namespace subgraph::api {
 
 using detail::Values;
 
-namespace {
-
-/// One stage's own thread, kept for the session's life, so that what a
-/// kernel library binds to its calling thread (oneDNN's OpenMP team, its
-/// streams) is made once rather than on every run. Runs posted jobs in
-/// order.
-class StageThread {
- public:
-  StageThread() : thread_([this] { loop(); }) {}
-  ~StageThread() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  StageThread(const StageThread&) = delete;
-  StageThread& operator=(const StageThread&) = delete;
-
-  /// Runs `job` on the thread after the jobs posted before it.
-  std::future<void> post(std::function<void()> job) {
-    std::packaged_task<void()> task(std::move(job));
-    std::future<void> done = task.get_future();
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      jobs_.push_back(std::move(task));
-    }
-    cv_.notify_one();
-    return done;
-  }
-
- private:
-  void loop() {
-    for (;;) {
-      std::packaged_task<void()> job;
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        cv_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
-        if (jobs_.empty()) return;
-        job = std::move(jobs_.front());
-        jobs_.pop_front();
-      }
-      job();
-    }
-  }
-
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::deque<std::packaged_task<void()>> jobs_;
-  bool stop_ = false;
-  std::thread thread_;  // last: it starts once the members above exist
-};
-
-}  // namespace
-
 struct PipelinedSession::Impl {
   StagePlan plan;
   std::vector<std::unique_ptr<runtime::Session>> stages;
   std::vector<std::string> outputNames;
-  std::vector<std::unique_ptr<StageThread>> threads;  // threads[k] runs stage k
+  std::vector<std::unique_ptr<detail::StageThread>> threads;  // threads[k] runs stage k
   std::mutex runMutex;                                // one pipelined run at a time
 };
 
@@ -141,7 +85,7 @@ StatusOr<std::unique_ptr<PipelinedSession>> PipelinedSession::create(
     StatusOr<std::unique_ptr<runtime::Session>> stage = detail::compileStage(*planned, k, options);
     if (!stage.isOk()) return stage.status();
     impl->stages.push_back(std::move(stage).value());
-    impl->threads.push_back(std::make_unique<StageThread>());
+    impl->threads.push_back(std::make_unique<detail::StageThread>());
   }
   impl->plan = std::move(planned->plan);
   impl->outputNames = std::move(planned->outputNames);

@@ -3,13 +3,20 @@
 // Internal to subgraph::api: the model planned into stages once (inputs
 // fixed to one micro-batch, simplified, partitioned, cut), each stage
 // compiled as a runtime session on its device, and the values one
-// micro-batch carries from stage to stage. PipelinedSession runs every
-// stage in one process; MpiPipelinedSession runs one stage per rank.
+// micro-batch carries from stage to stage, and the thread a stage runs on.
+// PipelinedSession runs every stage in one process; MpiPipelinedSession
+// runs one stage per rank.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <future>
 #include <map>
+#include <mutex>
+#include <thread>
 #include <memory>
 #include <optional>
 #include <set>
@@ -57,5 +64,57 @@ std::vector<runtime::NamedTensor> joinBatch(const std::vector<Values>& parts,
 
 /// Runs one stage on one micro-batch's values, adding its outputs to them.
 Status runStage(const runtime::Session& stage, Values& values);
+
+/// One stage's own thread, kept for the session's life, so that what a
+/// kernel library binds to its calling thread (oneDNN's OpenMP team, its
+/// streams) is made once rather than on every run. Runs posted jobs in
+/// order.
+class StageThread {
+ public:
+  StageThread() : thread_([this] { loop(); }) {}
+  ~StageThread() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  StageThread(const StageThread&) = delete;
+  StageThread& operator=(const StageThread&) = delete;
+
+  /// Runs `job` on the thread after the jobs posted before it.
+  std::future<void> post(std::function<void()> job) {
+    std::packaged_task<void()> task(std::move(job));
+    std::future<void> done = task.get_future();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      jobs_.push_back(std::move(task));
+    }
+    cv_.notify_one();
+    return done;
+  }
+
+ private:
+  void loop() {
+    for (;;) {
+      std::packaged_task<void()> job;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+        if (jobs_.empty()) return;
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      job();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::packaged_task<void()>> jobs_;
+  bool stop_ = false;
+  std::thread thread_;  // last: it starts once the members above exist
+};
 
 }  // namespace subgraph::api::detail
