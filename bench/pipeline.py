@@ -6,7 +6,11 @@ Usage (from the repository root, after a release or ci build):
     python3 bench/pipeline.py --build build/release [--backend NONE] \
         [--model resnet50|chain] [--delay-us D] \
         [--stages 1,2,3] [--batch 6] [--micro-batches 6] [--threads 1] \
-        [--runs 10] [--rounds 3] [--write-docs]
+        [--runs 10] [--rounds 3] [--mpi] [--write-docs]
+
+With --mpi, each stage count above one also runs under `mpirun -np N` over
+loopback TCP (one stage per rank) on the same inputs, and the table gives
+its median beside the one-process pipeline's.
 
 With --backend emudev, stage k runs on emulated device emu:k (plugin ABI 6,
 emudev.device_count), and --delay-us makes each region's work wait that
@@ -36,6 +40,10 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 LINE = re.compile(r"pipelined median ([0-9.]+) ms, the stages in turn ([0-9.]+) ms")
+MPI_LINE = re.compile(r"over \d+ ranks, \d+ runs: median ([0-9.]+) ms")
+MPIRUN = ["mpirun", "--oversubscribe", "--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include",
+          "lo"]
+MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
 
 CHAIN_BLOCKS = 12
@@ -71,7 +79,17 @@ def one_round(program, model, args, stages):
     found = LINE.search(done.stdout)
     if done.returncode != 0 or not found:
         raise RuntimeError(f"{' '.join(command)}: {done.stderr.strip() or done.stdout.strip()}")
-    return float(found.group(1)), float(found.group(2))
+    ranks = None
+    if args.mpi and stages > 1:
+        if "--devices" in command:  # one device per rank: the names are the stages'
+            command[command.index("--devices") + 1] = ",".join(f"dev:{k}" for k in range(stages))
+        ranked = subprocess.run(MPIRUN + ["-np", str(stages)] + command, capture_output=True,
+                                text=True, env=MPI_ENV)
+        on_ranks = MPI_LINE.search(ranked.stdout)
+        if ranked.returncode != 0 or not on_ranks:
+            raise RuntimeError(f"mpirun: {ranked.stderr.strip() or ranked.stdout.strip()}")
+        ranks = float(on_ranks.group(1))
+    return float(found.group(1)), float(found.group(2)), ranks
 
 
 def main():
@@ -86,6 +104,7 @@ def main():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--mpi", action="store_true")
     parser.add_argument("--write-docs", action="store_true")
     args = parser.parse_args()
     program = os.path.join(ROOT, args.build, "bin", "subgraph")
@@ -99,28 +118,35 @@ def main():
             subprocess.run([program, "zoo", "resnet50", "--batch", "0", "-o", model, "-q"],
                            check=True, capture_output=True)
         load = os.getloadavg()[0]
-        results = {n: ([], []) for n in counts}
+        results = {n: ([], [], []) for n in counts}
         try:
             for _ in range(args.rounds):
                 for n in counts:
-                    piped, turn = one_round(program, model, args, n)
+                    piped, turn, ranks = one_round(program, model, args, n)
                     results[n][0].append(piped)
                     results[n][1].append(turn)
+                    if ranks is not None:
+                        results[n][2].append(ranks)
         except (RuntimeError, subprocess.CalledProcessError) as e:
             print(f"pipeline: {e}", file=sys.stderr)
             return 2
-    rows = ["| stages | pipelined median ms | in turn median ms | speedup | ideal for equal stages |",
-            "|---:|---:|---:|---:|---:|"]
+    rows = ["| stages | pipelined median ms | in turn median ms | speedup | ideal for equal stages |"
+            + (" mpirun -np N median ms | speedup |" if args.mpi else ""),
+            "|---:|---:|---:|---:|---:|" + ("---:|---:|" if args.mpi else "")]
     for n in counts:
         piped = statistics.median(results[n][0])
         turn = statistics.median(results[n][1])
         ideal = n * args.micro_batches / (args.micro_batches + n - 1)
-        rows.append(f"| {n} | {piped:.1f} | {turn:.1f} | {turn / piped:.2f} | {ideal:.2f} |")
+        row = f"| {n} | {piped:.1f} | {turn:.1f} | {turn / piped:.2f} | {ideal:.2f} |"
+        if args.mpi:
+            ranks = statistics.median(results[n][2]) if results[n][2] else None
+            row += f" {ranks:.1f} | {turn / ranks:.2f} |" if ranks else " | |"
+        rows.append(row)
     command = (f"python3 bench/pipeline.py --build {args.build} --backend {args.backend} "
                f"--model {args.model} --delay-us {args.delay_us} "
                f"--stages {args.stages} --batch {args.batch} --micro-batches "
                f"{args.micro_batches} --threads {args.threads} --runs {args.runs} "
-               f"--rounds {args.rounds}")
+               f"--rounds {args.rounds}" + (" --mpi" if args.mpi else ""))
     what = ("zoo ResNet-50" if args.model == "resnet50" else
             f"{CHAIN_BLOCKS} equal Conv+Relu blocks")
     where = (f"stage k on emulated device emu:k, each region waiting {args.delay_us} us on "
