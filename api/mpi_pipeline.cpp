@@ -14,9 +14,9 @@
 
 #include <atomic>
 #include <chrono>
-#include <future>
 #include <climits>
 #include <cstdlib>
+#include <future>
 #include <list>
 #include <mutex>
 #include <set>
@@ -205,8 +205,8 @@ Status MpiPipelinedSession::Impl::send(std::vector<std::byte> bytes, int dest) {
   if (MPI_Isend(p.bytes.data(), static_cast<int>(p.bytes.size()), MPI_BYTE, dest, kTagValues,
                 MPI_COMM_WORLD, &p.request) != MPI_SUCCESS) {
     sends.pop_back();
-    return fail(Status(StatusCode::kIo, where[rank] + ": MPI_Isend to rank " +
-                                            std::to_string(dest) + " failed"));
+    return fail(Status(StatusCode::kIo,
+                       where[rank] + ": MPI_Isend to rank " + std::to_string(dest) + " failed"));
   }
   progress();
   return Status::ok();
@@ -228,8 +228,8 @@ StatusOr<std::vector<std::byte>> MpiPipelinedSession::Impl::receive(int source, 
       MPI_Get_count(&status, MPI_BYTE, &count);
       std::vector<std::byte> bytes(static_cast<size_t>(std::max(count, 0)));
       if (MPI_Mrecv(bytes.data(), count, MPI_BYTE, &message, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-        return fail(Status(StatusCode::kIo, where[rank] + ": receiving from " + where[source] +
-                                                " failed"));
+        return fail(
+            Status(StatusCode::kIo, where[rank] + ": receiving from " + where[source] + " failed"));
       return bytes;
     }
     progress();
@@ -292,9 +292,9 @@ Status MpiPipelinedSession::Impl::agree(const Status& mine, uint64_t hash) {
     if (!o.ok) return Status(StatusCode::kInvalidArgument, std::string(o.text));
   for (int r = 1; r < size; ++r)
     if (all[static_cast<size_t>(r)].hash != all[0].hash)
-      return Status(StatusCode::kInvalidArgument,
-                    where[static_cast<size_t>(r)] + ": planned other stages than rank 0 (every "
-                                                    "rank needs the same model and options)");
+      return Status(StatusCode::kInvalidArgument, where[static_cast<size_t>(r)] +
+                                                      ": planned other stages than rank 0 (every "
+                                                      "rank needs the same model and options)");
   return Status::ok();
 }
 
@@ -319,7 +319,8 @@ Status setUp(MpiPipelinedSession::Impl& s, std::unique_ptr<Graph> model, Inferen
   s.forward.assign(static_cast<size_t>(s.size), {});
   for (int r = s.size - 1; r >= 0; --r) {
     s.forward[static_cast<size_t>(r)] = later;
-    StatusOr<std::vector<std::string>> reads = detail::stageInputs(s.planned, static_cast<size_t>(r));
+    StatusOr<std::vector<std::string>> reads =
+        detail::stageInputs(s.planned, static_cast<size_t>(r));
     if (!reads.isOk()) return reads.status();
     later.insert(reads->begin(), reads->end());
   }
@@ -368,7 +369,8 @@ StatusOr<std::vector<runtime::NamedTensor>> MpiPipelinedSession::run(
     if (s.size == 1) continue;
     auto bytes = detail::encodeWire(detail::WireKind::kValues, i, i + 1 == parts->size(),
                                     (*parts)[i], s.forward[0], kMaxMessage);
-    if (!bytes.isOk()) return s.fail(Status(bytes.status().code(), where() + ": " + bytes.status().message()));
+    if (!bytes.isOk())
+      return s.fail(Status(bytes.status().code(), where() + ": " + bytes.status().message()));
     SUBGRAPH_RETURN_IF_ERROR(s.send(std::move(bytes).value(), 1));
   }
   for (size_t got = 0; s.size > 1 && got < parts->size(); ++got) {
@@ -406,7 +408,8 @@ StatusOr<size_t> MpiPipelinedSession::serve() {
     SUBGRAPH_RETURN_IF_ERROR(s.runStage(m->values));
     auto out = detail::encodeWire(detail::WireKind::kValues, m->index, m->last, m->values,
                                   s.forward[s.rank], kMaxMessage);
-    if (!out.isOk()) return s.fail(Status(out.status().code(), where() + ": " + out.status().message()));
+    if (!out.isOk())
+      return s.fail(Status(out.status().code(), where() + ": " + out.status().message()));
     SUBGRAPH_RETURN_IF_ERROR(s.send(std::move(out).value(), next));
     inRun = !m->last;
     ++ran;

@@ -81,18 +81,20 @@ StatusOr<std::pair<std::string, Tensor>> readTensor(Reader& r, size_t messageByt
     dims.push_back(*dim);
   }
   std::optional<uint64_t> size = r.get<uint64_t>();
-  if (!size || *size != count * element) return bad("a tensor's byte count disagrees with its dims");
+  if (!size || *size != count * element)
+    return bad("a tensor's byte count disagrees with its dims");
   auto data = r.take(*size);
   if (!data) return bad("a tensor's bytes are cut short");
   std::string n(reinterpret_cast<const char*>(name->data()), name->size());
-  return std::pair{n, Tensor(type, std::move(dims), std::vector<std::byte>(data->begin(), data->end()))};
+  return std::pair{
+      n, Tensor(type, std::move(dims), std::vector<std::byte>(data->begin(), data->end()))};
 }
 
 }  // namespace
 
 StatusOr<std::vector<std::byte>> encodeWire(WireKind kind, uint64_t index, bool last,
-                                            const Values& values,
-                                            const std::set<std::string>& keep, size_t maxBytes) {
+                                            const Values& values, const std::set<std::string>& keep,
+                                            size_t maxBytes) {
   Writer w;
   uint32_t count = 0;
   for (const auto& [name, t] : values) count += keep.count(name) ? 1 : 0;

@@ -38,8 +38,8 @@ struct WireMessage {
 /// The values of `values` named in `keep` as one message; kInvalidArgument
 /// for a string tensor or a message past `maxBytes`.
 StatusOr<std::vector<std::byte>> encodeWire(WireKind kind, uint64_t index, bool last,
-                                            const Values& values,
-                                            const std::set<std::string>& keep, size_t maxBytes);
+                                            const Values& values, const std::set<std::string>& keep,
+                                            size_t maxBytes);
 
 /// A message back; kInvalidArgument naming what is wrong when it does not
 /// parse.

@@ -34,7 +34,7 @@ struct PipelinedSession::Impl {
   std::vector<std::unique_ptr<runtime::Session>> stages;
   std::vector<std::string> outputNames;
   std::vector<std::unique_ptr<detail::StageThread>> threads;  // threads[k] runs stage k
-  std::mutex runMutex;                                // one pipelined run at a time
+  std::mutex runMutex;                                        // one pipelined run at a time
 };
 
 namespace {
@@ -97,7 +97,8 @@ StatusOr<std::vector<runtime::NamedTensor>> PipelinedSession::runInTurn(
   StatusOr<std::vector<Values>> parts = detail::splitBatch(inputs, microBatches);
   if (!parts.isOk()) return parts.status();
   for (Values& values : *parts)
-    for (const auto& stage : impl_->stages) SUBGRAPH_RETURN_IF_ERROR(detail::runStage(*stage, values));
+    for (const auto& stage : impl_->stages)
+      SUBGRAPH_RETURN_IF_ERROR(detail::runStage(*stage, values));
   return detail::joinBatch(*parts, impl_->outputNames);
 }
 

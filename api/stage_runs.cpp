@@ -77,7 +77,8 @@ StatusOr<std::vector<std::string>> stageInputs(const PlannedStages& planned, siz
   return names;
 }
 
-StatusOr<std::vector<Values>> splitBatch(const std::vector<runtime::NamedTensor>& inputs, size_t parts) {
+StatusOr<std::vector<Values>> splitBatch(const std::vector<runtime::NamedTensor>& inputs,
+                                         size_t parts) {
   if (parts == 0) return Status(StatusCode::kUsage, "micro-batches must be 1 or more");
   std::vector<Values> out(parts);
   for (const runtime::NamedTensor& in : inputs) {
@@ -99,7 +100,7 @@ StatusOr<std::vector<Values>> splitBatch(const std::vector<runtime::NamedTensor>
 }
 
 std::vector<runtime::NamedTensor> joinBatch(const std::vector<Values>& parts,
-                                       const std::vector<std::string>& names) {
+                                            const std::vector<std::string>& names) {
   std::vector<runtime::NamedTensor> out;
   for (const std::string& name : names) {
     const Tensor& first = parts.front().at(name);

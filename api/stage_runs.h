@@ -15,12 +15,12 @@
 #include <functional>
 #include <future>
 #include <map>
-#include <mutex>
-#include <thread>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "subgraph/api/inference_session.h"

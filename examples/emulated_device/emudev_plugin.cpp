@@ -152,7 +152,9 @@ SUBGRAPH_PLUGIN("emudev", "1.0.0",
   // device_count option says, so that CI has several devices to place
   // pipeline stages on.
   plugin.setDevices(
-      [](int index) { return std::make_unique<EmulatedDevice>(EmulatedDevice::Options{.id = index}); },
+      [](int index) {
+        return std::make_unique<EmulatedDevice>(EmulatedDevice::Options{.id = index});
+      },
       [](const sdk::KernelContext& session) {
         std::string count = session.option("device_count", "1");
         if (count.size() != 1 || count[0] < '1' || count[0] > '8')

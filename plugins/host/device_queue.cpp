@@ -123,8 +123,7 @@ std::string checkSessionDevice(const SgPlugin& p, const SgDeviceDesc* d, size_t 
   if (!d) return what + " is null";
   if (d->abi_version < 6 || d->struct_size < sizeof(SgDeviceDesc))
     return what + " is not a version 6 device table (abi_version " +
-           std::to_string(d->abi_version) + ", struct_size " + std::to_string(d->struct_size) +
-           ")";
+           std::to_string(d->abi_version) + ", struct_size " + std::to_string(d->struct_size) + ")";
   if (!d->kind || std::strcmp(d->kind, p.device->kind) != 0 || !d->allocate || !d->deallocate)
     return what + " is not a '" + p.device->kind + "' device with allocate and deallocate";
   if (d->id != static_cast<int32_t>(index))
@@ -285,7 +284,8 @@ StatusOr<std::shared_ptr<runtime::CapturedWork>> PluginQueue::endCapture() {
   if (st != SG_OK || !graph)
     return Status(StatusCode::kPluginFailure,
                   prefix() + "queue_end_capture: " + host::messageOr(m, "no graph"));
-  return std::shared_ptr<runtime::CapturedWork>(std::make_shared<PluginGraph>(plugin_, device_, graph));
+  return std::shared_ptr<runtime::CapturedWork>(
+      std::make_shared<PluginGraph>(plugin_, device_, graph));
 }
 
 runtime::TaskCompletion PluginQueue::launch(const runtime::CapturedWork& work) {
@@ -347,13 +347,12 @@ StatusOr<int> LoadedPlugin::deviceIndex(const PluginRunOptions& options) const {
   StatusOr<std::vector<const SgDeviceDesc*>> all = devices(options);
   if (!all.isOk()) return all.status();
   if (static_cast<size_t>(index) >= all->size())
-    return Status::invalid(
-        "device '" + name + "': plugin '" + this->name() + "' gives this session " +
-        std::to_string(all->size()) + " '" + plugin_->device->kind + "' device" +
-        (all->size() == 1 ? "" : "s") +
-        (adapters::hasV6Slots(*plugin_) && plugin_->devices_for
-             ? " (its options may give more: `subgraph plugins`)"
-             : " (it has one device)"));
+    return Status::invalid("device '" + name + "': plugin '" + this->name() +
+                           "' gives this session " + std::to_string(all->size()) + " '" +
+                           plugin_->device->kind + "' device" + (all->size() == 1 ? "" : "s") +
+                           (adapters::hasV6Slots(*plugin_) && plugin_->devices_for
+                                ? " (its options may give more: `subgraph plugins`)"
+                                : " (it has one device)"));
   return index;
 }
 

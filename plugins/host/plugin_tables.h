@@ -70,8 +70,7 @@ struct KernelContextData {
   std::vector<std::string> names, values;
   std::vector<const char*> namePtrs, valuePtrs;
 
-  KernelContextData(const PluginRunOptions& options, const std::string& plugin,
-                    int device = 0) {
+  KernelContextData(const PluginRunOptions& options, const std::string& plugin, int device = 0) {
     threads = options.threads;
     deviceIndex = device;
     precision = options.precision;

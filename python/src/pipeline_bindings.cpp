@@ -70,8 +70,8 @@ PyMpiPipeline makePipeline(const py::object& model, const std::vector<std::strin
 
 py::dict runPipeline(PyMpiPipeline& self, const py::object& inputs, int64_t microBatches) {
   if (microBatches < 1 || microBatches > (1 << 20))
-    raise(Status::invalid(fmt::format("micro_batches must be from 1 to {}, not {}", 1 << 20,
-                                      microBatches)));
+    raise(Status::invalid(
+        fmt::format("micro_batches must be from 1 to {}, not {}", 1 << 20, microBatches)));
   std::vector<py::array> keep;
   std::vector<runtime::NamedTensor> feeds;
   for (const runtime::InputView& v : toInputs(inputs, keep)) {
@@ -118,15 +118,15 @@ void bindPipeline(py::module_& m) {
            py::arg("backends") = std::vector<std::string>{}, py::arg("threads") = 0,
            py::arg("precision") = "",
            py::arg("plugin_options") = std::map<std::string, std::string>{},
-           py::arg("passes") = "default",
-           py::arg("micro_batch_shapes") = api::InputShapes{}, py::arg("timeout") = 60.0)
+           py::arg("passes") = "default", py::arg("micro_batch_shapes") = api::InputShapes{},
+           py::arg("timeout") = 60.0)
       .def_property_readonly("rank", [](const PyMpiPipeline& p) { return p.get().rank(); })
       .def_property_readonly("ranks", [](const PyMpiPipeline& p) { return p.get().ranks(); })
-      .def_property_readonly("plan",
-                             [](const PyMpiPipeline& p) {
-                               return py::module_::import("json").attr("loads")(
-                                   api::stagesToJson(p.get().plan()));
-                             })
+      .def_property_readonly(
+          "plan",
+          [](const PyMpiPipeline& p) {
+            return py::module_::import("json").attr("loads")(api::stagesToJson(p.get().plan()));
+          })
       .def("run", &runPipeline, py::arg("inputs"), py::arg("micro_batches") = 1,
            "Rank 0: runs `inputs` through every rank's stage in `micro_batches` parts of dim 0; "
            "returns the outputs.")

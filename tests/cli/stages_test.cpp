@@ -178,9 +178,8 @@ TEST(CliStages, BertBaseFitsTwoDevicesBelowItsSize) {
                             "--output-dir", at + "/whole", "-q"});
   ASSERT_EQ(whole.exitCode, 0) << whole.err;
   CliResult staged = runCli({"run", model, "--backend", "emudev", "--plugin-option",
-                             "emudev.device_count=2", "--devices", "emu:0,emu:1",
-                             "--memory-limit", "200M", "--random-inputs", "2", "--output-dir",
-                             at + "/staged"});
+                             "emudev.device_count=2", "--devices", "emu:0,emu:1", "--memory-limit",
+                             "200M", "--random-inputs", "2", "--output-dir", at + "/staged"});
   ASSERT_EQ(staged.exitCode, 0) << staged.err;
   EXPECT_THAT(staged.out, HasSubstr("of 200.0 MiB"));
   const std::string want = readFile(at + "/whole/output.npy");

@@ -168,7 +168,8 @@ TEST(PluginLoaderTest, RefusesBrokenSessionDevices) {
       {"devices_no_copies", "device 1 of devices_for has no copies of its own"},
   };
   for (const auto& [file, reason] : cases) {
-    StatusOr<std::shared_ptr<LoadedPlugin>> loaded = loadPlugin(kCorpus / (std::string(file) + ".so"));
+    StatusOr<std::shared_ptr<LoadedPlugin>> loaded =
+        loadPlugin(kCorpus / (std::string(file) + ".so"));
     ASSERT_TRUE(loaded.isOk()) << loaded.status().message();
     PluginRunOptions options;
     options.device = "emu:0";

@@ -58,8 +58,8 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <limits>
@@ -838,7 +838,8 @@ void runOnRanks(const RunCommandOptions& options, std::vector<api::StageDevice> 
   std::snprintf(terminatedLine, sizeof terminatedLine,
                 "subgraph: error: rank %d (stage %d on %s): ended by mpirun, after another rank "
                 "of the job failed\n",
-                rank, rank, rank >= 0 && size_t(rank) < devices.size() ? devices[rank].name.c_str() : "?");
+                rank, rank,
+                rank >= 0 && size_t(rank) < devices.size() ? devices[rank].name.c_str() : "?");
   std::signal(SIGTERM, onTerminated);
   api::InferenceOptions io = pipelineOptions(options);
   StatusOr<std::unique_ptr<Graph>> graph = Status(StatusCode::kInternal, "not loaded");

@@ -54,8 +54,7 @@ class MpiPipelinedSession {
   /// join even when it has nothing to run). Starts MPI if need be.
   static StatusOr<std::unique_ptr<MpiPipelinedSession>> create(
       StatusOr<std::unique_ptr<Graph>> model, InferenceOptions options,
-      std::vector<StageDevice> devices, const InputShapes& microBatch = {},
-      MpiOptions mpi = {});
+      std::vector<StageDevice> devices, const InputShapes& microBatch = {}, MpiOptions mpi = {});
   /// Rank 0: close(). Other ranks: nothing (serve() has returned).
   ~MpiPipelinedSession();
   MpiPipelinedSession(const MpiPipelinedSession&) = delete;

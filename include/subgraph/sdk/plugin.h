@@ -1243,8 +1243,8 @@ struct PluginState {
       first.desc.copies = first.copyTable.data();
     }
     for (auto& copy : plugin.deviceCopies_)
-      addQueueCopy(api, copies, copyTable, copy.from, copy.to, copy.direction,
-                   std::move(copy.fn), copy.options);
+      addQueueCopy(api, copies, copyTable, copy.from, copy.to, copy.direction, std::move(copy.fn),
+                   copy.options);
     device = first.desc;
   }
 
