@@ -68,6 +68,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <unistd.h>
@@ -815,6 +816,13 @@ void runPipelined(const RunCommandOptions& options, std::vector<api::StageDevice
   writeNpyOutputs(options, last);
 }
 
+// One error line, as main() prints it.
+void printErrorLine(const std::string& message) {
+  std::string line = "subgraph: error: " + oneLine(message) + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
+}
+
 // What a rank that mpirun ends (SIGTERM: another rank died) prints; set
 // before the handler is installed, read only by it.
 char terminatedLine[256];
@@ -855,18 +863,25 @@ void runOnRanks(const RunCommandOptions& options, std::vector<api::StageDevice> 
   auto made = api::MpiPipelinedSession::create(std::move(graph), std::move(io), std::move(devices),
                                                start.microBatch, {options.mpiTimeout});
   if (!made.isOk()) {
-    // Every rank has the same error; rank 0 prints it, and mpirun ending
-    // the others is no news.
+    // Every rank has the same error. Rank 0 prints it before MPI ends: the
+    // others cannot leave MPI_Finalize before it arrives there, so mpirun
+    // cannot end rank 0 (on another rank's exit status) before the line.
     std::signal(SIGTERM, SIG_DFL);
+    if (rank == 0) printErrorLine(made.status().message());
     api::mpiFinalize();
-    if (rank != 0) return void(requestedExitCode() = 1);
-    throwWithHint(made.status());
+    requestedExitCode() = made.status().code() == StatusCode::kUsage ? 2 : 1;
+    return;
   }
   api::MpiPipelinedSession& session = **made;
   if (session.rank() != 0) {
     StatusOr<size_t> served = session.serve();
-    if (!served.isOk()) return void(requestedExitCode() = 1);
-    return api::mpiFinalize();
+    if (served.isOk()) return api::mpiFinalize();
+    // Rank 0 has the error and prints it; this rank lingers so that its
+    // exit status does not make mpirun end rank 0 first. The job ends
+    // with rank 0, mpirun ending this rank then.
+    std::signal(SIGTERM, SIG_DFL);
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+    return void(requestedExitCode() = 1);
   }
   std::cout << api::stagesSummary(session.plan()) << std::flush;
   std::vector<double> ms;
