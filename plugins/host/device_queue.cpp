@@ -311,21 +311,12 @@ StatusOr<std::vector<const SgDeviceDesc*>> LoadedPlugin::devices(
   if (!adapters::isAcceleratorDevice(plugin_->device)) return std::vector<const SgDeviceDesc*>{};
   if (!adapters::hasV6Slots(*plugin_) || !plugin_->devices_for)
     return std::vector<const SgDeviceDesc*>{plugin_->device};
-  adapters::KernelContextData data(options, info_.name);
-  SgKernelContext session = data.toC();
-  size_t n = 0;
-  const SgDeviceDesc* const* list = nullptr;
-  SgMessage m;
-  SgStatus st;
-  {
-    PluginCallScope scope(name(), "devices_for", nullptr);
-    st = plugin_->devices_for(plugin_->user, &session, &n, &list, &m);
-  }
-  std::string who = "plugin '" + name() + "': devices_for: ";
-  if (st != SG_OK)
-    return Status(StatusCode::kPluginFailure, who + host::messageOr(m, "failed, no message"));
-  if (n == 0 || !list) return Status(StatusCode::kPluginFailure, who + "no device");
-  std::vector<const SgDeviceDesc*> out(list, list + n);
+  StatusOr<std::span<const SgDeviceDesc* const>> list =
+      adapters::sessionTable(*this, "devices_for", plugin_->devices_for, options);
+  if (!list.isOk()) return list.status();
+  const std::string who = "plugin '" + name() + "' devices_for: ";
+  if (list->empty()) return Status(StatusCode::kPluginFailure, who + "no device");
+  std::vector<const SgDeviceDesc*> out(list->begin(), list->end());
   for (size_t k = 0; k < out.size(); ++k)
     if (std::string bad = adapters::checkSessionDevice(*plugin_, out[k], k); !bad.empty())
       return Status(StatusCode::kPluginFailure, who + bad);

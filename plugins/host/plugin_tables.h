@@ -16,7 +16,9 @@
 #include <string_view>
 #include <vector>
 
+#include "host_api.h"
 #include "subgraph/plugin_abi.h"
+#include "subgraph/plugins/crash_handler.h"
 #include "subgraph/plugins/plugin_loader.h"
 #include "subgraph/runtime/tensor_view.h"
 
@@ -100,6 +102,31 @@ struct KernelContextData {
     return c;
   }
 };
+
+/// A per-session table slot of `plugin` (SgPlugin::properties_for,
+/// devices_for) called with the session's context: its entries, or the
+/// plugin's failure in one line naming `slot`. The plugin keeps the table.
+template <typename T>
+StatusOr<std::span<const T* const>> sessionTable(const LoadedPlugin& plugin, const char* slot,
+                                                 SgStatus (*fn)(void*, const SgKernelContext*,
+                                                                size_t*, const T* const**,
+                                                                SgMessage*),
+                                                 const PluginRunOptions& options) {
+  KernelContextData data(options, plugin.name());
+  SgKernelContext session = data.toC();
+  size_t count = 0;
+  const T* const* table = nullptr;
+  SgMessage m;
+  SgStatus st;
+  {
+    PluginCallScope scope(plugin.name(), slot, nullptr);
+    st = fn(plugin.table().user, &session, &count, &table, &m);
+  }
+  const std::string who = "plugin '" + plugin.name() + "' " + slot + ": ";
+  if (st != SG_OK) return Status(StatusCode::kPluginFailure, who + host::messageOr(m, "failed"));
+  if (count && !table) return Status(StatusCode::kPluginFailure, who + "a count with a null table");
+  return std::span<const T* const>(table, count);
+}
 
 /// `st` as a plugin's failure (StatusCode::kPluginFailure), its message
 /// kept: what a plugin's call reports is neither the model's fault nor the

@@ -270,27 +270,17 @@ StatusOr<partition::SubgraphBackend> LoadedPlugin::instantiateBackend(
   // options, never a thread count.
   PluginRunOptions session = options;
   session.threads = 0;
-  adapters::KernelContextData data(session, info_.name);
-  SgKernelContext context = data.toC();
-  size_t count = 0;
-  const SgPropertyDesc* const* table = nullptr;
-  SgMessage m;
-  SgStatus st;
-  {
-    PluginCallScope scope(info_.name, "properties_for", nullptr);
-    st = plugin_->properties_for(plugin_->user, &context, &count, &table, &m);
-  }
-  std::string who = "plugin '" + info_.name + "' properties_for";
-  if (st != SG_OK)
-    return Status(StatusCode::kPluginFailure, who + ": " + host::messageOr(m, "failed"));
-  if (count && !table) return Status::invalid(who + ": a count with a null table");
-  if (std::string why = adapters::checkPropertyTable(table, count); !why.empty())
-    return Status::invalid(who + ": " + why);
+  StatusOr<std::span<const SgPropertyDesc* const>> table =
+      adapters::sessionTable(*this, "properties_for", plugin_->properties_for, session);
+  if (!table.isOk()) return table.status();
+  const size_t count = table->size();
+  if (std::string why = adapters::checkPropertyTable(table->data(), count); !why.empty())
+    return Status::invalid("plugin '" + info_.name + "' properties_for: " + why);
   partition::SubgraphBackend backend;
   backend.name = info_.name;
   for (size_t i = 0; i < count; ++i)
     backend.properties.push_back(
-        std::make_unique<adapters::PluginProperty>(shared_from_this(), table[i]));
+        std::make_unique<adapters::PluginProperty>(shared_from_this(), (*table)[i]));
   return backend;
 }
 
