@@ -833,6 +833,30 @@ extern "C" void onTerminated(int) {
   _exit(1);
 }
 
+// Rank 0's part of a run on ranks: the timed runs, the summary and the
+// outputs.
+void runOnRankZero(const RunCommandOptions& options, api::MpiPipelinedSession& session,
+                   const std::vector<NamedTensor>& inputs) {
+  std::cout << api::stagesSummary(session.plan()) << std::flush;
+  std::vector<double> ms;
+  std::vector<NamedTensor> last;
+  for (int r = 0; r < options.warmup + options.runs; ++r) {
+    auto began = std::chrono::steady_clock::now();
+    StatusOr<std::vector<NamedTensor>> got = session.run(inputs, options.microBatches);
+    if (!got.isOk()) throwWithHint(got.status());
+    last = std::move(got).value();
+    if (r >= options.warmup)
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began)
+              .count());
+  }
+  throwIfError(session.close());
+  std::cout << fmt::format("{} micro-batches over {} ranks, {} runs: median {:.3f} ms\n",
+                           options.microBatches, session.ranks(), options.runs,
+                           summarize(ms).median);
+  writeNpyOutputs(options, last);
+}
+
 // Under mpirun with --stages: one stage per rank (api::MpiPipelinedSession).
 // Every rank loads the model and plans the same stages; rank 0 feeds the
 // inputs, times the runs, prints and writes the outputs, and the others
@@ -883,24 +907,7 @@ void runOnRanks(const RunCommandOptions& options, std::vector<api::StageDevice> 
     std::this_thread::sleep_for(std::chrono::seconds(5));
     return void(requestedExitCode() = 1);
   }
-  std::cout << api::stagesSummary(session.plan()) << std::flush;
-  std::vector<double> ms;
-  std::vector<NamedTensor> last;
-  for (int r = 0; r < options.warmup + options.runs; ++r) {
-    auto began = std::chrono::steady_clock::now();
-    StatusOr<std::vector<NamedTensor>> got = session.run(start.inputs, options.microBatches);
-    if (!got.isOk()) throwWithHint(got.status());
-    last = std::move(got).value();
-    if (r >= options.warmup)
-      ms.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began)
-              .count());
-  }
-  throwIfError(session.close());
-  std::cout << fmt::format("{} micro-batches over {} ranks, {} runs: median {:.3f} ms\n",
-                           options.microBatches, session.ranks(), options.runs,
-                           summarize(ms).median);
-  writeNpyOutputs(options, last);
+  runOnRankZero(options, session, start.inputs);
   api::mpiFinalize();
 }
 
