@@ -138,7 +138,17 @@ void bindPipeline(py::module_& m) {
           [](PyMpiPipeline& p) {
             if (p.s) check(p.s->close());
           },
-          "Rank 0: ends every rank's serve().");
+          "Rank 0: ends every rank's serve().")
+      .def("__enter__", [](py::object self) { return self; })
+      .def(
+          "__exit__",
+          [](PyMpiPipeline& p, const py::object&, const py::object&, const py::object&) {
+            // Closing ends the other ranks' serve(); an error already on
+            // its way out is not replaced by close()'s.
+            if (p.s) (void)p.s->close();
+            return false;
+          },
+          "Rank 0: close() on leaving a `with` block.");
   // MPI ends with the interpreter, once every pipeline is gone.
   py::module_::import("atexit").attr("register")(py::cpp_function([] { api::mpiFinalize(); }));
 }
