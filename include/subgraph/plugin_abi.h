@@ -802,11 +802,12 @@ typedef struct SgPlugin {
    *     SG_PLUGIN_V5_SIZE) --- */
   /** Optional: the devices a session with these options may place work on
    *  (several GPUs; an emulator's device count option), every one of
-   *  `device`'s kind, with ids 0, 1, ... in order. (*devices)[k] is
-   *  `emu:k`; a stage placed there gets its queues and memory from it,
-   *  and its kernels are created with device_index k. It must stay valid
-   *  until release (memoize one list per distinct session). NULL:
-   *  `device` is the plugin's only device. */
+   *  `device`'s kind, with ids 0, 1, ... in order; (*devices)[0] is the
+   *  device `device` describes. (*devices)[k] is `emu:k`; a stage placed
+   *  there gets its queues and memory from it, and its kernels are created
+   *  with device_index k. The list must stay valid until release
+   *  (memoize one list per distinct session). NULL: `device` is the
+   *  plugin's only device. */
   SgStatus (*devices_for)(void* user, const SgKernelContext* session, size_t* num_devices,
                           const SgDeviceDesc* const** devices, SgMessage* message);
 } SgPlugin;
