@@ -106,6 +106,17 @@ uint64_t planHash(const StagePlan& plan) {
   return h;
 }
 
+// Tests `request` until it completes (true) or `until` passes (false).
+bool completesBy(MPI_Request& request, Clock::time_point until) {
+  for (;;) {
+    int done = 0;
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) return true;
+    if (Clock::now() >= until) return false;
+    std::this_thread::sleep_for(kLongestNap);
+  }
+}
+
 }  // namespace
 
 bool mpiBuilt() { return true; }
@@ -132,6 +143,10 @@ struct MpiPipelinedSession::Impl {
   void progress();
   Status runStage(detail::Values& values);
   Status fail(Status st);
+  /// fail() with this rank named first.
+  Status failHere(const Status& st) {
+    return fail(Status(st.code(), where[rank] + ": " + st.message()));
+  }
   Status checkAbort();
   Status send(std::vector<std::byte> bytes, int dest);
   StatusOr<std::vector<std::byte>> receive(int source, bool watch);
@@ -152,8 +167,7 @@ Status MpiPipelinedSession::Impl::runStage(detail::Values& values) {
   std::future<void> done = computer.post([&] { ran = detail::runStage(*stage, values); });
   while (done.wait_for(kLongestNap) != std::future_status::ready) progress();
   done.get();
-  if (!ran.isOk()) return fail(Status(ran.code(), where[rank] + ": " + ran.message()));
-  return Status::ok();
+  return ran.isOk() ? ran : failHere(ran);
 }
 
 // Tells every other rank why the run ends (small messages, sent eagerly;
@@ -173,13 +187,7 @@ Status MpiPipelinedSession::Impl::fail(Status st) {
               MPI_COMM_WORLD, &p.request);
   }
   const auto until = Clock::now() + std::chrono::seconds(1);
-  for (Pending& p : aborts) {
-    int done = 0;
-    while (!done && Clock::now() < until) {
-      MPI_Test(&p.request, &done, MPI_STATUS_IGNORE);
-      if (!done) std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
-  }
+  for (Pending& p : aborts) (void)completesBy(p.request, until);
   return st;
 }
 
@@ -277,16 +285,13 @@ Status MpiPipelinedSession::Impl::agree(const Status& mine, uint64_t hash) {
   MPI_Request request;
   MPI_Iallgather(&own, sizeof(Outcome), MPI_BYTE, all.data(), sizeof(Outcome), MPI_BYTE,
                  MPI_COMM_WORLD, &request);
-  const auto start = Clock::now();
-  for (int done = 0; !done;) {
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    if (!done && std::chrono::duration<double>(Clock::now() - start).count() > timeout) {
-      mpiRunFailed = true;
-      return Status(StatusCode::kLimitExceeded,
-                    fmt::format("{}: not every rank reached the end of setup in {:g} s",
-                                where[rank], timeout));
-    }
-    if (!done) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double>(timeout));
+  if (!completesBy(request, until)) {
+    mpiRunFailed = true;
+    return Status(
+        StatusCode::kLimitExceeded,
+        fmt::format("{}: not every rank reached the end of setup in {:g} s", where[rank], timeout));
   }
   for (const Outcome& o : all)
     if (!o.ok) return Status(StatusCode::kInvalidArgument, std::string(o.text));
@@ -369,8 +374,7 @@ StatusOr<std::vector<runtime::NamedTensor>> MpiPipelinedSession::run(
     if (s.size == 1) continue;
     auto bytes = detail::encodeWire(detail::WireKind::kValues, i, i + 1 == parts->size(),
                                     (*parts)[i], s.forward[0], kMaxMessage);
-    if (!bytes.isOk())
-      return s.fail(Status(bytes.status().code(), where() + ": " + bytes.status().message()));
+    if (!bytes.isOk()) return s.failHere(bytes.status());
     SUBGRAPH_RETURN_IF_ERROR(s.send(std::move(bytes).value(), 1));
   }
   for (size_t got = 0; s.size > 1 && got < parts->size(); ++got) {
@@ -408,8 +412,7 @@ StatusOr<size_t> MpiPipelinedSession::serve() {
     SUBGRAPH_RETURN_IF_ERROR(s.runStage(m->values));
     auto out = detail::encodeWire(detail::WireKind::kValues, m->index, m->last, m->values,
                                   s.forward[s.rank], kMaxMessage);
-    if (!out.isOk())
-      return s.fail(Status(out.status().code(), where() + ": " + out.status().message()));
+    if (!out.isOk()) return s.failHere(out.status());
     SUBGRAPH_RETURN_IF_ERROR(s.send(std::move(out).value(), next));
     inRun = !m->last;
     ++ran;

@@ -439,24 +439,40 @@ void adjustRuleForRequantizingModels(const Graph& graph, const RunCommandOptions
       rule.tolerance);
 }
 
+// The backends as `run` resolves them (--backend or $SUBGRAPH_BACKEND,
+// plugins loaded once); the session gives them its options.
+api::InferenceOptions sessionOptions(const RunCommandOptions& options) {
+  std::optional<plugins::BackendSelection> selection = chosenSelection(options);
+  auto pluginOptions = api::parsePluginOptions(
+      options.pluginOptions, selection ? selection->names() : std::vector<std::string>{});
+  if (!pluginOptions.isOk()) throw Error(pluginOptions.status());
+  api::InferenceOptions io;
+  io.selection = std::move(selection);
+  io.threads = options.threads;
+  io.precision = options.precision;
+  io.pluginOptions = std::move(pluginOptions).value();
+  io.passes = options.passes.empty() ? "default" : options.passes;
+  io.memoryLimitBytes = memoryLimit();  // 0: none known
+  io.work = workLimits();
+  return io;
+}
+
 // The session through the library front end (api::InferenceSession): the
 // CLI resolves the backend list itself only to report list mistakes as
 // usage errors, and passes precision and plugin options through the ABI.
 Prepared prepare(const RunCommandOptions& options) {
   Prepared p;
   p.rule = validateOptions(options);
-  std::optional<plugins::BackendSelection> selection = chosenSelection(options);
-  p.backends = selection ? selection->names() : std::vector<std::string>{};
   // The library's errors here are of kind kUsage: main() exits 2.
-  auto pluginOptions = api::parsePluginOptions(options.pluginOptions, p.backends);
-  if (!pluginOptions.isOk()) throw Error(pluginOptions.status());
-  if (selection) {
+  api::InferenceOptions io = sessionOptions(options);
+  p.backends = io.selection ? io.selection->names() : std::vector<std::string>{};
+  if (io.selection) {
     // An option the plugin does not declare, or a value it does not take,
     // is a mistyped command line: say so before loading the model.
     plugins::PluginRunOptions run;
     run.precision = options.precision;
-    run.options = pluginOptions.value();
-    if (Status st = selection->setRunOptions(run); !st.isOk()) throw Error(st);
+    run.options = io.pluginOptions;
+    if (Status st = io.selection->setRunOptions(run); !st.isOk()) throw Error(st);
   }
 
   LoadOptions load;
@@ -479,14 +495,6 @@ Prepared prepare(const RunCommandOptions& options) {
   // model exactly as written.
   if (options.check) p.original = graph->clone();
 
-  api::InferenceOptions io;
-  io.selection = std::move(selection);
-  io.threads = options.threads;
-  io.precision = options.precision;
-  io.pluginOptions = std::move(pluginOptions).value();
-  io.passes = options.passes.empty() ? "default" : options.passes;
-  io.memoryLimitBytes = memoryLimit();  // 0: none known
-  io.work = workLimits();
   auto made = api::InferenceSession::create(std::move(graph), std::move(io));
   if (!made.isOk()) throwWithHint(made.status());
   p.session = std::move(made).value();
@@ -714,24 +722,6 @@ struct PipelineStart {
   api::InputShapes microBatch;
 };
 
-// The backends as `run` resolves them (--backend or $SUBGRAPH_BACKEND,
-// plugins loaded once); the session gives them its options.
-api::InferenceOptions pipelineOptions(const RunCommandOptions& options) {
-  std::optional<plugins::BackendSelection> selection = chosenSelection(options);
-  auto pluginOptions = api::parsePluginOptions(
-      options.pluginOptions, selection ? selection->names() : std::vector<std::string>{});
-  if (!pluginOptions.isOk()) throw Error(pluginOptions.status());
-  api::InferenceOptions io;
-  io.selection = std::move(selection);
-  io.threads = options.threads;
-  io.precision = options.precision;
-  io.pluginOptions = std::move(pluginOptions).value();
-  io.passes = options.passes.empty() ? "default" : options.passes;
-  io.memoryLimitBytes = memoryLimit();
-  io.work = workLimits();
-  return io;
-}
-
 // The inputs (random or from --input) and one micro-batch's dims. The
 // model keeps its free batch dim (the micro-batches split it); --shape
 // sizes only the random inputs.
@@ -766,7 +756,7 @@ void writeNpyOutputs(const RunCommandOptions& options, const std::vector<NamedTe
 void runPipelined(const RunCommandOptions& options, std::vector<api::StageDevice> devices) {
   if (options.check || options.profile || options.json)
     throw UsageError("--stages runs the pipeline: --check, --profile and --json are not taken");
-  api::InferenceOptions io = pipelineOptions(options);
+  api::InferenceOptions io = sessionOptions(options);
   LoadOptions load;
   load.allowUnknownOps = options.allowUnknownOps;
   std::unique_ptr<Graph> graph = loadModel(options.file, load);
@@ -873,7 +863,7 @@ void runOnRanks(const RunCommandOptions& options, std::vector<api::StageDevice> 
                 rank, rank,
                 rank >= 0 && size_t(rank) < devices.size() ? devices[rank].name.c_str() : "?");
   std::signal(SIGTERM, onTerminated);
-  api::InferenceOptions io = pipelineOptions(options);
+  api::InferenceOptions io = sessionOptions(options);
   StatusOr<std::unique_ptr<Graph>> graph = Status(StatusCode::kInternal, "not loaded");
   PipelineStart start;
   try {

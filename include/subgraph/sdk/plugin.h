@@ -1093,7 +1093,7 @@ struct PluginState {
     c.transforms = transformTable.data();
     c.num_kernels = kernelTable.size();
     c.kernels = kernelTable.data();
-    c.device = plugin.device_ || !devices.empty() ? &device : nullptr;
+    c.device = !devices.empty() ? &devices.front().desc : plugin.device_ ? &device : nullptr;
     c.user = this;
     c.release = &release;
     c.num_layouts = layoutTable.size();
@@ -1245,7 +1245,6 @@ struct PluginState {
     for (auto& copy : plugin.deviceCopies_)
       addQueueCopy(api, copies, copyTable, copy.from, copy.to, copy.direction, std::move(copy.fn),
                    copy.options);
-    device = first.desc;
   }
 
   /// The first `n` devices of setDevices, made as needed; throws past
@@ -1308,7 +1307,7 @@ struct PluginState {
   std::vector<const SgKernelDesc*> kernelTable;
   std::vector<const SgLayoutDesc*> layoutTable;
   std::vector<const SgCopyDesc*> copyTable;
-  SgDeviceDesc device{};
+  SgDeviceDesc device{};   // a host Device's (setDevice(Device))
   std::mutex deviceMutex;  // guards devices and deviceTable's growth
   std::deque<DeviceEntry> devices;
   std::vector<const SgDeviceDesc*> deviceTable;
